@@ -1,0 +1,359 @@
+//! Snapshots of the working tree: the tree `git add --all` would record, kept
+//! up to date between checkpoints for the cost of what changed.
+//!
+//! A [`Scanner`] owns a private index (a copy of the user's, so its stat data
+//! spares rehashing unchanged files) and never reads or writes the user's index
+//! afterwards. What the snapshot contains follows git:
+//!
+//! 1. every file or symlink in the private index that still exists (so a file
+//!    tracked before stays even if it matches an ignore pattern),
+//! 2. every other file or symlink that is not ignored,
+//! 3. never the contents of `.git`, of nested repositories or of submodules,
+//!    and never an empty directory (git records none).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use git2::{Delta, DiffOptions, Index, Oid, Repository};
+
+use crate::error::GitContext;
+use crate::watch::{Changes, Watcher};
+use crate::{Error, paths};
+
+/// How checkpoints find what changed in the working tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tracking {
+    /// Follow the kernel's change notes (inotify) where there are any, so a
+    /// checkpoint costs what changed; scan in full where the platform has no
+    /// such notes, when notes were dropped, or when ignore rules changed.
+    #[default]
+    Watch,
+    /// Scan the whole working tree at every checkpoint, comparing stat data
+    /// with the previous snapshot's. Slower on large trees, and independent
+    /// of the kernel (for example on network filesystems).
+    FullScan,
+}
+
+/// Brings a private index up to date with the working tree on demand.
+pub(crate) struct Scanner {
+    /// The working tree's top level.
+    root: PathBuf,
+    /// A handle on the repository whose index is `index`, so that libgit2's
+    /// add, ignore and checkout logic see the scanner's view, not the user's.
+    repo: Repository,
+    /// The working tree as of the last snapshot.
+    index: Index,
+    /// Holds the file libgit2 associates with `index`; it is never the user's.
+    _index_dir: tempfile::TempDir,
+    /// Change notes since the last snapshot; `None` means scan in full.
+    watcher: Option<Watcher>,
+    /// True if and only if the next snapshot must scan in full.
+    rescan_due: bool,
+}
+
+impl Scanner {
+    /// A scanner of the working tree at `root`, whose private index starts as a
+    /// copy of the user's and then, if given, takes the content of tree `base`
+    /// (keeping the stat data of entries that are the same in both).
+    ///
+    /// With [`Tracking::Watch`] the directories are watched from here on, so
+    /// create the scanner before looking at the tree by other means.
+    pub(crate) fn new(
+        repo: &Repository,
+        root: &Path,
+        base: Option<Oid>,
+        tracking: Tracking,
+    ) -> Result<Scanner, Error> {
+        let harness_dir = repo.path().join("harness");
+        fs::create_dir_all(&harness_dir).map_err(|e| Error::io(&harness_dir, e))?;
+        let index_dir = tempfile::Builder::new()
+            .prefix("scan-")
+            .tempdir_in(&harness_dir)
+            .map_err(|e| Error::io(&harness_dir, e))?;
+        let index_path = index_dir.path().join("index");
+        let user_index = repo.path().join("index");
+        match fs::copy(&user_index, &index_path) {
+            Ok(_) => {}
+            // A repository without an index yet: start empty.
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&user_index, e)),
+        }
+        let mut index = Index::open(&index_path).context("read a copy of the index")?;
+        if let Some(base) = base {
+            let tree = repo.find_tree(base).context("find the snapshot tree")?;
+            index.read_tree(&tree).context("load the snapshot tree")?;
+        }
+        let own = Repository::open(repo.path()).context("open the repository")?;
+        own.set_index(&mut index).context("use a private index")?;
+        let mut scanner = Scanner {
+            root: root.to_path_buf(),
+            repo: own,
+            index,
+            _index_dir: index_dir,
+            watcher: None,
+            rescan_due: true,
+        };
+        if tracking == Tracking::Watch {
+            scanner.watcher = Watcher::new(root).ok();
+            scanner.walk(Path::new(""), None)?;
+        }
+        Ok(scanner)
+    }
+
+    /// Tells the scanner that its index already matches the working tree (the
+    /// clean-tree check proved it), so the next snapshot need not scan in full.
+    pub(crate) fn assume_current(&mut self) {
+        self.rescan_due = false;
+    }
+
+    /// True if and only if change notes are being followed.
+    #[cfg(test)]
+    pub(crate) fn is_watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// The repository handle whose index is the scanner's.
+    pub(crate) fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    /// Brings the private index up to date with the working tree and returns
+    /// the tree it describes.
+    pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
+        let changes = match self.watcher.as_mut().map(Watcher::drain) {
+            Some(Ok(changes)) => changes,
+            Some(Err(_)) => {
+                // Without a readable queue there are no more notes to trust.
+                self.watcher = None;
+                Changes::default()
+            }
+            None => Changes::default(),
+        };
+        if self.watcher.is_none() || self.rescan_due || changes.rescan {
+            self.rescan()?;
+        } else {
+            for path in &changes.paths {
+                self.update(path)?;
+            }
+        }
+        self.index.write_tree().context("write the snapshot's tree")
+    }
+
+    /// Compares every file with the private index (stat data first, content
+    /// where stat data differs) and records what differs.
+    fn rescan(&mut self) -> Result<(), Error> {
+        self.rescan_due = false;
+        if self.watcher.is_some() {
+            // Ignore rules may have changed, and with them the directories to watch.
+            self.walk(Path::new(""), None)?;
+        }
+        let mut options = DiffOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_typechange(true)
+            .ignore_submodules(true)
+            // Refresh stat data of files that were touched but not changed, so
+            // the next scan need not hash them again.
+            .update_index(true);
+        let diff = self
+            .repo
+            .diff_index_to_workdir(Some(&self.index), Some(&mut options))
+            .context("compare the working tree with the last snapshot")?;
+        let mut removed = Vec::new();
+        let mut present = Vec::new();
+        for delta in diff.deltas() {
+            if delta.status() == Delta::Deleted {
+                removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
+            } else if let Some(path) = delta.new_file().path_bytes() {
+                // A nested repository shows as one untracked `dir/`; git
+                // records none of it.
+                if !path.ends_with(b"/") {
+                    present.push(paths::from_bytes(path));
+                }
+            }
+        }
+        drop(diff);
+        for path in removed {
+            self.remove_file(&path)?;
+        }
+        for path in present {
+            self.add_file(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Records the current state of one path that may have changed.
+    fn update(&mut self, path: &Path) -> Result<(), Error> {
+        let full = self.root.join(path);
+        let metadata = if self.is_under_real_dirs(path) {
+            fs::symlink_metadata(&full)
+        } else {
+            // Reached through a symlink or a file: not in the tree git sees.
+            Err(ErrorKind::NotFound.into())
+        };
+        match metadata {
+            Ok(m) if m.is_dir() => {
+                self.remove_file(path)?;
+                if self.is_visible_dir(path)? {
+                    self.add_dir(path)
+                } else {
+                    self.remove_dir(path)
+                }
+            }
+            Ok(m) if m.is_file() || m.is_symlink() => {
+                self.remove_dir(path)?;
+                if self.is_tracked(path) || !self.is_ignored(path)? {
+                    self.add_file(path)
+                } else {
+                    Ok(())
+                }
+            }
+            // Gone, or something git does not record (a socket, a fifo).
+            Ok(_) => self.forget(path),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                self.forget(path)
+            }
+            Err(e) => Err(Error::io(&full, e)),
+        }
+    }
+
+    /// Records directory `dir` afresh: every file below it, and the removal of
+    /// every recorded file below it that is no longer there.
+    fn add_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        let mut found = Vec::new();
+        self.walk(dir, Some(&mut found))?;
+        let found_set: HashSet<&Path> = found.iter().map(PathBuf::as_path).collect();
+        let mut prefix = dir.as_os_str().to_os_string();
+        prefix.push("/");
+        let mut gone = Vec::new();
+        if let Ok(start) = self.index.find_prefix(Path::new(&prefix)) {
+            for position in start..self.index.len() {
+                let Some(entry) = self.index.get(position) else {
+                    break;
+                };
+                let path = paths::from_bytes(&entry.path);
+                if !path
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .starts_with(prefix.as_encoded_bytes())
+                {
+                    break;
+                }
+                if !found_set.contains(path.as_path()) {
+                    gone.push(path);
+                }
+            }
+        }
+        for path in gone {
+            self.remove_file(&path)?;
+        }
+        for path in &found {
+            if self.is_tracked(path) || !self.is_ignored(path)? {
+                self.add_file(path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits directory `dir` and every directory below it that git sees:
+    /// watches each (when watching) and collects the files and symlinks (when
+    /// given `files`).
+    fn walk(&mut self, dir: &Path, mut files: Option<&mut Vec<PathBuf>>) -> Result<(), Error> {
+        if let Some(watcher) = &mut self.watcher {
+            match watcher.watch(dir) {
+                Ok(()) => {}
+                // Gone since it was listed: its parent's notes cover it.
+                Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                    return Ok(());
+                }
+                // Out of watches (fs.inotify.max_user_watches) or similar:
+                // notes from here on would be incomplete, so scan in full.
+                Err(_) => {
+                    self.watcher = None;
+                    self.rescan_due = true;
+                }
+            }
+        }
+        let full = self.root.join(dir);
+        let entries = match fs::read_dir(&full) {
+            Ok(entries) => entries,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(());
+            }
+            Err(e) => return Err(Error::io(&full, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&full, e))?;
+            let path = dir.join(entry.file_name());
+            let file_type = entry.file_type().map_err(|e| Error::io(&entry.path(), e))?;
+            if file_type.is_dir() {
+                if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
+                    self.walk(&path, files.as_deref_mut())?;
+                }
+            } else if file_type.is_file() || file_type.is_symlink() {
+                if let Some(files) = files.as_deref_mut() {
+                    files.push(path);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True if and only if git looks inside directory `dir`: it is not a nested
+    /// repository, and it holds recorded files or is not ignored.
+    fn is_visible_dir(&self, dir: &Path) -> Result<bool, Error> {
+        if fs::symlink_metadata(self.root.join(dir).join(".git")).is_ok() {
+            return Ok(false);
+        }
+        let mut prefix = dir.as_os_str().to_os_string();
+        prefix.push("/");
+        Ok(self.index.find_prefix(Path::new(&prefix)).is_ok() || !self.is_ignored(dir)?)
+    }
+
+    /// True if and only if every proper ancestor of `path` is a real directory
+    /// (not a symlink, not a file).
+    fn is_under_real_dirs(&self, path: &Path) -> bool {
+        path.ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .all(|a| fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir()))
+    }
+
+    fn is_tracked(&self, path: &Path) -> bool {
+        self.index.get_path(path, 0).is_some()
+    }
+
+    fn is_ignored(&self, path: &Path) -> Result<bool, Error> {
+        self.repo
+            .is_path_ignored(path)
+            .context(format_args!("check whether {} is ignored", path.display()))
+    }
+
+    /// Hashes the file or symlink at `path` into the private index.
+    fn add_file(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .add_path(path)
+            .context(format_args!("record {}", path.display()))
+    }
+
+    fn remove_file(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .remove_path(path)
+            .context(format_args!("forget {}", path.display()))
+    }
+
+    fn remove_dir(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .remove_dir(path, 0)
+            .context(format_args!("forget {}", path.display()))
+    }
+
+    /// Removes `path` and everything below it from the private index.
+    fn forget(&mut self, path: &Path) -> Result<(), Error> {
+        self.remove_file(path)?;
+        self.remove_dir(path)
+    }
+}
