@@ -109,13 +109,13 @@ pub(crate) fn between(repo: &Repository, from: Oid, to: Oid) -> Result<Diff, Err
     let new = repo.find_tree(to).context("find the tree to diff to")?;
     let mut options = DiffOptions::new();
     // git's default since 2.14; without it some hunks start a line off.
-    options.indent_heuristic(true).include_typechange(true);
+    options.indent_heuristic(true);
     let mut diff = repo
         .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options))
         .context("compare two trees")?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .context("find renamed files")?;
-    let mut files = Vec::new();
+    let mut files: Vec<FileDiff> = Vec::new();
     for position in 0..diff.deltas().len() {
         let Some(mut patch) = Patch::from_diff(&diff, position).context("make a patch")? else {
             continue;
@@ -127,7 +127,6 @@ pub(crate) fn between(repo: &Repository, from: Oid, to: Oid) -> Result<Diff, Err
             Delta::Added => FileStatus::Added,
             Delta::Deleted => FileStatus::Deleted,
             Delta::Renamed => FileStatus::Renamed,
-            Delta::Typechange => FileStatus::TypeChanged,
             _ => FileStatus::Modified,
         };
         let old_path = delta.old_file().path_bytes().map(paths::from_bytes);
@@ -138,7 +137,7 @@ pub(crate) fn between(repo: &Repository, from: Oid, to: Oid) -> Result<Diff, Err
             new_path
         }
         .unwrap_or_default();
-        files.push(FileDiff {
+        let file = FileDiff {
             status,
             old_path: old_path.filter(|_| status == FileStatus::Renamed),
             old_mode: mode(delta.old_file().mode()),
@@ -148,7 +147,27 @@ pub(crate) fn between(repo: &Repository, from: Oid, to: Oid) -> Result<Diff, Err
             deletions,
             patch: String::from_utf8_lossy(&text).into_owned(),
             path,
-        });
+        };
+        match files.last_mut() {
+            // A change of kind comes as an addition and a deletion of the same
+            // path, which git prints as two patches (deletion first) under status T.
+            Some(other) if other.path == file.path => {
+                let (deleted, added) = if file.status == FileStatus::Deleted {
+                    (file, other.clone())
+                } else {
+                    (other.clone(), file)
+                };
+                *other = FileDiff {
+                    status: FileStatus::TypeChanged,
+                    new_mode: added.new_mode,
+                    binary: deleted.binary || added.binary,
+                    additions: added.additions,
+                    patch: deleted.patch + &added.patch,
+                    ..deleted
+                };
+            }
+            _ => files.push(file),
+        }
     }
     Ok(Diff { files })
 }

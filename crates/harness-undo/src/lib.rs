@@ -49,9 +49,11 @@
 //!    included) whose parents are HEAD and a commit of the index, like a
 //!    `git stash` entry, so that undo restores both exactly.
 //! 4. It is kept by the ref `refs/harness/<id>/pre` and the lightweight tag
-//!    `harness/<id>`: `git diff harness/<id>` shows what the run changed in
-//!    tracked files (files the run created show once added, for example with
-//!    `git add -N`). Run ids ([`RunId`]) sort by time and are unique.
+//!    `harness/<id>`: `git diff harness/<id>` shows what the run changed. Plain
+//!    git compares only paths in the index, so a file the run created shows
+//!    once added (`git add -N <file>`), and after a dirty start, a file that was
+//!    untracked shows as deleted until added; [`Session::diff`] has neither
+//!    blind spot. Run ids ([`RunId`]) sort by time and are unique.
 //! 5. The metadata ([`RunInfo`]) goes to `.git/harness/runs/<id>/run.json`;
 //!    the directory also takes the agent's transcript
 //!    ([`Session::transcript_path`]). [`Session::runs`] lists the runs.
