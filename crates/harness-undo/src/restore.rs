@@ -4,7 +4,6 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use git2::build::CheckoutBuilder;
 use git2::{Delta, Index};
 
 use crate::error::GitContext;
@@ -28,42 +27,14 @@ pub(crate) fn restore(
     target: &State,
 ) -> Result<Vec<PathBuf>, Error> {
     let repo = scanner.repo();
-    let old = repo.find_tree(current).context("find the current tree")?;
-    let new = repo
-        .find_tree(target.tree)
-        .context("find the tree to restore")?;
-    let diff = repo
-        .diff_tree_to_tree(Some(&old), Some(&new), None)
-        .context("compare the current and the restored tree")?;
-    let mut removed = Vec::new();
-    let mut written = Vec::new();
-    for delta in diff.deltas() {
-        if delta.status() == Delta::Deleted {
-            removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
-        } else {
-            written.extend(delta.new_file().path_bytes().map(paths::from_bytes));
-        }
-    }
-    drop(diff);
-
+    let (removed, written) = differences(repo, current, target.tree)?;
     // Removals first, so that a file can take the place of a directory and
     // the other way round.
     for path in &removed {
         remove_with_empty_parents(root, path)?;
     }
     if !written.is_empty() {
-        let mut checkout = CheckoutBuilder::new();
-        checkout
-            .force()
-            .recreate_missing(true)
-            // The scanner's private index; the user's is written below.
-            .update_index(false)
-            .disable_pathspec_match(true);
-        for path in &written {
-            checkout.path(path.as_path());
-        }
-        repo.checkout_tree(new.as_object(), Some(&mut checkout))
-            .context("write the restored files")?;
+        scanner.checkout(target.tree, &written)?;
     }
 
     let path = index_path(repo.path());
@@ -81,6 +52,29 @@ pub(crate) fn restore(
     changed.sort();
     changed.dedup();
     Ok(changed)
+}
+
+/// The paths to remove and the paths to write to go from tree `from` to tree `to`.
+fn differences(
+    repo: &git2::Repository,
+    from: git2::Oid,
+    to: git2::Oid,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+    let old = repo.find_tree(from).context("find the current tree")?;
+    let new = repo.find_tree(to).context("find the tree to restore")?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .context("compare the current and the restored tree")?;
+    let mut removed = Vec::new();
+    let mut written = Vec::new();
+    for delta in diff.deltas() {
+        if delta.status() == Delta::Deleted {
+            removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
+        } else {
+            written.extend(delta.new_file().path_bytes().map(paths::from_bytes));
+        }
+    }
+    Ok((removed, written))
 }
 
 /// Removes the file or symlink `path` (relative to `root`), then each parent

@@ -16,6 +16,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use git2::build::CheckoutBuilder;
 use git2::{Delta, DiffOptions, Index, Oid, Repository};
 
 use crate::error::GitContext;
@@ -45,7 +46,10 @@ pub(crate) struct Scanner {
     repo: Repository,
     /// The working tree as of the last snapshot.
     index: Index,
-    /// Holds the file libgit2 associates with `index`; it is never the user's.
+    /// Where libgit2 writes `index` when it writes it (a full scan may, to
+    /// refresh stat data); never the user's index.
+    index_path: PathBuf,
+    /// The temporary directory holding `index_path`, removed on drop.
     _index_dir: tempfile::TempDir,
     /// Change notes since the last snapshot; `None` means scan in full.
     watcher: Option<Watcher>,
@@ -91,6 +95,7 @@ impl Scanner {
             root: root.to_path_buf(),
             repo: own,
             index,
+            index_path,
             _index_dir: index_dir,
             watcher: None,
             rescan_due: true,
@@ -117,6 +122,39 @@ impl Scanner {
     /// The repository handle whose index is the scanner's.
     pub(crate) fn repo(&self) -> &Repository {
         &self.repo
+    }
+
+    /// Writes the files at `paths` as tree `tree` has them, the way `git
+    /// checkout` writes files (filters, executable bit, symlinks).
+    pub(crate) fn checkout(&self, tree: Oid, paths: &[PathBuf]) -> Result<(), Error> {
+        // libgit2's checkout reasons from HEAD's tree when the index has a
+        // file on disk, and from an empty tree otherwise. HEAD has nothing to
+        // do with the states restored here (reasoning from it, checkout left
+        // out a directory that had to become a symlink), so drop the file:
+        // the index in memory is all the scanner uses.
+        match fs::remove_file(&self.index_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&self.index_path, e)),
+        }
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("find the tree to restore")?;
+        let mut checkout = CheckoutBuilder::new();
+        checkout
+            .force()
+            .recreate_missing(true)
+            .update_index(false)
+            // Exactly these paths: without them, checkout rewrites every file
+            // the index has no stat data for.
+            .disable_pathspec_match(true);
+        for path in paths {
+            checkout.path(path.as_path());
+        }
+        self.repo
+            .checkout_tree(tree.as_object(), Some(&mut checkout))
+            .context("write the restored files")
     }
 
     /// Brings the private index up to date with the working tree and returns

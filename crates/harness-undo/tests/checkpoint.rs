@@ -8,39 +8,8 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{Repo, git_command};
+use common::{Repo, git_snapshot, tree_of};
 use harness_undo::{BeginOptions, Session, Tracking};
-
-/// The tree `git add --all` records, starting from the index of commit `base`:
-/// git's own answer to what a snapshot must contain.
-fn git_snapshot(repo: &Repo, base: &str) -> String {
-    let scratch = tempfile::tempdir().unwrap();
-    let index = scratch.path().join("index");
-    let run = |args: &[&str]| {
-        let output = git_command(&repo.root)
-            .env("GIT_INDEX_FILE", &index)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap().trim().to_string()
-    };
-    run(&["read-tree", base]);
-    run(&["add", "--all"]);
-    run(&["write-tree"])
-}
-
-fn tree_of(repo: &Repo, commit: &str) -> String {
-    let git = repo.git2();
-    let commit = git
-        .find_commit(git2::Oid::from_str(commit).unwrap())
-        .unwrap();
-    commit.tree_id().to_string()
-}
 
 type Step = fn(&Repo);
 

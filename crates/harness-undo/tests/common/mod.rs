@@ -4,6 +4,10 @@
 //! configuration, and the git command line runs with the global and system
 //! configuration switched off, so no test depends on this machine's git identity
 //! or settings.
+//!
+//! They live on tmpfs (`/dev/shm`) where there is one: what is tested is git's
+//! logic, and on a disk shared with other builds each file operation can stall
+//! for milliseconds, which hundreds of property-test cases multiply.
 
 #![allow(dead_code)] // Each test file uses a different part.
 
@@ -35,7 +39,12 @@ pub type IndexEntry = (String, u32, String);
 impl Repo {
     /// An empty directory that is not a repository.
     pub fn plain() -> Repo {
-        let dir = tempfile::tempdir().unwrap();
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm).unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
         let root = fs::canonicalize(dir.path()).unwrap();
         Repo { dir, root }
     }
@@ -43,7 +52,10 @@ impl Repo {
     /// A repository without commits.
     pub fn unborn() -> Repo {
         let repo = Repo::plain();
-        let git = Repository::init(&repo.root).unwrap();
+        // No hook samples from git's templates: fewer files to make and remove.
+        let mut options = git2::RepositoryInitOptions::new();
+        options.external_template(false);
+        let git = Repository::init_opts(&repo.root, &options).unwrap();
         let mut config = git.config().unwrap();
         for (key, value) in [
             ("user.name", "Test User"),
@@ -102,14 +114,24 @@ impl Repo {
         std::os::unix::fs::symlink(target, self.path(path)).unwrap();
     }
 
-    /// `git add` of one path (or its removal from the index when it is gone).
+    /// `git add` of one path (or its removal from the index when it is gone),
+    /// replacing entries it collides with, as git does.
     pub fn stage(&self, path: &str) {
         let git = self.git2();
         let mut index = git.index().unwrap();
-        if self.exists(path) {
-            index.add_path(Path::new(path)).unwrap();
+        let path = Path::new(path);
+        index.remove_dir(path, 0).unwrap();
+        for ancestor in path
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+        {
+            index.remove_path(ancestor).unwrap();
+        }
+        if self.exists(path.to_str().unwrap()) {
+            index.add_path(path).unwrap();
         } else {
-            index.remove_path(Path::new(path)).unwrap();
+            index.remove_path(path).unwrap();
         }
         index.write().unwrap();
     }
@@ -204,6 +226,38 @@ impl Repo {
         all.sort();
         all
     }
+}
+
+/// The tree `git add --all` records, starting from the index of commit `base`:
+/// git's own answer to what a snapshot must contain.
+pub fn git_snapshot(repo: &Repo, base: &str) -> String {
+    let scratch = tempfile::tempdir_in(repo.root.parent().unwrap()).unwrap();
+    let index = scratch.path().join("index");
+    let run = |args: &[&str]| {
+        let output = git_command(&repo.root)
+            .env("GIT_INDEX_FILE", &index)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap().trim().to_string()
+    };
+    run(&["read-tree", base]);
+    run(&["add", "--all"]);
+    run(&["write-tree"])
+}
+
+/// The tree of `commit`.
+pub fn tree_of(repo: &Repo, commit: &str) -> String {
+    let git = repo.git2();
+    let commit = git
+        .find_commit(git2::Oid::from_str(commit).unwrap())
+        .unwrap();
+    commit.tree_id().to_string()
 }
 
 /// A git command with no global or system configuration and a fixed identity.
