@@ -131,6 +131,17 @@ pub enum Error {
         run: RunId,
     },
 
+    /// Another git command holds the index, so restoring it could not finish.
+    #[error(
+        "{} exists: another git command is running, or one crashed; wait for it to \
+         finish, or remove the file if no git command is running",
+        path.display()
+    )]
+    IndexLocked {
+        /// The lock file.
+        path: PathBuf,
+    },
+
     /// Redo was asked for a run that was never undone.
     #[error("run {run} has not been undone, so there is nothing to redo")]
     NothingToRedo {

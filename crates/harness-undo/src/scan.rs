@@ -331,10 +331,10 @@ impl Scanner {
                 if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
                     self.walk(&path, files.as_deref_mut())?;
                 }
-            } else if file_type.is_file() || file_type.is_symlink() {
-                if let Some(files) = files.as_deref_mut() {
-                    files.push(path);
-                }
+            } else if let Some(files) = files.as_deref_mut()
+                && (file_type.is_file() || file_type.is_symlink())
+            {
+                files.push(path);
             }
         }
         Ok(())
@@ -393,5 +393,56 @@ impl Scanner {
     fn forget(&mut self, path: &Path) -> Result<(), Error> {
         self.remove_file(path)?;
         self.remove_dir(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        fs::write(dir.path().join("sub/file"), "f").unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn only_watch_tracking_watches() {
+        let (dir, repo) = repo();
+        let watching = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        assert_eq!(watching.is_watching(), cfg!(target_os = "linux"));
+        let scanning = Scanner::new(&repo, dir.path(), None, Tracking::FullScan).unwrap();
+        assert!(!scanning.is_watching());
+    }
+
+    #[test]
+    fn a_directory_that_vanished_is_walked_as_empty() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        let mut files = Vec::new();
+        scanner
+            .walk(Path::new("missing"), Some(&mut files))
+            .unwrap();
+        scanner
+            .walk(Path::new("sub/file"), Some(&mut files))
+            .unwrap();
+        assert!(files.is_empty());
+        assert_eq!(scanner.is_watching(), cfg!(target_os = "linux"));
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere there is no watch to fail.
+    #[test]
+    fn a_watch_that_fails_otherwise_turns_to_full_scans() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        scanner.assume_current();
+        // A name longer than the system allows fails with neither NotFound
+        // nor NotADirectory, like running out of watches would.
+        let err = scanner.walk(Path::new(&"n".repeat(300)), None).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        assert!(!scanner.is_watching());
+        assert!(scanner.rescan_due);
     }
 }

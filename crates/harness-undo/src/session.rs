@@ -368,6 +368,7 @@ impl Session {
         if force == Force::No && head != Some(pre.head) {
             return Err(self.head_moved("the start", pre.head, head));
         }
+        self.refuse_locked_index()?;
         let (scanner, tree) = self.full_snapshot(pre.tree)?;
         let index_tree = state::index_tree(&self.repo)?;
         if tree == pre.tree && index_tree == pre.index_tree {
@@ -406,6 +407,7 @@ impl Session {
         if force == Force::No && head != Some(redo.head) {
             return Err(self.head_moved("the undo", redo.head, head));
         }
+        self.refuse_locked_index()?;
         let (scanner, tree) = self.full_snapshot(redo.tree)?;
         let index_tree = state::index_tree(&self.repo)?;
         let pre = self.record.pre;
@@ -439,9 +441,11 @@ impl Session {
     /// # Errors
     ///
     /// [`Error::NothingToAccept`] when the working tree is in the pre-run state,
-    /// [`Error::AcceptConflict`] when the run's changes overlap other changes.
+    /// [`Error::AcceptConflict`] when the run's changes overlap other changes,
+    /// [`Error::IndexLocked`] while another git command holds the index.
     pub fn accept(&mut self) -> Result<Accepted, Error> {
         self.reload()?;
+        self.refuse_locked_index()?;
         let pre = self.record.pre;
         let (_, now) = self.full_snapshot(self.last_tree)?;
         if now == pre.tree {
@@ -491,6 +495,15 @@ impl Session {
     fn reload(&mut self) -> Result<(), Error> {
         if let Some(record) = self.store.find(&self.record.id)? {
             self.record = record;
+        }
+        Ok(())
+    }
+
+    /// Refuses to start a restore that could not write the index at its end.
+    fn refuse_locked_index(&self) -> Result<(), Error> {
+        let lock = self.repo.path().join("index.lock");
+        if lock.exists() {
+            return Err(Error::IndexLocked { path: lock });
         }
         Ok(())
     }

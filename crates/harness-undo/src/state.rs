@@ -77,7 +77,7 @@ pub(crate) fn record(
         &signature,
         &format!("index of {message}"),
         index_tree,
-        &[head_commit.clone()],
+        std::slice::from_ref(&head_commit),
     )?;
     let mut parents = vec![
         head_commit,

@@ -1,6 +1,9 @@
 //! `Session::begin`: refusals, `--init`, what is recorded, and what is left alone.
 
-#![cfg(unix)] // Fixtures use Unix permissions and symlinks.
+#![cfg(unix)]
+// Fixtures use Unix permissions and symlinks.
+// Test helpers outside #[test] functions unwrap too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,7 +1,10 @@
 //! `Session::checkpoint`: what a snapshot contains, checked against git itself,
 //! with change notes and with full scans.
 
-#![cfg(unix)] // Fixtures use Unix permissions and symlinks.
+#![cfg(unix)]
+// Fixtures use Unix permissions and symlinks.
+// Test helpers outside #[test] functions unwrap too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

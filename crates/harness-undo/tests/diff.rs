@@ -1,6 +1,9 @@
 //! `Session::diff`: each kind of change, and agreement with `git diff harness/<id>`.
 
-#![cfg(unix)] // Fixtures use Unix permissions and symlinks.
+#![cfg(unix)]
+// Fixtures use Unix permissions and symlinks.
+// Test helpers outside #[test] functions unwrap too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -6,7 +6,10 @@
 //! way, every checkpoint (from change notes or from full scans) records the
 //! tree `git add --all` would.
 
-#![cfg(unix)] // Fixtures use Unix permissions and symlinks.
+#![cfg(unix)]
+// Fixtures use Unix permissions and symlinks.
+// Test helpers outside #[test] functions unwrap too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -21,24 +21,24 @@ use std::process::Command;
 use git2::{IndexAddOption, Repository, Signature};
 
 /// A repository in a temporary directory.
-pub struct Repo {
-    pub dir: tempfile::TempDir,
-    pub root: PathBuf,
+pub(crate) struct Repo {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
 }
 
 /// What a working tree holds at one path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     File { bytes: Vec<u8>, executable: bool },
     Symlink(Vec<u8>),
 }
 
 /// An index entry: path, mode, object id.
-pub type IndexEntry = (String, u32, String);
+pub(crate) type IndexEntry = (String, u32, String);
 
 impl Repo {
     /// An empty directory that is not a repository.
-    pub fn plain() -> Repo {
+    pub(crate) fn plain() -> Repo {
         let shm = Path::new("/dev/shm");
         let dir = if shm.is_dir() {
             tempfile::tempdir_in(shm).unwrap()
@@ -50,7 +50,7 @@ impl Repo {
     }
 
     /// A repository without commits.
-    pub fn unborn() -> Repo {
+    pub(crate) fn unborn() -> Repo {
         let repo = Repo::plain();
         // No hook samples from git's templates: fewer files to make and remove.
         let mut options = git2::RepositoryInitOptions::new();
@@ -70,7 +70,7 @@ impl Repo {
     }
 
     /// A repository with one commit of `files` (and nothing else).
-    pub fn with_files(files: &[(&str, &str)]) -> Repo {
+    pub(crate) fn with_files(files: &[(&str, &str)]) -> Repo {
         let repo = Repo::unborn();
         for (path, content) in files {
             repo.write(path, content);
@@ -79,44 +79,44 @@ impl Repo {
         repo
     }
 
-    pub fn git2(&self) -> Repository {
+    pub(crate) fn git2(&self) -> Repository {
         Repository::open(&self.root).unwrap()
     }
 
-    pub fn path(&self, path: &str) -> PathBuf {
+    pub(crate) fn path(&self, path: &str) -> PathBuf {
         self.root.join(path)
     }
 
     /// Writes a file, creating its directories.
-    pub fn write(&self, path: &str, content: impl AsRef<[u8]>) {
+    pub(crate) fn write(&self, path: &str, content: impl AsRef<[u8]>) {
         let full = self.path(path);
         fs::create_dir_all(full.parent().unwrap()).unwrap();
         fs::write(full, content).unwrap();
     }
 
-    pub fn read(&self, path: &str) -> String {
+    pub(crate) fn read(&self, path: &str) -> String {
         fs::read_to_string(self.path(path)).unwrap()
     }
 
-    pub fn exists(&self, path: &str) -> bool {
+    pub(crate) fn exists(&self, path: &str) -> bool {
         fs::symlink_metadata(self.path(path)).is_ok()
     }
 
-    pub fn remove(&self, path: &str) {
+    pub(crate) fn remove(&self, path: &str) {
         fs::remove_file(self.path(path)).unwrap();
     }
 
-    pub fn chmod(&self, path: &str, mode: u32) {
+    pub(crate) fn chmod(&self, path: &str, mode: u32) {
         fs::set_permissions(self.path(path), fs::Permissions::from_mode(mode)).unwrap();
     }
 
-    pub fn symlink(&self, path: &str, target: &str) {
+    pub(crate) fn symlink(&self, path: &str, target: &str) {
         std::os::unix::fs::symlink(target, self.path(path)).unwrap();
     }
 
     /// `git add` of one path (or its removal from the index when it is gone),
     /// replacing entries it collides with, as git does.
-    pub fn stage(&self, path: &str) {
+    pub(crate) fn stage(&self, path: &str) {
         let git = self.git2();
         let mut index = git.index().unwrap();
         let path = Path::new(path);
@@ -137,7 +137,7 @@ impl Repo {
     }
 
     /// Stages everything and commits it on HEAD.
-    pub fn commit_all(&self, message: &str) -> String {
+    pub(crate) fn commit_all(&self, message: &str) -> String {
         let git = self.git2();
         let mut index = git.index().unwrap();
         index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
@@ -159,7 +159,7 @@ impl Repo {
         .to_string()
     }
 
-    pub fn head(&self) -> String {
+    pub(crate) fn head(&self) -> String {
         self.git2()
             .head()
             .unwrap()
@@ -170,7 +170,7 @@ impl Repo {
     }
 
     /// Runs the git command line in the repository and returns its stdout.
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let output = git_command(&self.root).args(args).output().unwrap();
         assert!(
             output.status.success(),
@@ -181,14 +181,14 @@ impl Repo {
     }
 
     /// Every file and symlink of the working tree, `.git` excluded.
-    pub fn tree(&self) -> BTreeMap<String, Entry> {
+    pub(crate) fn tree(&self) -> BTreeMap<String, Entry> {
         let mut entries = BTreeMap::new();
         walk(&self.root, &self.root, &mut entries);
         entries
     }
 
     /// The entries of the user's index.
-    pub fn index(&self) -> Vec<IndexEntry> {
+    pub(crate) fn index(&self) -> Vec<IndexEntry> {
         let index = git2::Index::open(&self.root.join(".git/index")).unwrap();
         index
             .iter()
@@ -197,7 +197,7 @@ impl Repo {
     }
 
     /// The bytes of files under `.git` that the user owns: index, HEAD, refs.
-    pub fn user_git_state(&self) -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn user_git_state(&self) -> Vec<(String, Vec<u8>)> {
         let mut state = Vec::new();
         for name in ["index", "HEAD", "packed-refs"] {
             if let Ok(bytes) = fs::read(self.root.join(".git").join(name)) {
@@ -213,7 +213,7 @@ impl Repo {
     }
 
     /// Every ref and what it points at.
-    pub fn refs(&self) -> Vec<(String, String)> {
+    pub(crate) fn refs(&self) -> Vec<(String, String)> {
         let git = self.git2();
         let refs = git.references().unwrap();
         let mut all: Vec<(String, String)> = refs
@@ -230,7 +230,7 @@ impl Repo {
 
 /// The tree `git add --all` records, starting from the index of commit `base`:
 /// git's own answer to what a snapshot must contain.
-pub fn git_snapshot(repo: &Repo, base: &str) -> String {
+pub(crate) fn git_snapshot(repo: &Repo, base: &str) -> String {
     let scratch = tempfile::tempdir_in(repo.root.parent().unwrap()).unwrap();
     let index = scratch.path().join("index");
     let run = |args: &[&str]| {
@@ -252,7 +252,7 @@ pub fn git_snapshot(repo: &Repo, base: &str) -> String {
 }
 
 /// The tree of `commit`.
-pub fn tree_of(repo: &Repo, commit: &str) -> String {
+pub(crate) fn tree_of(repo: &Repo, commit: &str) -> String {
     let git = repo.git2();
     let commit = git
         .find_commit(git2::Oid::from_str(commit).unwrap())
@@ -261,7 +261,7 @@ pub fn tree_of(repo: &Repo, commit: &str) -> String {
 }
 
 /// A git command with no global or system configuration and a fixed identity.
-pub fn git_command(dir: &Path) -> Command {
+pub(crate) fn git_command(dir: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .current_dir(dir)
@@ -308,7 +308,7 @@ fn walk(root: &Path, dir: &Path, entries: &mut BTreeMap<String, Entry>) {
 }
 
 /// A file entry, for expectations.
-pub fn file(content: &str) -> Entry {
+pub(crate) fn file(content: &str) -> Entry {
     Entry::File {
         bytes: content.as_bytes().to_vec(),
         executable: false,
