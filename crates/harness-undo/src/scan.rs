@@ -26,9 +26,17 @@ use crate::{Error, paths};
 /// How checkpoints find what changed in the working tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tracking {
-    /// Follow the kernel's change notes (inotify) where there are any, so a
-    /// checkpoint costs what changed; scan in full where the platform has no
-    /// such notes, when notes were dropped, or when ignore rules changed.
+    /// Follow the kernel's change notes (inotify, on Linux), so that a
+    /// checkpoint costs what changed rather than the size of the tree.
+    ///
+    /// The whole tree is scanned instead where the platform has no such notes,
+    /// when the kernel dropped notes (its queue overflowed), when watches ran
+    /// out (`fs.inotify.max_user_watches`), when a `.gitignore` changed, and
+    /// when a nested repository appeared. Changes the kernel does not report
+    /// are missed until one of those full scans: writes through a shared
+    /// memory map, changes made on a network filesystem by another machine,
+    /// and changes of ignore rules outside the tree (`.git/info/exclude`,
+    /// `core.excludesFile`). Undo, redo and accept never rely on notes.
     #[default]
     Watch,
     /// Scan the whole working tree at every checkpoint, comparing stat data
