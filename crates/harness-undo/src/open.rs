@@ -22,10 +22,16 @@ pub(crate) fn open(root: &Path) -> Result<(Repository, PathBuf), Error> {
     let root = fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let repo = match Repository::discover(&root) {
         Ok(repo) => repo,
-        Err(e) if e.code() == ErrorCode::NotFound => {
-            return Err(Error::NotARepository { root });
+        Err(e) => {
+            return Err(if e.code() == ErrorCode::NotFound {
+                Error::NotARepository { root }
+            } else {
+                Error::Git {
+                    action: format!("open the repository at {}", root.display()),
+                    detail: e.message().to_string(),
+                }
+            });
         }
-        Err(e) => return Err(e).context(format_args!("open the repository at {}", root.display())),
     };
     let Some(workdir) = repo.workdir() else {
         return Err(Error::BareRepository { root });
@@ -50,7 +56,7 @@ pub(crate) fn open_for_run(root: &Path, init: bool) -> Result<(Repository, PathB
         }
         other => other?,
     };
-    if repo.head_unborn_or_missing()? {
+    if head_commit(&repo)?.is_none() {
         if !init {
             return Err(Error::NoCommits { root });
         }
@@ -91,18 +97,18 @@ fn commit_everything(repo: &Repository) -> Result<(), Error> {
     Ok(())
 }
 
-/// Extension of [`Repository`] for the questions asked here.
-trait HeadExt {
-    /// True if and only if HEAD names a branch without commits.
-    fn head_unborn_or_missing(&self) -> Result<bool, Error>;
-}
-
-impl HeadExt for Repository {
-    fn head_unborn_or_missing(&self) -> Result<bool, Error> {
-        match self.head() {
-            Ok(_) => Ok(false),
-            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(true),
-            Err(e) => Err(e).context("read HEAD"),
+/// HEAD's commit, or `None` on a branch without commits.
+pub(crate) fn head_commit(repo: &Repository) -> Result<Option<git2::Oid>, Error> {
+    match repo.head() {
+        Ok(head) => Ok(Some(
+            head.peel_to_commit().context("read HEAD's commit")?.id(),
+        )),
+        Err(e) => {
+            if e.code() == ErrorCode::UnbornBranch {
+                Ok(None)
+            } else {
+                Err(e).context("read HEAD")
+            }
         }
     }
 }

@@ -190,8 +190,12 @@ impl Store {
             let dir = self.run_dir(&id);
             match fs::create_dir(&dir) {
                 Ok(()) => return Ok(id),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => newest = Some(id),
-                Err(e) => return Err(Error::io(&dir, e)),
+                Err(e) => {
+                    if e.kind() != ErrorKind::AlreadyExists {
+                        return Err(Error::io(&dir, e));
+                    }
+                    newest = Some(id);
+                }
             }
         }
     }
@@ -204,11 +208,10 @@ impl Store {
 
     /// The ids of every run directory, oldest first.
     fn ids(&self) -> Result<Vec<RunId>, Error> {
-        let entries = match fs::read_dir(&self.runs) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&self.runs, e)),
-        };
+        if !self.runs.exists() {
+            return Ok(Vec::new());
+        }
+        let entries = fs::read_dir(&self.runs).map_err(|e| Error::io(&self.runs, e))?;
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&self.runs, e))?;
@@ -225,9 +228,8 @@ impl Store {
     pub(crate) fn list(&self) -> Result<Vec<RunInfo>, Error> {
         let mut runs = Vec::new();
         for id in self.ids()? {
-            let dir = self.run_dir(&id);
-            if dir.join(METADATA_FILE).exists() {
-                runs.push(self.read(&id)?.info(&dir));
+            if let Some(record) = self.find(&id)? {
+                runs.push(record.info(&self.run_dir(&id)));
             }
         }
         Ok(runs)
@@ -235,9 +237,10 @@ impl Store {
 
     /// Reads the record of run `id`; `None` if it has none.
     pub(crate) fn find(&self, id: &RunId) -> Result<Option<RunRecord>, Error> {
-        match self.read(id) {
-            Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(None),
-            other => other.map(Some),
+        if self.run_dir(id).join(METADATA_FILE).exists() {
+            self.read(id).map(Some)
+        } else {
+            Ok(None)
         }
     }
 
@@ -444,6 +447,25 @@ mod tests {
         fs::create_dir(dir.path().join("harness/runs/not-a-run")).unwrap();
         let ids: Vec<RunId> = store.list().unwrap().into_iter().map(|r| r.id).collect();
         assert_eq!(ids, vec![kept]);
+    }
+
+    #[test]
+    fn a_store_that_is_not_a_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("harness")).unwrap();
+        fs::write(dir.path().join("harness/runs"), "a file").unwrap();
+        let err = Store::new(dir.path()).list().unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn unreadable_metadata_is_an_error_not_an_unknown_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = store.reserve(SystemTime::now()).unwrap();
+        fs::create_dir(store.run_dir(&id).join(METADATA_FILE)).unwrap();
+        let err = store.find(&id).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
     }
 
     #[test]

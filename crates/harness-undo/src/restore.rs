@@ -81,10 +81,11 @@ fn differences(
 /// directory that is left empty, up to but not including `root`.
 fn remove_with_empty_parents(root: &Path, path: &Path) -> Result<(), Error> {
     let full = root.join(path);
-    match fs::remove_file(&full) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&full, e)),
+    if let Err(e) = fs::remove_file(&full) {
+        // Already gone is as good as removed.
+        if e.kind() != ErrorKind::NotFound {
+            return Err(Error::io(&full, e));
+        }
     }
     for parent in path.ancestors().skip(1) {
         if parent.as_os_str().is_empty() || fs::remove_dir(root.join(parent)).is_err() {

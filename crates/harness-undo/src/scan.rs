@@ -86,11 +86,9 @@ impl Scanner {
             .map_err(|e| Error::io(&harness_dir, e))?;
         let index_path = index_dir.path().join("index");
         let user_index = repo.path().join("index");
-        match fs::copy(&user_index, &index_path) {
-            Ok(_) => {}
-            // A repository without an index yet: start empty.
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&user_index, e)),
+        // Without an index (none yet, or deleted), start empty, as git does.
+        if user_index.exists() {
+            fs::copy(&user_index, &index_path).map_err(|e| Error::io(&user_index, e))?;
         }
         let mut index = Index::open(&index_path).context("read a copy of the index")?;
         if let Some(base) = base {
@@ -140,10 +138,8 @@ impl Scanner {
         // do with the states restored here (reasoning from it, checkout left
         // out a directory that had to become a symlink), so drop the file:
         // the index in memory is all the scanner uses.
-        match fs::remove_file(&self.index_path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&self.index_path, e)),
+        if self.index_path.exists() {
+            fs::remove_file(&self.index_path).map_err(|e| Error::io(&self.index_path, e))?;
         }
         let tree = self
             .repo
@@ -257,12 +253,15 @@ impl Scanner {
                     Ok(())
                 }
             }
-            // Gone, or something git does not record (a socket, a fifo).
+            // Something git does not record (a socket, a fifo).
             Ok(_) => self.forget(path),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                self.forget(path)
+            Err(e) => {
+                if is_gone(&e) {
+                    self.forget(path)
+                } else {
+                    Err(Error::io(&full, e))
+                }
             }
-            Err(e) => Err(Error::io(&full, e)),
         }
     }
 
@@ -308,28 +307,28 @@ impl Scanner {
     /// watches each (when watching) and collects the files and symlinks (when
     /// given `files`).
     fn walk(&mut self, dir: &Path, mut files: Option<&mut Vec<PathBuf>>) -> Result<(), Error> {
-        if let Some(watcher) = &mut self.watcher {
-            match watcher.watch(dir) {
-                Ok(()) => {}
+        if let Some(watcher) = &mut self.watcher
+            && let Err(e) = watcher.watch(dir)
+        {
+            if is_gone(&e) {
                 // Gone since it was listed: its parent's notes cover it.
-                Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                    return Ok(());
-                }
-                // Out of watches (fs.inotify.max_user_watches) or similar:
-                // notes from here on would be incomplete, so scan in full.
-                Err(_) => {
-                    self.watcher = None;
-                    self.rescan_due = true;
-                }
+                return Ok(());
             }
+            // Out of watches (fs.inotify.max_user_watches) or similar:
+            // notes from here on would be incomplete, so scan in full.
+            self.watcher = None;
+            self.rescan_due = true;
         }
         let full = self.root.join(dir);
         let entries = match fs::read_dir(&full) {
             Ok(entries) => entries,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                return Ok(());
+            Err(e) => {
+                return if is_gone(&e) {
+                    Ok(())
+                } else {
+                    Err(Error::io(&full, e))
+                };
             }
-            Err(e) => return Err(Error::io(&full, e)),
         };
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&full, e))?;
@@ -404,9 +403,33 @@ impl Scanner {
     }
 }
 
+/// True if and only if `error` says the path is not there (any more), or
+/// that one of its parents is not a directory.
+fn is_gone(error: &std::io::Error) -> bool {
+    matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gone_means_not_found_or_not_a_directory() {
+        use std::io::Error as E;
+        assert!(is_gone(&E::from(ErrorKind::NotFound)));
+        assert!(is_gone(&E::from(ErrorKind::NotADirectory)));
+        assert!(!is_gone(&E::from(ErrorKind::PermissionDenied)));
+        assert!(!is_gone(&E::from(ErrorKind::InvalidFilename)));
+    }
+
+    #[test]
+    fn assume_current_spares_the_first_full_scan() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::FullScan).unwrap();
+        assert!(scanner.rescan_due);
+        scanner.assume_current();
+        assert!(!scanner.rescan_due);
+    }
 
     fn repo() -> (tempfile::TempDir, Repository) {
         let dir = tempfile::tempdir().unwrap();
@@ -428,16 +451,50 @@ mod tests {
     #[test]
     fn a_directory_that_vanished_is_walked_as_empty() {
         let (dir, repo) = repo();
-        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
-        let mut files = Vec::new();
-        scanner
-            .walk(Path::new("missing"), Some(&mut files))
-            .unwrap();
-        scanner
-            .walk(Path::new("sub/file"), Some(&mut files))
-            .unwrap();
-        assert!(files.is_empty());
-        assert_eq!(scanner.is_watching(), cfg!(target_os = "linux"));
+        for tracking in [Tracking::Watch, Tracking::FullScan] {
+            let mut scanner = Scanner::new(&repo, dir.path(), None, tracking).unwrap();
+            let mut files = Vec::new();
+            scanner
+                .walk(Path::new("missing"), Some(&mut files))
+                .unwrap();
+            scanner
+                .walk(Path::new("sub/file"), Some(&mut files))
+                .unwrap();
+            assert!(files.is_empty());
+            let watching = tracking == Tracking::Watch && cfg!(target_os = "linux");
+            assert_eq!(scanner.is_watching(), watching);
+        }
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere nothing is watched.
+    #[test]
+    fn every_directory_git_sees_is_watched_and_no_other() {
+        let (dir, repo) = repo();
+        let root = dir.path();
+        fs::write(root.join(".gitignore"), "build/\nlogs/\n").unwrap();
+        for path in [
+            "build/deep/x",
+            "logs/keep.txt",
+            "vendor/lib/x",
+            "empty/.keep",
+            "sub/inner/y",
+        ] {
+            fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            fs::write(root.join(path), "x").unwrap();
+        }
+        fs::remove_file(root.join("empty/.keep")).unwrap();
+        // A nested repository, and a file tracked inside an ignored directory.
+        Repository::init(root.join("vendor")).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("logs/keep.txt")).unwrap();
+        index.write().unwrap();
+        let scanner = Scanner::new(&repo, root, None, Tracking::Watch).unwrap();
+        let watched = scanner.watcher.as_ref().unwrap().watched();
+        let expected: Vec<PathBuf> = ["", "empty", "logs", "sub", "sub/inner"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(watched, expected);
     }
 
     #[cfg(target_os = "linux")] // Elsewhere there is no watch to fail.

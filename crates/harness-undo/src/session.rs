@@ -125,7 +125,8 @@ impl Session {
     /// error nothing is recorded.
     pub fn begin(root: &Path, options: BeginOptions) -> Result<Session, Error> {
         let (repo, root) = open::open_for_run(root, options.init)?;
-        let head = current_head(&repo)?.ok_or_else(|| Error::NoCommits { root: root.clone() })?;
+        let head =
+            open::head_commit(&repo)?.ok_or_else(|| Error::NoCommits { root: root.clone() })?;
         // Watch before looking, so that nothing changing meanwhile is missed.
         let mut scanner = Scanner::new(&repo, &root, None, options.tracking)?;
         let dirty = Probe::for_this_machine().dirty_paths(&repo, &root)?;
@@ -290,8 +291,13 @@ impl Session {
         let name = self.run_ref("checkpoints");
         let mut next = match self.repo.refname_to_id(&name) {
             Ok(id) => Some(id),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
-            Err(e) => return Err(e).context(format_args!("read {name}")),
+            Err(e) => {
+                // No checkpoint yet; anything else is a damaged ref.
+                if e.code() != git2::ErrorCode::NotFound {
+                    return Err(e).context(format_args!("read {name}"));
+                }
+                None
+            }
         };
         let mut checkpoints = Vec::new();
         while let Some(id) = next.filter(|id| *id != self.record.pre.commit) {
@@ -364,7 +370,7 @@ impl Session {
     pub fn undo(&mut self, force: Force) -> Result<Restored, Error> {
         self.reload()?;
         let pre = self.record.pre;
-        let head = current_head(&self.repo)?;
+        let head = open::head_commit(&self.repo)?;
         if force == Force::No && head != Some(pre.head) {
             return Err(self.head_moved("the start", pre.head, head));
         }
@@ -403,7 +409,7 @@ impl Session {
                 run: self.record.id.clone(),
             });
         };
-        let head = current_head(&self.repo)?;
+        let head = open::head_commit(&self.repo)?;
         if force == Force::No && head != Some(redo.head) {
             return Err(self.head_moved("the undo", redo.head, head));
         }
@@ -645,17 +651,6 @@ fn run_ref(id: &RunId, leaf: &str) -> String {
 
 fn tag_ref(id: &RunId) -> String {
     format!("refs/tags/harness/{id}")
-}
-
-/// HEAD's commit, or `None` on an unborn branch.
-fn current_head(repo: &Repository) -> Result<Option<Oid>, Error> {
-    match repo.head() {
-        Ok(head) => Ok(Some(
-            head.peel_to_commit().context("read HEAD's commit")?.id(),
-        )),
-        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => Ok(None),
-        Err(e) => Err(e).context("read HEAD"),
-    }
 }
 
 /// The number and label of a checkpoint commit's summary line.

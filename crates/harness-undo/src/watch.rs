@@ -56,6 +56,20 @@ mod imp {
         dirs: HashMap<i32, PathBuf>,
     }
 
+    /// What a watch reports: every change to a directory's entries (content,
+    /// mode, creation, removal, renames), never following a symlink.
+    const WATCHED: WatchFlags = WatchFlags::CREATE
+        .union(WatchFlags::DELETE)
+        .union(WatchFlags::MODIFY)
+        .union(WatchFlags::ATTRIB)
+        .union(WatchFlags::MOVED_FROM)
+        .union(WatchFlags::MOVED_TO)
+        .union(WatchFlags::DELETE_SELF)
+        .union(WatchFlags::MOVE_SELF)
+        .union(WatchFlags::DONT_FOLLOW)
+        .union(WatchFlags::ONLYDIR)
+        .union(WatchFlags::EXCL_UNLINK);
+
     /// What one note means for the next checkpoint.
     #[derive(Debug, PartialEq, Eq)]
     enum Effect {
@@ -85,20 +99,17 @@ mod imp {
         /// kernel hands back the same descriptor and the path is updated, which
         /// is what a moved directory needs.
         pub(crate) fn watch(&mut self, dir: &Path) -> io::Result<()> {
-            let flags = WatchFlags::CREATE
-                | WatchFlags::DELETE
-                | WatchFlags::MODIFY
-                | WatchFlags::ATTRIB
-                | WatchFlags::MOVED_FROM
-                | WatchFlags::MOVED_TO
-                | WatchFlags::DELETE_SELF
-                | WatchFlags::MOVE_SELF
-                | WatchFlags::DONT_FOLLOW
-                | WatchFlags::ONLYDIR
-                | WatchFlags::EXCL_UNLINK;
-            let wd = inotify::add_watch(&self.fd, self.root.join(dir), flags)?;
+            let wd = inotify::add_watch(&self.fd, self.root.join(dir), WATCHED)?;
             self.dirs.insert(wd, dir.to_path_buf());
             Ok(())
+        }
+
+        /// The watched directories, sorted.
+        #[cfg(test)]
+        pub(crate) fn watched(&self) -> Vec<PathBuf> {
+            let mut dirs: Vec<PathBuf> = self.dirs.values().cloned().collect();
+            dirs.sort();
+            dirs
         }
 
         /// Reads every queued note.

@@ -33,12 +33,17 @@ fn init() -> BeginOptions {
 
 /// True if and only if begin left no run, ref or tag behind.
 fn nothing_recorded(repo: &Repo) -> bool {
+    nothing_recorded_but(repo, "")
+}
+
+/// [`nothing_recorded`], except for the ref `except`.
+fn nothing_recorded_but(repo: &Repo, except: &str) -> bool {
     let runs_dir = repo.path(".git/harness/runs");
     let no_dirs = fs::read_dir(&runs_dir).map_or(true, |mut d| d.next().is_none());
     let no_refs = repo
         .refs()
         .iter()
-        .all(|(name, _)| !name.contains("harness"));
+        .all(|(name, _)| name == except || !name.contains("harness"));
     no_dirs && no_refs
 }
 
@@ -249,6 +254,21 @@ fn an_unmerged_index_is_refused_even_with_allow_dirty() {
     );
     assert!(err.to_string().contains("git merge --abort"), "{err}");
     assert!(nothing_recorded(&repo));
+}
+
+#[test]
+fn a_failed_begin_takes_back_what_it_recorded() {
+    let repo = Repo::with_files(&[("a.txt", "a")]);
+    // A tag named `harness` leaves no room for the tags `harness/<id>`, so
+    // begin fails after recording the pre-run ref.
+    let head = repo.head();
+    repo.git(&["tag", "harness", &head]);
+    let err = begin(&repo, BeginOptions::default()).err().unwrap();
+    assert!(
+        matches!(&err, Error::Git { action, .. } if action.starts_with("create the tag harness/")),
+        "{err}"
+    );
+    assert!(nothing_recorded_but(&repo, "refs/tags/harness"));
 }
 
 #[test]

@@ -113,9 +113,15 @@ snapshots_match_git! {
         |r| r.write("build/keep.txt", "changed"),
         |r| r.write("build/other.txt", "ignored"),
     ];
+    directory_moved_out_and_linked_back: nothing, [|r| {
+        let outside = r.dir.path().join("outside");
+        fs::rename(r.path("dir"), &outside).unwrap();
+        r.symlink("dir", outside.to_str().unwrap());
+        fs::write(outside.join("b.txt"), "changed where the watch still points").unwrap();
+        fs::write(outside.join("sub/new.txt"), "new").unwrap();
+    }];
     moved_in_from_outside: nothing, [|r| {
-        let outside = r.dir.path().parent().unwrap().join(format!("outside-{}", std::process::id()));
-        let outside = outside.with_extension(r.root.file_name().unwrap());
+        let outside = r.dir.path().join("outside");
         fs::create_dir_all(outside.join("deep")).unwrap();
         fs::write(outside.join("deep/file"), "f").unwrap();
         fs::rename(&outside, r.path("imported")).unwrap();

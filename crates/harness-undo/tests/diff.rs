@@ -27,6 +27,7 @@ fn run_with_every_kind_of_change() -> (Repo, Session) {
         ("typechange", "a file, then a symlink\n"),
     ]);
     repo.symlink("link", "keep.txt");
+    repo.symlink("becomes-binary", "keep.txt");
     repo.commit_all("with a symlink");
     let session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
     repo.write(
@@ -42,6 +43,8 @@ fn run_with_every_kind_of_change() -> (Repo, Session) {
     repo.symlink("link", "modify.txt");
     repo.remove("typechange");
     repo.symlink("typechange", "keep.txt");
+    repo.remove("becomes-binary");
+    repo.write("becomes-binary", "\0binary now\n");
     (repo, session)
 }
 
@@ -64,6 +67,7 @@ fn every_kind_of_change_is_reported() {
     assert_eq!(
         summary,
         [
+            ("becomes-binary", FileStatus::TypeChanged, 0, 1, true),
             ("bin.dat", FileStatus::Modified, 0, 0, true),
             ("delete.txt", FileStatus::Deleted, 0, 2, false),
             ("link", FileStatus::Modified, 1, 1, false),
@@ -75,7 +79,7 @@ fn every_kind_of_change_is_reported() {
         ]
     );
     assert_eq!(diff.additions(), 6);
-    assert_eq!(diff.deletions(), 5);
+    assert_eq!(diff.deletions(), 6);
     assert!(!diff.is_empty());
 
     let renamed = files["renamed.txt"];

@@ -361,6 +361,49 @@ fn a_locked_index_stops_undo_redo_and_accept_before_they_change_anything() {
 }
 
 #[test]
+fn undo_restores_an_index_whose_file_was_deleted() {
+    let repo = project();
+    let index = repo.index();
+    let mut session = begin(&repo);
+    agent_step(&repo);
+    // git reads a missing index as an empty one: everything staged for deletion.
+    fs::remove_file(repo.path(".git/index")).unwrap();
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.index(), index);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_damaged_branch_ref_is_reported_not_taken_for_an_unborn_branch() {
+    let repo = project();
+    let mut session = begin(&repo);
+    agent_step(&repo);
+    let agents = repo.tree();
+    fs::write(repo.path(".git/refs/heads/master"), "not a commit id\n").unwrap();
+    for force in [Force::No, Force::Yes] {
+        let err = session.undo(force).unwrap_err();
+        assert!(matches!(&err, Error::Git { .. }), "{err}");
+    }
+    assert_eq!(repo.tree(), agents);
+    let err = Session::begin(&repo.root, BeginOptions::default())
+        .err()
+        .unwrap();
+    assert!(matches!(&err, Error::Git { .. }), "{err}");
+}
+
+#[test]
+fn a_damaged_checkpoint_ref_is_reported() {
+    let repo = project();
+    let mut session = begin(&repo);
+    agent_step(&repo);
+    session.checkpoint("step").unwrap().unwrap();
+    let name = format!(".git/refs/harness/{}/checkpoints", session.id());
+    fs::write(repo.path(&name), "garbage\n").unwrap();
+    let err = session.checkpoints().unwrap_err();
+    assert!(matches!(&err, Error::Git { .. }), "{err}");
+}
+
+#[test]
 fn accept_commits_the_run_onto_the_branch_and_leaves_a_clean_tree() {
     let repo = project();
     let mut session = Session::begin(

@@ -22,7 +22,10 @@ use git2::{IndexAddOption, Repository, Signature};
 
 /// A repository in a temporary directory.
 pub(crate) struct Repo {
+    /// The temporary directory; the repository is its subdirectory `repo`, so
+    /// that tests have room outside it.
     pub(crate) dir: tempfile::TempDir,
+    /// The repository's top level.
     pub(crate) root: PathBuf,
 }
 
@@ -45,7 +48,8 @@ impl Repo {
         } else {
             tempfile::tempdir().unwrap()
         };
-        let root = fs::canonicalize(dir.path()).unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap().join("repo");
+        fs::create_dir(&root).unwrap();
         Repo { dir, root }
     }
 
@@ -231,7 +235,7 @@ impl Repo {
 /// The tree `git add --all` records, starting from the index of commit `base`:
 /// git's own answer to what a snapshot must contain.
 pub(crate) fn git_snapshot(repo: &Repo, base: &str) -> String {
-    let scratch = tempfile::tempdir_in(repo.root.parent().unwrap()).unwrap();
+    let scratch = tempfile::tempdir_in(repo.dir.path()).unwrap();
     let index = scratch.path().join("index");
     let run = |args: &[&str]| {
         let output = git_command(&repo.root)
