@@ -94,17 +94,34 @@
 //! - the index's entries (path, mode, content); flags such as intent-to-add
 //!   or assume-unchanged are not recorded.
 //!
-//! **Ignored files are never touched**: they are not in any snapshot, so undo
-//! neither restores nor removes them, and a directory that still holds one
-//! stays. Empty directories, the contents of nested repositories and
-//! submodules are not recorded either.
+//! **Ignored files are left alone**: they are in no snapshot, so undo neither
+//! restores nor removes them, and a directory that still holds one stays. The
+//! one exception is an ignored file standing where undo must put back a
+//! recorded one (an ignored file where a recorded directory goes, or ignored
+//! files in a directory where a recorded file goes): git's checkout would
+//! remove it, and so does undo, but only after saving it with the state undo
+//! replaces ([`Restored::displaced`]), so redo puts it back. Empty
+//! directories, the contents of nested repositories and submodules are not
+//! recorded.
+//!
+//! Nothing lives only in the process: a run whose process died (between
+//! checkpoints, or in the middle of one) is opened by id with
+//! [`Session::open`] and undone like any other. A restore that finds the
+//! index locked by another git command refuses before it changes anything.
+//!
+//! # Platform behavior
+//!
+//! Change notes exist on Linux only; elsewhere every checkpoint scans the
+//! whole tree. Paths are handled as bytes on Unix; the crate is tested on
+//! Linux.
 //!
 //! # What this crate does not do
 //!
 //! It does not isolate the agent: a command the agent runs can still change
 //! `.git` itself, and only a sandbox (see `harness-sandbox`) keeps it out.
-//! It never pushes, never runs git hooks, and never deletes its own refs; the
-//! tags `harness/<id>` are ordinary tags, which `git push --tags` would send.
+//! It never pushes, never runs git hooks, and never deletes a recorded run's
+//! refs; the tags `harness/<id>` are ordinary tags, which `git push --tags`
+//! would send.
 
 mod clean;
 mod diff;

@@ -185,7 +185,9 @@ impl Store {
     pub(crate) fn reserve(&self, now: SystemTime) -> Result<RunId, Error> {
         fs::create_dir_all(&self.runs).map_err(|e| Error::io(&self.runs, e))?;
         let mut newest = self.ids()?.pop();
-        loop {
+        // Each try moves one millisecond on; a thousand taken in a row means
+        // something other than runs is filling the directory.
+        for _ in 0..1000 {
             let id = RunId::next(now, newest.as_ref());
             let dir = self.run_dir(&id);
             match fs::create_dir(&dir) {
@@ -198,6 +200,7 @@ impl Store {
                 }
             }
         }
+        Err(Error::io(&self.runs, ErrorKind::AlreadyExists.into()))
     }
 
     /// Removes the directory of a run whose begin failed.
@@ -206,7 +209,8 @@ impl Store {
         let _ = fs::remove_dir_all(self.run_dir(id));
     }
 
-    /// The ids of every run directory, oldest first.
+    /// The ids of every run directory, oldest first. Other entries, files
+    /// included, are not runs.
     fn ids(&self) -> Result<Vec<RunId>, Error> {
         if !self.runs.exists() {
             return Ok(Vec::new());
@@ -215,7 +219,10 @@ impl Store {
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&self.runs, e))?;
-            if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if let Some(id) = entry.file_name().to_str().and_then(|n| n.parse().ok())
+                && is_dir
+            {
                 ids.push(id);
             }
         }
@@ -425,6 +432,40 @@ mod tests {
         // A clock that went backwards still gets an id after the newest.
         let earlier = store.reserve(UNIX_EPOCH).unwrap();
         assert_eq!(earlier, RunId::from_unix_millis(1_700_000_000_005));
+    }
+
+    #[test]
+    fn reserve_steps_over_a_name_that_is_taken_without_being_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let taken = RunId::from_unix_millis(1_700_000_000_000);
+        fs::create_dir_all(dir.path().join("harness/runs")).unwrap();
+        fs::write(
+            store.run_dir(&taken),
+            "a file, as another process might leave",
+        )
+        .unwrap();
+        assert!(store.list().unwrap().is_empty());
+        assert_eq!(
+            store.reserve(now).unwrap(),
+            RunId::from_unix_millis(1_700_000_000_001)
+        );
+    }
+
+    #[test]
+    fn reserve_gives_up_after_a_thousand_taken_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        fs::create_dir_all(dir.path().join("harness/runs")).unwrap();
+        for ms in 0..1000 {
+            fs::write(store.run_dir(&RunId::from_unix_millis(ms)), "").unwrap();
+        }
+        let err = store.reserve(UNIX_EPOCH).unwrap_err();
+        assert!(
+            matches!(&err, Error::Io { source, .. } if source.kind() == ErrorKind::AlreadyExists),
+            "{err}"
+        );
     }
 
     #[test]

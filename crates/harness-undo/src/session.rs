@@ -71,6 +71,10 @@ pub struct Restored {
     /// before; `None` if they already were in the asked-for state and nothing
     /// was done.
     pub saved: Option<CommitId>,
+    /// Ignored files that stood where a restored file had to go (a file where
+    /// its directory must be, or a directory where it must be), and so were
+    /// removed; they are in the `saved` commit, and redo puts them back.
+    pub displaced: Vec<PathBuf>,
 }
 
 /// What [`Session::accept`] committed.
@@ -381,18 +385,11 @@ impl Session {
             return Ok(Restored {
                 changed: Vec::new(),
                 saved: None,
+                displaced: Vec::new(),
             });
         }
-        let message = format!("state before undo of run {}", self.record.id);
-        let saved = self.save(tree, index_tree, head.unwrap_or(pre.head), &message)?;
-        self.record.redo = Some(saved);
-        self.record.undone = true;
-        self.store.write(&self.record)?;
-        let changed = restore::restore(&scanner, &self.root, tree, &pre)?;
-        Ok(Restored {
-            changed,
-            saved: Some(CommitId(saved.commit)),
-        })
+        let current = (tree, index_tree, head.unwrap_or(pre.head));
+        self.replace(&scanner, current, &pre, Direction::Undo)
     }
 
     /// Brings back the working tree and index that the last [`undo`](Self::undo)
@@ -414,23 +411,17 @@ impl Session {
             return Err(self.head_moved("the undo", redo.head, head));
         }
         self.refuse_locked_index()?;
-        let (scanner, tree) = self.full_snapshot(redo.tree)?;
-        let index_tree = state::index_tree(&self.repo)?;
         let pre = self.record.pre;
+        // The state undo left: the pre-run state, unless something changed.
+        let (scanner, tree) = self.full_snapshot(pre.tree)?;
+        let index_tree = state::index_tree(&self.repo)?;
         if force == Force::No && (tree != pre.tree || index_tree != pre.index_tree) {
             return Err(Error::ChangedSinceUndo {
                 run: self.record.id.clone(),
             });
         }
-        let message = format!("state before redo of run {}", self.record.id);
-        let saved = self.save(tree, index_tree, head.unwrap_or(redo.head), &message)?;
-        self.record.undone = false;
-        self.store.write(&self.record)?;
-        let changed = restore::restore(&scanner, &self.root, tree, &redo)?;
-        Ok(Restored {
-            changed,
-            saved: Some(CommitId(saved.commit)),
-        })
+        let current = (tree, index_tree, head.unwrap_or(redo.head));
+        self.replace(&scanner, current, &redo, Direction::Redo)
     }
 
     /// Commits what the run changed onto the current branch as one commit,
@@ -494,6 +485,36 @@ impl Session {
         Ok(Accepted {
             commit: CommitId(commit),
             message,
+        })
+    }
+
+    /// Saves the current state (tree, index tree, HEAD) together with the
+    /// ignored files restoring `target` would displace, records the restore,
+    /// then restores `target`.
+    fn replace(
+        &mut self,
+        scanner: &Scanner,
+        (tree, index_tree, head): (Oid, Oid, Oid),
+        target: &State,
+        direction: Direction,
+    ) -> Result<Restored, Error> {
+        let plan = restore::plan(&self.repo, &self.root, tree, target.tree)?;
+        let displaced = plan.displaced.clone();
+        let saved_tree = state::with_files(&self.repo, &self.root, tree, &displaced)?;
+        let message = format!("state before {direction} of run {}", self.record.id);
+        let saved = self.save(saved_tree, index_tree, head, &message)?;
+        // Recorded before any file changes, so that a restore cut short can
+        // still be redone.
+        if direction == Direction::Undo {
+            self.record.redo = Some(saved);
+        }
+        self.record.undone = direction == Direction::Undo;
+        self.store.write(&self.record)?;
+        let changed = restore::apply(scanner, &self.root, plan, target)?;
+        Ok(Restored {
+            changed,
+            saved: Some(CommitId(saved.commit)),
+            displaced,
         })
     }
 
@@ -584,6 +605,35 @@ impl Session {
     /// `refs/harness/<id>/<leaf>`.
     fn run_ref(&self, leaf: &str) -> String {
         run_ref(&self.record.id, leaf)
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.record.id)
+            .field("root", &self.root)
+            .field("tracking", &self.tracking)
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which way a restore goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    /// Back to the pre-run state.
+    Undo,
+    /// Back to the state the last undo replaced.
+    Redo,
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Direction::Undo => "undo",
+            Direction::Redo => "redo",
+        })
     }
 }
 

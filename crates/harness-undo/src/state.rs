@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{Commit, Index, Oid, Repository, Signature};
+use git2::build::TreeUpdateBuilder;
+use git2::{Commit, FileMode, Index, Oid, Repository, Signature};
 
 use crate::error::GitContext;
 use crate::record::State;
@@ -97,6 +98,41 @@ pub(crate) fn record(
         index_tree,
         head,
     })
+}
+
+/// Tree `tree` with the files and symlinks at `paths` (relative to `root`)
+/// added as they are on disk, byte for byte.
+pub(crate) fn with_files(
+    repo: &Repository,
+    root: &Path,
+    tree: Oid,
+    paths: &[PathBuf],
+) -> Result<Oid, Error> {
+    let mut update = TreeUpdateBuilder::new();
+    for path in paths {
+        let full = root.join(path);
+        let metadata = std::fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
+        let (content, mode) = if metadata.is_symlink() {
+            let target = std::fs::read_link(&full).map_err(|e| Error::io(&full, e))?;
+            (paths::to_bytes(&target), FileMode::Link)
+        } else if paths::is_executable(&metadata) {
+            (
+                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
+                FileMode::BlobExecutable,
+            )
+        } else {
+            (
+                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
+                FileMode::Blob,
+            )
+        };
+        let blob = repo.blob(&content).context("store a displaced file")?;
+        update.upsert(path.as_path(), blob, mode);
+    }
+    let base = repo.find_tree(tree).context("find the tree to extend")?;
+    update
+        .create_updated(repo, &base)
+        .context("add displaced files to the saved tree")
 }
 
 /// The state of a clean tree at `head`: its tree is the working tree and the index.

@@ -307,6 +307,11 @@ fn a_clean_run_records_head_as_its_pre_run_state() {
     assert!(session.metadata_path().is_file());
     assert_eq!(session.transcript_path(), run_dir.join("transcript.jsonl"));
     assert_eq!(session.root(), repo.root);
+    let debug = format!("{session:?}");
+    assert!(
+        debug.starts_with(&format!("Session {{ id: RunId(\"{id}\")")),
+        "{debug}"
+    );
 }
 
 #[test]

@@ -165,6 +165,112 @@ fn ignored_files_are_never_touched() {
 }
 
 #[test]
+fn ignored_files_in_the_way_of_a_restored_file_are_saved_and_come_back_with_redo() {
+    let repo = project();
+    let mut session = begin(&repo);
+    // The agent replaces the file README by a directory of ignored files.
+    repo.remove("README");
+    repo.write("README/notes.log", "ignored, in the way\n");
+    repo.write("README/deeper/trace.log", "ignored too\n");
+    repo.chmod("README/deeper/trace.log", 0o755);
+    repo.write("kept.log", "ignored, out of the way\n");
+    let agents = repo.tree();
+
+    let undone = session.undo(Force::No).unwrap();
+    assert_eq!(
+        undone.displaced,
+        paths(&["README/deeper/trace.log", "README/notes.log"])
+    );
+    assert_eq!(repo.read("README"), "read me\n");
+    assert_eq!(repo.read("kept.log"), "ignored, out of the way\n");
+    let git = repo.git2();
+    let saved = git
+        .find_commit(git2::Oid::from_str(&undone.saved.unwrap().to_string()).unwrap())
+        .unwrap();
+    assert!(
+        saved
+            .tree()
+            .unwrap()
+            .get_path("README/notes.log".as_ref())
+            .is_ok()
+    );
+
+    let redone = session.redo(Force::No).unwrap();
+    assert!(redone.displaced.is_empty());
+    assert_eq!(repo.tree(), agents);
+}
+
+#[test]
+fn an_ignored_file_or_symlink_where_a_directory_must_be_is_saved_too() {
+    let repo = Repo::with_files(&[(".gitignore", "/logs\n/cache\n"), ("a.txt", "a\n")]);
+    repo.write("logs/keep.txt", "tracked despite the ignore rule\n");
+    repo.write("cache/keep.txt", "tracked too\n");
+    repo.git(&["add", "-f", "logs/keep.txt", "cache/keep.txt"]);
+    repo.commit_all("tracked in ignored directories");
+    let mut session = begin(&repo);
+    fs::remove_dir_all(repo.path("logs")).unwrap();
+    repo.write("logs", "an ignored file now\n");
+    fs::remove_dir_all(repo.path("cache")).unwrap();
+    repo.symlink("cache", "a.txt");
+    let agents = repo.tree();
+
+    let undone = session.undo(Force::No).unwrap();
+    assert_eq!(undone.displaced, paths(&["cache", "logs"]));
+    assert_eq!(
+        repo.read("logs/keep.txt"),
+        "tracked despite the ignore rule\n"
+    );
+    assert_eq!(repo.read("cache/keep.txt"), "tracked too\n");
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), agents);
+}
+
+#[test]
+fn redo_saves_an_ignored_file_it_overwrites() {
+    let repo = Repo::with_files(&[(".gitignore", "generated.txt\n"), ("a.txt", "a\n")]);
+    let mut session = begin(&repo);
+    // The agent stops ignoring generated.txt and creates it.
+    repo.write(".gitignore", "");
+    repo.write("generated.txt", "the agent's\n");
+    session.undo(Force::No).unwrap();
+    assert!(!repo.exists("generated.txt"));
+    // Ignored again, a file of that name is the user's business...
+    repo.write("generated.txt", "the user's, made after the undo\n");
+    let redone = session.redo(Force::No).unwrap();
+    assert_eq!(repo.read("generated.txt"), "the agent's\n");
+    // ...so redo saved it before writing the agent's.
+    assert_eq!(redone.displaced, paths(&["generated.txt"]));
+    let git = repo.git2();
+    let saved = git
+        .find_commit(git2::Oid::from_str(&redone.saved.unwrap().to_string()).unwrap())
+        .unwrap();
+    let entry = saved
+        .tree()
+        .unwrap()
+        .get_path("generated.txt".as_ref())
+        .unwrap();
+    let content = git.find_blob(entry.id()).unwrap().content().to_vec();
+    assert_eq!(content, b"the user's, made after the undo\n");
+}
+
+#[test]
+fn a_directory_replaced_by_a_symlink_into_the_tree_comes_back() {
+    // Found by the property test: through the symlink, the directory's file
+    // seemed to be there and was taken for an ignored file in the way.
+    let repo = Repo::with_files(&[("a/x", "a\n"), ("c/x", "c\n")]);
+    let before = repo.tree();
+    let mut session = begin(&repo);
+    fs::remove_dir_all(repo.path("c")).unwrap();
+    repo.symlink("c", "a");
+    let agents = repo.tree();
+    let undone = session.undo(Force::No).unwrap();
+    assert!(undone.displaced.is_empty());
+    assert_eq!(repo.tree(), before);
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), agents);
+}
+
+#[test]
 fn undo_refuses_when_head_moved_unless_forced() {
     let repo = project();
     let mut session = begin(&repo);
