@@ -85,6 +85,13 @@ snapshots_match_git! {
         |r| r.write("renamed/sub/after-move.txt", "m"),
     ];
     removed_directory: nothing, [|r| fs::remove_dir_all(r.path("dir")).unwrap()];
+    directory_moved_away_and_made_anew: nothing, [|r| {
+        // Nothing is deleted inside the watched directory; its recorded files
+        // are gone only because another directory took its name.
+        fs::rename(r.path("dir"), r.dir.path().join("elsewhere")).unwrap();
+        r.write("dir/sub/c.txt", "c, but new\n");
+        r.write("dir/other.txt", "o");
+    }];
     file_becomes_directory: nothing, [|r| { r.remove("a.txt"); r.write("a.txt/inner", "i"); }];
     directory_becomes_file: nothing, [|r| { fs::remove_dir_all(r.path("dir")).unwrap(); r.write("dir", "now a file"); }];
     directory_becomes_symlink: nothing, [|r| {
