@@ -101,6 +101,14 @@ fn every_overwritten_state_stays_reachable_on_the_saved_chain() {
         .find_commit(second_commit.parent_id(2).unwrap())
         .unwrap();
     assert_eq!(first_commit.parent_count(), 2);
+    assert_eq!(
+        first_commit.message().unwrap(),
+        format!("state before undo of run {id}")
+    );
+    assert_eq!(
+        second_commit.message().unwrap(),
+        format!("state before redo of run {id}")
+    );
     assert!(
         first_commit
             .tree()
