@@ -35,10 +35,22 @@ fn main() {
     let started = Instant::now();
     let dirs = generate(&root, files);
     println!(
-        "harness-undo benchmark: {files} files in {dirs} directories under {} (generated in {:.1} s)\n",
+        "harness-undo benchmark: {files} files in {dirs} directories under {} (generated in {:.1} s)",
         root.display(),
         started.elapsed().as_secs_f64()
     );
+    // Other work on the machine moves every figure; say how much there was.
+    if let Ok(load) = fs::read_to_string("/proc/loadavg") {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        println!(
+            "load average {} on {cpus} CPUs",
+            load.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    println!();
 
     let mut report = Report::default();
 
