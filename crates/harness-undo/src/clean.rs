@@ -8,7 +8,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use git2::{Repository, Status, StatusOptions};
@@ -70,49 +70,10 @@ impl Probe {
 
 /// The check through git's command line.
 ///
-/// Two git commands run at once: `git status` without untracked files, and
-/// `git ls-files --others`, which lists untracked files (collapsing untracked
-/// directories to `dir/`) as `git status` would. `git status` spends about a
-/// third of its time on untracked files, on one thread; splitting the work
-/// lets a second core do that part.
+/// One `git status`: splitting the work (`git status -uno` beside `git
+/// ls-files --others`) was measured slower on a busy two-core machine, where
+/// there is no idle core for the second command and both read the index.
 fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut tracked = git(program, git_dir, root);
-    tracked.args([
-        "status",
-        "--porcelain=v2",
-        "-z",
-        "--untracked-files=no",
-        "--ignore-submodules=none",
-        "--no-renames",
-    ]);
-    let mut untracked = git(program, git_dir, root);
-    untracked.args([
-        "ls-files",
-        "-z",
-        "--others",
-        // .gitignore files, .git/info/exclude and core.excludesFile, as status.
-        "--exclude-standard",
-        "--directory",
-        "--no-empty-directory",
-    ]);
-    let tracked_run = spawn(program, &mut tracked)?;
-    let untracked_run = spawn(program, &mut untracked);
-    // Wait for the first even when the second did not start.
-    let tracked_output = finish(tracked_run, &tracked)?;
-    let untracked_output = finish(untracked_run?, &untracked)?;
-    let mut paths = parse_porcelain_v2(&tracked_output)?;
-    paths.extend(
-        untracked_output
-            .split(|&b| b == 0)
-            .filter(|path| !path.is_empty())
-            .map(paths::from_bytes),
-    );
-    Ok(paths)
-}
-
-/// A git command on the repository at `git_dir` with its working tree at
-/// `root`, that never takes the index lock.
-fn git(program: &OsStr, git_dir: &Path, root: &Path) -> Command {
     let mut command = Command::new(program);
     command
         // Plain `git status` may rewrite the index to refresh its stat data; the
@@ -122,26 +83,23 @@ fn git(program: &OsStr, git_dir: &Path, root: &Path) -> Command {
         .arg(git_dir)
         .arg("--work-tree")
         .arg(root)
+        .args([
+            "status",
+            "--porcelain=v2",
+            "-z",
+            // Explicit, because status.showUntrackedFiles=no in a user's config
+            // would hide exactly the files an undo must not lose.
+            "--untracked-files=normal",
+            "--ignore-submodules=none",
+            "--no-renames",
+        ])
         .current_dir(root)
-        // Set by git hooks; it would point git at another index.
+        // Set by git hooks; it would point status at another index.
         .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-fn spawn(program: &OsStr, command: &mut Command) -> Result<Child, Error> {
-    command
-        .spawn()
-        .map_err(|e| Error::io(Path::new(program), e))
-}
-
-/// The standard output of `child`, run as `command`, or its failure.
-fn finish(child: Child, command: &Command) -> Result<Vec<u8>, Error> {
-    let output = child
-        .wait_with_output()
-        .map_err(|e| Error::io(Path::new(command.get_program()), e))?;
+        .stdin(Stdio::null());
+    let output = command
+        .output()
+        .map_err(|e| Error::io(Path::new(program), e))?;
     if !output.status.success() {
         return Err(Error::GitCommand {
             command: format!("{command:?}"),
@@ -149,7 +107,7 @@ fn finish(child: Child, command: &Command) -> Result<Vec<u8>, Error> {
             stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
         });
     }
-    Ok(output.stdout)
+    parse_porcelain_v2(&output.stdout)
 }
 
 /// The paths of `git status --porcelain=v2 -z --no-renames` output.
