@@ -1,9 +1,10 @@
 //! The six tools, declared once each: name, description, arguments, example, typed struct.
 //!
 //! The descriptions are the contract the model learns from. They state ranges and examples in
-//! prose as well as in schema keywords because servers pass on only part of a schema: Ollama
-//! keeps a property's `type`, `description`, `items` and `enum`, and drops `minimum`, `maximum`,
-//! `minItems` and `examples` before the model sees it.
+//! prose as well as in schema keywords because a server may pass on only part of a schema:
+//! Ollama reads `tools` into fixed Go structs that keep little more than each property's
+//! `type`, `description` and `enum` (the exact set depends on its version), so `minimum`,
+//! `maximum`, `minItems` and `examples` may never reach the model.
 
 use std::sync::LazyLock;
 
@@ -37,7 +38,7 @@ pub(crate) fn find(name: &str) -> Option<&'static ToolSpec> {
 static CATALOGUE: LazyLock<[ToolSpec; 6]> =
     LazyLock::new(|| DEFINITIONS.each_ref().map(ToolSpec::new));
 
-/// The `path` argument, which every file tool but `run_command` takes.
+/// The `path` argument of every tool but `run_command`.
 const fn path(description: &'static str, required: bool) -> Argument {
     Argument {
         name: "path",

@@ -70,7 +70,7 @@
 //! Each line starts with the tool name and names the argument, what it must be, and what was
 //! sent: `list_dir: "depth" must be at most 5, got 9`. An unknown argument lists the expected
 //! ones; a wrong type names the expected type and shows an example where the schema has one.
-//! All problems of a call are reported at once.
+//! All problems of a call are reported at once (the first 20, then a count of the rest).
 //!
 //! # The schema is the source of truth
 //!

@@ -14,7 +14,12 @@ use serde_json::Value;
 /// How many characters of a model-supplied value an error message shows.
 const SHOWN_CHARS: usize = 80;
 
-/// Every problem the validator finds in `arguments`, one line each, in the validator's order.
+/// How many problems one error message lists; the rest are counted. A call with thousands of
+/// unknown arguments must not answer with thousands of lines in the model's context.
+const MAX_PROBLEMS: usize = 20;
+
+/// Every problem the validator finds in `arguments`, one line each, in the validator's order,
+/// at most [`MAX_PROBLEMS`] of them and then a line counting the rest.
 ///
 /// `schema` is the schema `validator` was compiled from; `argument_names` are its top-level
 /// properties in declared order, listed when the model sends an unknown one.
@@ -24,10 +29,16 @@ pub(crate) fn problems(
     argument_names: &[&str],
     arguments: &Value,
 ) -> Vec<String> {
-    validator
+    let mut lines: Vec<String> = validator
         .iter_errors(arguments)
         .flat_map(|error| describe(schema, argument_names, &error))
-        .collect()
+        .collect();
+    if lines.len() > MAX_PROBLEMS {
+        let rest = lines.len() - MAX_PROBLEMS;
+        lines.truncate(MAX_PROBLEMS);
+        lines.push(format!("… and {rest} more problems like these"));
+    }
+    lines
 }
 
 /// The lines for one validation error; several when one error names several unknown arguments.
@@ -258,7 +269,7 @@ mod tests {
 
     use serde_json::{Value, json};
 
-    use super::{SHOWN_CHARS, problems, shown};
+    use super::{MAX_PROBLEMS, SHOWN_CHARS, problems, shown};
     use crate::spec::compile;
 
     static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
@@ -343,6 +354,36 @@ mod tests {
         unknown_top_level_arguments_list_the_expected_ones: {"colour": "red"}
             => ["unknown argument \"colour\" (expected: color, mode, ratio, count, name, tags, one, maybe)"],
         arguments_that_are_not_an_object: 5 => ["the arguments must be an object, got number 5"],
+    }
+
+    /// An object with `count` unknown arguments `a00`, `a01`, ….
+    fn unknown_arguments(count: usize) -> Value {
+        Value::Object(
+            (0..count)
+                .map(|index| (format!("a{index:02}"), json!(1)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn problems_up_to_the_limit_are_all_listed() {
+        let lines = lines(&unknown_arguments(MAX_PROBLEMS));
+        assert_eq!(lines.len(), MAX_PROBLEMS);
+        assert!(
+            lines[MAX_PROBLEMS - 1].starts_with("unknown argument \"a19\""),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn problems_past_the_limit_are_counted() {
+        let lines = lines(&unknown_arguments(MAX_PROBLEMS + 3));
+        assert_eq!(lines.len(), MAX_PROBLEMS + 1);
+        assert!(
+            lines[MAX_PROBLEMS - 1].starts_with("unknown argument \"a19\""),
+            "{lines:?}"
+        );
+        assert_eq!(lines[MAX_PROBLEMS], "… and 3 more problems like these");
     }
 
     #[test]

@@ -141,9 +141,9 @@ impl Definition {
 pub(crate) struct Argument {
     /// The property name.
     pub(crate) name: &'static str,
-    /// What the model reads about this argument. Ollama keeps only `type`, `description`, `items`
-    /// and `enum` of a property when it builds the prompt, so ranges and examples belong here in
-    /// prose too, not only in the schema keywords.
+    /// What the model reads about this argument. A server may drop the schema keywords it does
+    /// not know (Ollama keeps little more than `type`, `description` and `enum`), so ranges and
+    /// examples belong here in prose too.
     pub(crate) description: &'static str,
     /// Whether the call is invalid without it.
     pub(crate) required: bool,
