@@ -53,10 +53,10 @@
 //! 4. Leaving the root at any point is an [escape](Error::Escape), even if the path would
 //!    come back (`../work/file`): `..` at the root, or a link with an absolute target, even
 //!    one that names a place inside the root. Use relative links inside a workspace.
-//! 5. Once a name does not exist, the rest is taken as written: a `..` there cancels the
-//!    missing name before it and can never climb above the deepest existing directory's
-//!    parent chain, which step 4 still guards. A name after a file is
-//!    [`Error::NotADirectory`].
+//! 5. Once a name does not exist, the rest of the path is taken as written (there is
+//!    nothing to resolve): a later `..` cancels the last missing name, and once none are
+//!    left it pops handles as in step 3, so it cannot climb out either. A name after a
+//!    file is [`Error::NotADirectory`].
 //! 6. The operations match the deny rules against the resolved path, then act on the
 //!    handles of step 3.
 //!

@@ -11,6 +11,9 @@ use crate::error::{Access, Error};
 use crate::walk::End;
 use crate::workspace::Workspace;
 
+#[cfg(unix)]
+const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+
 impl Workspace {
     /// Reads the whole file at `candidate`.
     ///
@@ -24,19 +27,13 @@ impl Workspace {
     pub fn read(&self, candidate: &str) -> Result<Vec<u8>, Error> {
         let located = self.locate_for(candidate, Access::Read)?;
         let name = match located.end() {
-            End::Entry(metadata) if metadata.is_file() => located.below_dir()[0].as_str(),
-            End::Entry(_) => {
-                return Err(Error::io_message(
-                    candidate,
-                    io::ErrorKind::InvalidInput,
-                    "not a regular file",
-                ));
-            }
+            End::Entry(_) => &located.below_dir()[0],
             End::Dir => {
+                let message = "is a directory; list it instead";
                 return Err(Error::io_message(
                     candidate,
                     io::ErrorKind::IsADirectory,
-                    "is a directory; list it instead",
+                    message,
                 ));
             }
             End::Missing(_) => {
@@ -45,18 +42,27 @@ impl Workspace {
                 });
             }
         };
+        let io = |error| Error::io(candidate, error);
+        let mut options = OpenOptions::new();
         // No link is followed: the walk resolved them all, so a link here was swapped in
         // after the walk, and opening it fails instead of reading its target.
-        let mut file = located
-            .dir()
-            .open_with(
-                name,
-                OpenOptions::new().read(true).follow(FollowSymlinks::No),
-            )
-            .map_err(|error| Error::io(candidate, error))?;
+        options.read(true).follow(FollowSymlinks::No);
+        // Opened for reading, a FIFO blocks until a writer appears; without blocking, the
+        // open returns and the check below refuses it.
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, NONBLOCK);
+        let mut file = located.dir().open_with(name, &options).map_err(io)?;
+        // Judge what was opened, not what the walk saw: the name may have changed since.
+        if !file.metadata().map_err(io)?.is_file() {
+            let message = "not a regular file";
+            return Err(Error::io_message(
+                candidate,
+                io::ErrorKind::InvalidInput,
+                message,
+            ));
+        }
         let mut contents = Vec::new();
-        file.read_to_end(&mut contents)
-            .map_err(|error| Error::io(candidate, error))?;
+        file.read_to_end(&mut contents).map_err(io)?;
         Ok(contents)
     }
 

@@ -135,7 +135,7 @@ pub(crate) fn locate<'ws>(
         root_path,
         follow,
         work: Vec::new(),
-        links: 0,
+        links_left: MAX_LINKS,
         located: Located {
             root,
             dirs: Vec::new(),
@@ -173,8 +173,8 @@ struct Walker<'ws, 'c> {
     follow: FollowFinal,
     /// Components still to visit, the next one last.
     work: Vec<Step>,
-    /// Links followed so far.
-    links: usize,
+    /// How many more links this walk may follow.
+    links_left: usize,
     /// What has been resolved so far.
     located: Located<'ws>,
 }
@@ -266,12 +266,12 @@ impl Walker<'_, '_> {
 
     /// Replaces the link `name` of the current directory by its target's components.
     fn follow_link(&mut self, name: &str) -> Result<(), Error> {
-        self.links += 1;
-        if self.links > MAX_LINKS {
-            return Err(Error::SymlinkLoop {
+        self.links_left = self
+            .links_left
+            .checked_sub(1)
+            .ok_or_else(|| Error::SymlinkLoop {
                 candidate: self.candidate.to_owned(),
-            });
-        }
+            })?;
         // The raw target: cap-std's `read_link` would refuse an absolute one with its own
         // message, and ours names the candidate.
         let target = self

@@ -254,11 +254,8 @@ impl Workspace {
     }
 
     fn is_denied(&self, access: Access, path: &Path) -> bool {
-        let relative = match path.strip_prefix(&self.root) {
-            Ok(relative) => relative,
-            Err(_) if path.is_absolute() => return true,
-            Err(_) => path,
-        };
+        // Outside the root, an absolute path keeps its root component, refused below.
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
         let mut names = Vec::new();
         for component in relative.components() {
             match component {

@@ -147,3 +147,59 @@ fn temporary_name() -> String {
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!(".harness-sandbox-{}-{count}.tmp", process::id())
 }
+
+#[cfg(test)]
+mod tests {
+    use camino::Utf8PathBuf;
+
+    use super::*;
+
+    fn temporary_dir() -> (tempfile::TempDir, Dir) {
+        let temporary = tempfile::tempdir().expect("a temporary directory");
+        let path = Utf8PathBuf::try_from(temporary.path().to_owned()).expect("UTF-8 temp dir");
+        let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).expect("open it");
+        (temporary, dir)
+    }
+
+    fn names(dir: &Dir) -> Vec<String> {
+        let mut names: Vec<String> = dir
+            .entries()
+            .expect("list")
+            .map(|entry| entry.expect("entry").file_name().expect("UTF-8"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn temporary_names_are_hidden_unique_and_name_this_process() {
+        let (first, second) = (temporary_name(), temporary_name());
+        assert_ne!(first, second);
+        let prefix = format!(".harness-sandbox-{}-", process::id());
+        assert!(
+            first.starts_with(&prefix) && first.ends_with(".tmp"),
+            "{first}"
+        );
+    }
+
+    #[test]
+    fn a_failed_rename_leaves_no_temporary_file() {
+        let (_temporary, dir) = temporary_dir();
+        dir.create_dir("target").expect("a directory in the way");
+        dir.write("target/inside", "x")
+            .expect("not empty, so rename cannot replace it");
+        let error = publish(&dir, "target", b"new", None, Publish::Replace).expect_err("rename");
+        assert_ne!(error.kind(), io::ErrorKind::NotFound, "{error}");
+        assert_eq!(names(&dir), ["target"]);
+    }
+
+    #[test]
+    fn a_taken_name_refuses_no_clobber_and_leaves_no_temporary_file() {
+        let (_temporary, dir) = temporary_dir();
+        dir.write("taken", "old").expect("a file");
+        let error = publish(&dir, "taken", b"new", None, Publish::NoClobber).expect_err("taken");
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(names(&dir), ["taken"]);
+        assert_eq!(dir.read_to_string("taken").expect("read"), "old");
+    }
+}

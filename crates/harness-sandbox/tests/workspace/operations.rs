@@ -64,6 +64,32 @@ fn resolve_goes_through_the_deepest_existing_ancestor() {
 }
 
 #[test]
+fn dotdot_over_several_missing_names_lands_back_in_an_existing_directory() {
+    let fixture = Fixture::new();
+    fixture.dir("src");
+    let workspace = fixture.workspace();
+    workspace
+        .write("n1/n2/../../top.txt", "top")
+        .expect("both missing names cancelled");
+    workspace
+        .create_new("src/n1/n2/n3/../../../new.rs", "new")
+        .expect("three cancelled");
+    assert_eq!(
+        fs::read_to_string(fixture.inside("top.txt")).expect("read"),
+        "top"
+    );
+    assert_eq!(
+        fs::read_to_string(fixture.inside("src/new.rs")).expect("read"),
+        "new"
+    );
+    let error = workspace
+        .write("n1/n2/../f.txt", "x")
+        .expect_err("n1 is still missing");
+    assert!(matches!(error, Error::NotFound { .. }), "{error:?}");
+    assert_eq!(listing(&fixture, "."), ["src", "top.txt"]);
+}
+
+#[test]
 fn read_returns_the_bytes_and_read_to_string_the_text() {
     let fixture = Fixture::new();
     fixture.file("a.txt", "héllo\n");

@@ -21,7 +21,8 @@ fn swap_in(replacement: &Path, path: &Path) {
     fs::rename(replacement, path).expect("rename over the raced path");
 }
 
-/// Runs `swapper` in a loop on another thread until `user` returns, then joins it.
+/// Runs `swapper` in a loop on another thread until `user` returns or panics, then joins
+/// it.
 fn race(swapper: impl Fn() + Send, user: impl FnOnce()) {
     let stop = &AtomicBool::new(false);
     thread::scope(|scope| {
@@ -30,9 +31,19 @@ fn race(swapper: impl Fn() + Send, user: impl FnOnce()) {
                 swapper();
             }
         });
+        // Stops the swapper even when `user` panics; otherwise the scope would wait for it
+        // forever instead of reporting the failure.
+        let _stop = StopOnDrop(stop);
         user();
-        stop.store(true, Ordering::Relaxed);
     });
+}
+
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 #[test]
