@@ -144,11 +144,11 @@ pub(crate) fn locate<'ws>(
             dangling: false,
         },
     };
-    walker.push(relative, false)?;
-    while let Some(step) = walker.work.pop() {
-        match step.name {
-            None => walker.parent()?,
-            Some(name) => walker.name(name, step.from_link)?,
+    walker.push(relative, Origin::Candidate)?;
+    while let Some(Step { component, origin }) = walker.work.pop() {
+        match component {
+            Component::Parent => walker.parent()?,
+            Component::Name(name) => walker.name(name, origin)?,
         }
     }
     Ok(walker.located)
@@ -157,10 +157,26 @@ pub(crate) fn locate<'ws>(
 /// One component still to visit.
 #[derive(Debug)]
 struct Step {
-    /// The name, or `None` for `..`.
-    name: Option<String>,
-    /// True when the component came from a symbolic link's target.
-    from_link: bool,
+    component: Component,
+    origin: Origin,
+}
+
+/// A component that needs visiting (`.` never does).
+#[derive(Debug)]
+enum Component {
+    /// `..`.
+    Parent,
+    /// A name.
+    Name(String),
+}
+
+/// Where a component comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// The path the caller gave.
+    Candidate,
+    /// A symbolic link's target.
+    Link,
 }
 
 /// The state of one walk.
@@ -181,18 +197,18 @@ struct Walker<'ws, 'c> {
 
 impl Walker<'_, '_> {
     /// Pushes the components of `path` so that its first component is visited next.
-    fn push(&mut self, path: &Utf8Path, from_link: bool) -> Result<(), Error> {
+    fn push(&mut self, path: &Utf8Path, origin: Origin) -> Result<(), Error> {
         let start = self.work.len();
         for component in path.components() {
-            let name = match component {
-                Utf8Component::Normal(name) => Some(name.to_owned()),
-                Utf8Component::ParentDir => None,
+            let component = match component {
+                Utf8Component::Normal(name) => Component::Name(name.to_owned()),
+                Utf8Component::ParentDir => Component::Parent,
                 Utf8Component::CurDir => continue,
                 Utf8Component::RootDir | Utf8Component::Prefix(_) => {
                     return Err(escape(self.candidate, self.root_path));
                 }
             };
-            self.work.push(Step { name, from_link });
+            self.work.push(Step { component, origin });
         }
         self.work[start..].reverse();
         Ok(())
@@ -223,10 +239,10 @@ impl Walker<'_, '_> {
     }
 
     /// Visits a name.
-    fn name(&mut self, name: String, from_link: bool) -> Result<(), Error> {
+    fn name(&mut self, name: String, origin: Origin) -> Result<(), Error> {
         match self.located.end {
             End::Missing(count) => {
-                self.missing(name, from_link, count);
+                self.missing(name, origin, count);
                 return Ok(());
             }
             End::Entry(_) => return Err(self.not_a_directory()),
@@ -236,7 +252,7 @@ impl Walker<'_, '_> {
         let metadata = match dir.symlink_metadata(&name) {
             Ok(metadata) => metadata,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                self.missing(name, from_link, 0);
+                self.missing(name, origin, 0);
                 return Ok(());
             }
             Err(error) => return Err(Error::io(self.candidate, error)),
@@ -258,10 +274,10 @@ impl Walker<'_, '_> {
     }
 
     /// Records a name that does not exist, after `count` others that do not either.
-    fn missing(&mut self, name: String, from_link: bool, count: usize) {
+    fn missing(&mut self, name: String, origin: Origin, count: usize) {
         self.located.names.push(name);
         self.located.end = End::Missing(count + 1);
-        self.located.dangling |= from_link;
+        self.located.dangling |= origin == Origin::Link;
     }
 
     /// Replaces the link `name` of the current directory by its target's components.
@@ -283,7 +299,7 @@ impl Walker<'_, '_> {
         let target = Utf8PathBuf::try_from(target).map_err(|error| Error::NotUtf8 {
             path: error.as_path().to_string_lossy().into_owned(),
         })?;
-        self.push(&target, true)
+        self.push(&target, Origin::Link)
     }
 
     fn not_a_directory(&self) -> Error {

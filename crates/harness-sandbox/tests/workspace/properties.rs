@@ -15,6 +15,7 @@ use camino::Utf8Path;
 use harness_sandbox::Workspace;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use proptest::sample::Index;
 
 use crate::support::{Fixture, SECRET};
 
@@ -56,13 +57,18 @@ fn token() -> impl Strategy<Value = &'static str> {
     proptest::sample::select(&TOKENS[..])
 }
 
+/// Candidate tokens lean towards names, so that many candidates reach something.
+fn candidate_token() -> impl Strategy<Value = &'static str> {
+    prop_oneof![3 => Just("a"), 3 => Just("b"), 1 => Just("."), 1 => Just("..")]
+}
+
 fn name() -> impl Strategy<Value = &'static str> {
     proptest::sample::select(&TOKENS[..2])
 }
 
 fn node() -> impl Strategy<Value = Node> {
     prop_oneof![
-        2 => Just(Node::File),
+        6 => Just(Node::File),
         2 => Just(Node::Dir),
         4 => vec(token(), 1..4).prop_map(|tokens| Node::Link(Target::Tokens(tokens))),
         1 => Just(Node::Link(Target::OutsideDir)),
@@ -75,16 +81,22 @@ fn node() -> impl Strategy<Value = Node> {
 }
 
 fn tree() -> impl Strategy<Value = Vec<(Vec<&'static str>, Node)>> {
-    vec((vec(name(), 1..4), node()), 0..10)
+    vec((vec(name(), 1..4), node()), 2..12)
 }
 
-fn candidate() -> impl Strategy<Value = (Prefix, Vec<&'static str>)> {
+/// A candidate: where it starts, optionally the path of one of the tree's entries (so that
+/// many candidates meet a file or a link), then a few more tokens.
+fn candidate() -> impl Strategy<Value = (Prefix, Option<Index>, Vec<&'static str>)> {
     let prefix = prop_oneof![
         6 => Just(Prefix::None),
         2 => Just(Prefix::Root),
         1 => Just(Prefix::Outside),
     ];
-    (prefix, vec(token(), 0..7))
+    (
+        prefix,
+        proptest::option::weighted(0.7, any::<Index>()),
+        vec(candidate_token(), 0..3),
+    )
 }
 
 /// Builds the generated tree; entries that cannot be made (a name already taken, a parent
@@ -213,12 +225,13 @@ proptest! {
     #[test]
     fn nothing_resolved_or_opened_lies_outside_the_root(
         tree in tree(),
-        (prefix, tokens) in candidate(),
+        (prefix, entry, tokens) in candidate(),
     ) {
         let fixture = Fixture::new();
         build(&fixture, &tree);
         let workspace = fixture.workspace();
-        let relative = tokens.join("/");
+        let entry = entry.filter(|_| !tree.is_empty()).map(|index| index.get(&tree).0.clone());
+        let relative = entry.into_iter().flatten().chain(tokens).collect::<Vec<_>>().join("/");
         let candidate = match prefix {
             Prefix::None => relative,
             Prefix::Root => format!("{}/{relative}", fixture.root_str()),

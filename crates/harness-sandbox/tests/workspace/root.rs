@@ -123,3 +123,23 @@ fn ensure_not_within_accepts_paths_outside_and_missing_ones() {
         .expect_err("through a file");
     assert!(matches!(error, Error::Io { .. }), "{error:?}");
 }
+
+#[test]
+fn one_workspace_serves_several_threads() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace();
+    std::thread::scope(|scope| {
+        for n in 0..4 {
+            let workspace = &workspace;
+            scope.spawn(move || {
+                let name = format!("thread-{n}.txt");
+                workspace.write(&name, format!("{n}")).expect("write");
+                assert_eq!(
+                    workspace.read_to_string(&name).expect("read"),
+                    format!("{n}")
+                );
+            });
+        }
+    });
+    assert_eq!(fs::read_dir(&fixture.root).expect("list").count(), 4);
+}
