@@ -20,7 +20,8 @@ impl Workspace {
     /// exist.
     ///
     /// Atomic: the contents go to a temporary file in the same directory, which is then
-    /// renamed over the target. An existing file keeps its permissions. A symbolic link at
+    /// renamed over the target. An existing file keeps its permissions, and is replaced even
+    /// when they make it read-only, as an editor's atomic save does. A symbolic link at
     /// `candidate` is followed, and its target is replaced.
     ///
     /// # Errors
