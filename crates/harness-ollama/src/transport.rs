@@ -5,6 +5,8 @@ use std::fmt;
 use std::io::{self, Read};
 use std::time::Duration;
 
+use ureq::tls::{RootCerts, TlsConfig};
+
 /// An HTTP request as the client needs it.
 #[derive(Debug)]
 pub(crate) struct HttpRequest {
@@ -70,14 +72,19 @@ pub(crate) struct UreqTransport {
 }
 
 impl UreqTransport {
-    /// An agent with the connect timeout; `local` servers are reached without any proxy
-    /// the environment names, as Ollama's own client does.
+    /// An agent with the connect timeout that trusts the system's certificates; `local`
+    /// servers are reached without any proxy the environment names, as Ollama's own
+    /// client does.
     pub(crate) fn new(
         connect_timeout: Duration,
         local: bool,
         api_key: Option<&str>,
     ) -> UreqTransport {
+        let tls = TlsConfig::builder()
+            .root_certs(RootCerts::PlatformVerifier)
+            .build();
         let mut config = ureq::Agent::config_builder()
+            .tls_config(tls)
             .timeout_connect(Some(connect_timeout))
             // Error statuses carry the server's message in their body: read them, not fail.
             .http_status_as_error(false)

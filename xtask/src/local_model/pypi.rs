@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use ureq::tls::{RootCerts, TlsConfig};
 
 const INDEX: &str = "https://pypi.org/simple";
 
@@ -30,9 +31,15 @@ pub(super) struct IndexFile {
     pub(super) size: u64,
 }
 
-/// An HTTP agent for the index and its files: patient reads, since files are large.
+/// An HTTP agent for the index and its files: patient reads, since files are large, and
+/// the system's certificates, as pip uses.
 pub(super) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
+        .tls_config(
+            TlsConfig::builder()
+                .root_certs(RootCerts::PlatformVerifier)
+                .build(),
+        )
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_per_read(Some(Duration::from_secs(120)))
         .build()
