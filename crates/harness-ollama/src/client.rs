@@ -22,6 +22,13 @@ use crate::transport::{
 /// The most of a non-streamed body read: model listings and error messages are far smaller.
 const MAX_BODY_BYTES: u64 = 8 * 1024 * 1024;
 
+/// How often a request is sent again at once when its connection closed before any answer.
+///
+/// A kept-alive connection may have been closed by the server just as it was reused:
+/// llama.cpp's server closes one after a streamed answer, without saying so. Nothing was
+/// answered, so sending again on a fresh connection is safe, as curl and browsers do.
+const MAX_RESENDS_AFTER_DISCONNECT: u32 = 2;
+
 /// The most installed models asked about their capabilities to explain a refusal.
 const MAX_MODELS_EXAMINED: usize = 32;
 
@@ -119,12 +126,12 @@ impl Client {
         Ok(response)
     }
 
-    /// What the server says about the configured model: its context length and, from
-    /// Ollama, its capabilities.
+    /// What the server says about the configured model: its context length and
+    /// capabilities.
     ///
     /// Ollama answers from `/api/show`. An OpenAI-compatible server is asked `/v1/models`
     /// and, for llama.cpp's `llama-server`, `/props`, whose context length (the one the
-    /// server was started with) wins.
+    /// server was started with) wins and which says whether the chat template takes tools.
     ///
     /// # Errors
     ///
@@ -141,14 +148,22 @@ impl Client {
                     None if models.len() == 1 => models.first(),
                     None => None,
                 };
-                let server_length = self
+                let props = self
                     .fetch(Method::Get, openai::PROPS, None, Purpose::Listing)
-                    .ok()
-                    .and_then(|body| openai::server_context_length(&body));
+                    .map(|body| openai::server_props(&body))
+                    .unwrap_or_default();
+                // llama.cpp says whether the template takes tools; say it as Ollama does.
+                let capabilities = match props.supports_tools {
+                    Some(true) => vec!["completion".to_owned(), "tools".to_owned()],
+                    Some(false) => vec!["completion".to_owned()],
+                    None => Vec::new(),
+                };
                 Ok(ModelInfo {
                     name: model.clone(),
-                    context_length: server_length.or(entry.and_then(|e| e.context_length)),
-                    capabilities: Vec::new(),
+                    context_length: props
+                        .context_length
+                        .or(entry.and_then(|e| e.context_length)),
+                    capabilities,
                 })
             }
         }
@@ -160,7 +175,9 @@ impl Client {
     /// It is [`Config::context_length`] or else the model's own (see
     /// [`Client::model_info`]), or else [`FALLBACK_CONTEXT_LENGTH`], and never more than
     /// [`Config::max_context_length`]. It is settled on the first call and then kept, so
-    /// the client and the server agree for the whole conversation.
+    /// the client and the server agree for the whole conversation. Ollama is sent it with
+    /// every chat; an OpenAI-compatible server has its own, fixed when it started, which
+    /// this reports.
     ///
     /// # Errors
     ///
@@ -270,7 +287,8 @@ impl Client {
     }
 
     /// Sends a request, retrying the failures that come before any answer (a refused
-    /// connection, `503`), and returns a response with a success status.
+    /// connection or `503` with backoff, a closed connection at once), and returns a
+    /// response with a success status.
     fn send(
         &self,
         method: Method,
@@ -280,6 +298,7 @@ impl Client {
     ) -> Result<HttpResponse, Error> {
         let body = body.map(|value| value.to_string().into_bytes());
         let mut retries = 0;
+        let mut resends = 0;
         loop {
             let outcome = self.transport.send(HttpRequest {
                 method,
@@ -288,6 +307,12 @@ impl Client {
                 idle_timeout: self.config.idle_timeout,
                 total_timeout: self.config.total_timeout,
             });
+            if matches!(outcome, Err(Failure::Disconnected))
+                && resends < MAX_RESENDS_AFTER_DISCONNECT
+            {
+                resends += 1;
+                continue;
+            }
             let retryable = match &outcome {
                 Err(failure) => *failure == Failure::Refused,
                 Ok(response) => response.status == 503,
@@ -340,6 +365,14 @@ impl Client {
             (Failure::TotalTimeout, _) => Error::TotalTimeout {
                 url,
                 timeout: self.config.total_timeout,
+            },
+            (Failure::Disconnected, Stage::Request) => Error::Unreachable {
+                url,
+                detail: "the server closed the connection without answering".to_owned(),
+            },
+            (Failure::Disconnected, Stage::Body) => Error::StreamCut {
+                url,
+                detail: "the server closed the connection".to_owned(),
             },
             (Failure::Other(detail), Stage::Request) => Error::Unreachable { url, detail },
             (Failure::Other(detail), Stage::Body) => Error::StreamCut { url, detail },
@@ -513,6 +546,27 @@ mod tests {
             Err(Error::Status { status: 500, .. })
         ));
         assert_eq!(scripted.requests(), 1);
+    }
+
+    #[test]
+    fn a_connection_closed_before_any_answer_is_resent_at_once_twice_at_most() {
+        let outcomes = vec![
+            Err(Failure::Disconnected),
+            Err(Failure::Disconnected),
+            Ok((200, DONE)),
+        ];
+        let (client, scripted) = scripted_client(Api::Ollama, 0, outcomes);
+        assert_eq!(client.chat(&[], &[], |_| {}).unwrap().content, "ok");
+        assert_eq!(scripted.requests(), 3, "resent although retries are off");
+
+        let (client, scripted) =
+            scripted_client(Api::Ollama, 0, vec![Err(Failure::Disconnected); 3]);
+        let error = client.chat(&[], &[], |_| {}).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot reach http://h:1/api/chat: the server closed the connection without answering"
+        );
+        assert_eq!(scripted.requests(), 3);
     }
 
     #[test]

@@ -59,7 +59,8 @@
 //! come; OpenAI-style fragments of their arguments are assembled by index. An answer is
 //! complete only when its final chunk arrives (`"done": true`; a `finish_reason` or
 //! `data: [DONE]`): a body that ends sooner is [`Error::StreamCut`], a line that is not JSON
-//! [`Error::MalformedLine`], an error reported mid-stream [`Error::StreamError`].
+//! [`Error::MalformedLine`], an error reported mid-stream [`Error::StreamError`]. A reasoning
+//! model's separate thinking text (`thinking`, `reasoning_content`) is not passed on.
 //!
 //! # Tool calls written as text
 //!

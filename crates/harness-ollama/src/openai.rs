@@ -296,7 +296,8 @@ pub(crate) struct ServedModel {
 }
 
 /// Reads a `/v1/models` body. Context lengths are not part of the API, but servers add
-/// them: `max_model_len` (vLLM), `context_length`, or `meta.n_ctx_train` (llama.cpp).
+/// them: `max_model_len` (vLLM), `context_length`, or llama.cpp's `meta.n_ctx` (the
+/// server's) or `meta.n_ctx_train` (the model's, from older versions).
 pub(crate) fn served_models(body: &[u8]) -> Result<Vec<ServedModel>, String> {
     #[derive(Deserialize)]
     struct List {
@@ -311,6 +312,7 @@ pub(crate) fn served_models(body: &[u8]) -> Result<Vec<ServedModel>, String> {
     }
     #[derive(Deserialize)]
     struct Meta {
+        n_ctx: Option<u64>,
         n_ctx_train: Option<u64>,
     }
     let list: List = serde_json::from_slice(body).map_err(|error| error.to_string())?;
@@ -322,19 +324,34 @@ pub(crate) fn served_models(body: &[u8]) -> Result<Vec<ServedModel>, String> {
             context_length: entry
                 .max_model_len
                 .or(entry.context_length)
-                .or(entry.meta.and_then(|meta| meta.n_ctx_train))
+                .or(entry.meta.and_then(|meta| meta.n_ctx.or(meta.n_ctx_train)))
                 .map(saturating_u32),
         })
         .collect())
 }
 
-/// Reads llama.cpp's `/props` body: the context length the server was started with.
-pub(crate) fn server_context_length(body: &[u8]) -> Option<u32> {
-    let props: Value = serde_json::from_slice(body).ok()?;
-    props
-        .pointer("/default_generation_settings/n_ctx")
-        .and_then(Value::as_u64)
-        .map(saturating_u32)
+/// What llama.cpp's `/props` says: the context length the server was started with, and
+/// whether the model's chat template takes tools.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ServerProps {
+    pub(crate) context_length: Option<u32>,
+    pub(crate) supports_tools: Option<bool>,
+}
+
+/// Reads llama.cpp's `/props` body; anything else reads as knowing nothing.
+pub(crate) fn server_props(body: &[u8]) -> ServerProps {
+    let Ok(props) = serde_json::from_slice::<Value>(body) else {
+        return ServerProps::default();
+    };
+    ServerProps {
+        context_length: props
+            .pointer("/default_generation_settings/n_ctx")
+            .and_then(Value::as_u64)
+            .map(saturating_u32),
+        supports_tools: props
+            .pointer("/chat_template_caps/supports_tools")
+            .and_then(Value::as_bool),
+    }
 }
 
 fn saturating_u32(value: u64) -> u32 {
@@ -529,6 +546,7 @@ data: [DONE]
             {"id":"vllm-model","max_model_len":32768},
             {"id":"lm-studio","context_length":4096},
             {"id":"llama","meta":{"n_ctx_train":131072}},
+            {"id":"llama-new","meta":{"n_ctx":8192,"n_ctx_train":32768}},
             {"id":"plain"}]}"#;
         let models = served_models(body).unwrap();
         let lengths: Vec<(&str, Option<u32>)> = models
@@ -541,6 +559,7 @@ data: [DONE]
                 ("vllm-model", Some(32768)),
                 ("lm-studio", Some(4096)),
                 ("llama", Some(131_072)),
+                ("llama-new", Some(8192)),
                 ("plain", None)
             ]
         );
@@ -548,10 +567,17 @@ data: [DONE]
     }
 
     #[test]
-    fn props_give_the_server_context_length() {
-        let body = br#"{"default_generation_settings":{"n_ctx":8192},"total_slots":1}"#;
-        assert_eq!(server_context_length(body), Some(8192));
-        assert_eq!(server_context_length(b"{}"), None);
-        assert_eq!(server_context_length(b"<html>"), None);
+    fn props_give_the_server_context_length_and_tool_support() {
+        let body = br#"{"default_generation_settings":{"n_ctx":8192},"total_slots":1,
+            "chat_template_caps":{"supports_tools":true,"supports_tool_calls":true}}"#;
+        assert_eq!(
+            server_props(body),
+            ServerProps {
+                context_length: Some(8192),
+                supports_tools: Some(true)
+            }
+        );
+        assert_eq!(server_props(b"{}"), ServerProps::default());
+        assert_eq!(server_props(b"<html>"), ServerProps::default());
     }
 }

@@ -118,6 +118,9 @@ mod tests {
             one("read_file", json!({"path": "n"}));
         a_call_after_invalid_json: r#"{oops {"name": "read_file", "arguments": {}}"# =>
             one("read_file", json!({}));
+        // Qwen's chat template shows the call format with doubled braces; small models copy it.
+        doubled_braces: r#"{{"name": "read_file", "arguments": {"path": "notes.txt"}}}}"# =>
+            one("read_file", json!({"path": "notes.txt"}));
         extra_fields_are_allowed: r#"{"name": "read_file", "arguments": {"path": "a"}, "id": 3}"# =>
             one("read_file", json!({"path": "a"}));
         a_tool_that_was_not_offered: r#"{"name": "delete_everything", "arguments": {}}"# => vec![];

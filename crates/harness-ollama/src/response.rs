@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::message::{Message, ToolCall};
+use crate::message::{CallOrigin, Message, ToolCall};
 
 /// The model's complete answer to one [`Client::chat`](crate::Client::chat).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +20,21 @@ pub struct ChatResponse {
 
 impl ChatResponse {
     /// The assistant message to append to the conversation before the tool results.
+    ///
+    /// When the calls were recovered from the text, the message carries the calls and not
+    /// the text they were written in, so the model does not see each call twice, and sees
+    /// it in the form its chat template gives tool calls.
     pub fn to_message(&self) -> Message {
-        Message::assistant(self.content.clone(), self.tool_calls.clone())
+        let recovered = self
+            .tool_calls
+            .iter()
+            .any(|call| call.origin == CallOrigin::RecoveredFromText);
+        let content = if recovered {
+            String::new()
+        } else {
+            self.content.clone()
+        };
+        Message::assistant(content, self.tool_calls.clone())
     }
 }
 
@@ -153,6 +166,31 @@ mod tests {
         assert_eq!(usage.prompt_tokens_per_second(), Some(50.0));
         assert_eq!(usage.generation_tokens_per_second(), None);
         assert_eq!(Usage::default().prompt_tokens_per_second(), None);
+    }
+
+    #[test]
+    fn the_message_of_an_answer_keeps_its_text_unless_the_calls_came_from_it() {
+        let call = |origin| ToolCall {
+            id: "call_0".to_owned(),
+            name: "read_file".to_owned(),
+            arguments: serde_json::json!({"path": "a"}),
+            origin,
+        };
+        let mut response = ChatResponse {
+            content: "Reading a.".to_owned(),
+            tool_calls: vec![call(CallOrigin::Structured)],
+            finish: FinishReason::Stop,
+            usage: Usage::default(),
+        };
+        let message = response.to_message();
+        assert_eq!(message.role, crate::Role::Assistant);
+        assert_eq!(message.content, "Reading a.");
+        assert_eq!(message.tool_calls, response.tool_calls);
+
+        response.tool_calls = vec![call(CallOrigin::RecoveredFromText)];
+        let message = response.to_message();
+        assert_eq!(message.content, "");
+        assert_eq!(message.tool_calls, response.tool_calls);
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub(crate) enum Failure {
     IdleTimeout,
     /// The exchange took longer than the total timeout.
     TotalTimeout,
+    /// The connection closed before the exchange was over.
+    Disconnected,
     /// Anything else, described.
     Other(String),
 }
@@ -139,9 +141,14 @@ impl UreqTransport {
 fn failure(error: ureq::Error) -> Failure {
     use ureq::Timeout;
     match error {
-        ureq::Error::Io(error) if error.kind() == io::ErrorKind::ConnectionRefused => {
-            Failure::Refused
-        }
+        ureq::Error::Io(error) => match error.kind() {
+            io::ErrorKind::ConnectionRefused => Failure::Refused,
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe => Failure::Disconnected,
+            _ => Failure::Other(error.to_string()),
+        },
         ureq::Error::Timeout(Timeout::PerRead) => Failure::IdleTimeout,
         ureq::Error::Timeout(Timeout::Global) => Failure::TotalTimeout,
         ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => {

@@ -56,11 +56,13 @@ fn a_real_tool_calling_round_trip() {
         },
     })];
     let mut conversation = vec![
+        // Small models repeat a call unless told what to do with its result.
         Message::system(
-            "You are a coding assistant. You cannot see the user's files; call the read_file \
-             tool to read one.",
+            "You are a helpful assistant. You cannot see the user's files: when you need one, \
+             call read_file. When you have a tool result, answer the user's question in one \
+             sentence without calling tools again.",
         ),
-        Message::user("What is the secret word written in the file notes.txt?"),
+        Message::user("Use the read_file tool to read notes.txt, then tell me its secret word."),
     ];
 
     let first = client

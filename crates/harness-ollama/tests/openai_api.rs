@@ -183,7 +183,11 @@ fn model_info_prefers_the_servers_context_length_to_the_trained_one() {
     let info = client.model_info().unwrap();
 
     assert_eq!(info.context_length, Some(8192));
-    assert_eq!(info.supports_tools(), None, "the API does not say");
+    assert_eq!(
+        info.supports_tools(),
+        Some(true),
+        "llama.cpp's chat template takes tools"
+    );
     assert_eq!(client.context_length().unwrap(), 8192);
 }
 
@@ -197,7 +201,9 @@ fn without_props_the_listed_context_length_is_used_and_capped() {
     );
     let client = client(config(Api::OpenAi, &server));
 
-    assert_eq!(client.model_info().unwrap().context_length, Some(32768));
+    let info = client.model_info().unwrap();
+    assert_eq!(info.context_length, Some(32768));
+    assert_eq!(info.supports_tools(), None, "the API does not say");
     assert_eq!(
         client.context_length().unwrap(),
         16384,

@@ -193,6 +193,7 @@ pub struct Reply {
     first_byte_delay: Duration,
     chunk_gap: Duration,
     cut_after_chunks: Option<usize>,
+    close_on_next_request: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,6 +265,15 @@ impl Reply {
         self
     }
 
+    /// Keeps the connection open after the reply, but answers the next request on it by
+    /// closing the connection (the request is still recorded), as llama.cpp's server does
+    /// after a streamed answer, without a `Connection: close` to warn the client.
+    #[must_use]
+    pub fn close_on_next_request(mut self) -> Reply {
+        self.close_on_next_request = true;
+        self
+    }
+
     /// Sends the body with `Content-Length` instead of chunked transfer encoding.
     #[must_use]
     pub fn length_framed(mut self) -> Reply {
@@ -280,6 +290,7 @@ impl Reply {
             first_byte_delay: Duration::ZERO,
             chunk_gap: Duration::ZERO,
             cut_after_chunks: None,
+            close_on_next_request: false,
         }
     }
 
@@ -439,13 +450,19 @@ fn serve_connection(stream: TcpStream, connection: usize, state: &State) -> io::
     stream.set_nodelay(true)?;
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
+    let mut hang_up = false;
     while let Some(request) = read_request(&mut reader, connection)? {
+        if hang_up {
+            lock(&state.requests).push(request);
+            break;
+        }
         let wants_close = request
             .header("connection")
             .is_some_and(|value| value.eq_ignore_ascii_case("close"));
         let reply = state.reply_for(&request);
         lock(&state.requests).push(request);
         let keep_open = reply.write_to(&mut writer)?;
+        hang_up = reply.close_on_next_request;
         if wants_close || !keep_open {
             break;
         }
@@ -682,6 +699,22 @@ mod tests {
         let connections: Vec<usize> = server.requests().iter().map(|r| r.connection).collect();
         assert_eq!(connections, [0, 0, 1]);
         assert_eq!(server.requests_to("/k").len(), 3);
+    }
+
+    #[test]
+    fn a_lazily_closed_connection_records_the_next_request_and_hangs_up() {
+        let server = StubServer::start().unwrap();
+        server.reply("GET", "/a", Reply::text(200, "a").close_on_next_request());
+        let mut socket = TcpStream::connect(server.addr()).unwrap();
+        socket
+            .write_all(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).unwrap();
+        assert_eq!(answer.matches("HTTP/1.1").count(), 1, "{answer:?}");
+        assert!(answer.ends_with("\r\n\r\na"));
+        let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+        assert_eq!(paths, ["/a", "/b"]);
     }
 
     #[test]
