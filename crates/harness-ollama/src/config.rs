@@ -74,7 +74,9 @@ pub enum TextToolCalls {
 ///
 /// Only two failures are retried, both before any answer was received: a refused
 /// connection (the server is starting) and `503 Service Unavailable` (the server is
-/// loading). Nothing is retried once a stream has begun.
+/// loading). Nothing is retried once a stream has begun. (Apart from this policy, a request
+/// whose kept-alive connection turns out closed, with no answer, is sent again at once on a
+/// fresh connection, twice at most.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Retry {

@@ -74,8 +74,9 @@
 //! # Faults, timeouts and retries
 //!
 //! A refused connection and `503 Service Unavailable` are retried with a growing wait (see
-//! [`Retry`]), since both mean the server is starting; nothing else is retried, and nothing
-//! at all once an answer has begun. The connect timeout is short (5 s); the idle timeout,
+//! [`Retry`]), since both mean the server is starting. A request whose reused connection the
+//! server had closed (llama.cpp's server does so after a streamed answer) is sent again at
+//! once on a fresh one. Nothing else is retried, and nothing at all once an answer has begun. The connect timeout is short (5 s); the idle timeout,
 //! the longest silence, is long (10 min), since a model's cold load and a long prompt come
 //! before the first byte; the total timeout bounds a whole request (30 min).
 //!
