@@ -176,39 +176,41 @@ impl std::fmt::Display for HunkRange {
     }
 }
 
+/// Bytes compared at once by [`common_prefix_len`] and [`common_suffix_len`].
+const CHUNK: usize = 64;
+
 /// The length of the longest common prefix of `a` and `b`.
 fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    // Whole chunks first: slice equality is a memcmp, far faster than a
-    // byte loop on the megabytes a large file has in common.
-    const CHUNK: usize = 64;
-    let mut len = 0;
-    while let (Some(x), Some(y)) = (a.get(len..len + CHUNK), b.get(len..len + CHUNK)) {
-        if x != y {
-            break;
-        }
-        len += CHUNK;
-    }
+    // Whole chunks first: slice equality is a memcmp, far faster than a byte
+    // loop over the megabytes a large file has in common. The first
+    // difference then lies in the next chunk.
+    let chunks = a
+        .chunks(CHUNK)
+        .zip(b.chunks(CHUNK))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let len = (chunks * CHUNK).min(a.len()).min(b.len());
     len + a[len..]
         .iter()
         .zip(&b[len..])
+        .take(CHUNK)
         .take_while(|(x, y)| x == y)
         .count()
 }
 
 /// The length of the longest common suffix of `a` and `b`.
 fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
-    const CHUNK: usize = 64;
-    let mut len = 0;
-    while len + CHUNK <= a.len().min(b.len()) {
-        if a[a.len() - len - CHUNK..a.len() - len] != b[b.len() - len - CHUNK..b.len() - len] {
-            break;
-        }
-        len += CHUNK;
-    }
+    let chunks = a
+        .rchunks(CHUNK)
+        .zip(b.rchunks(CHUNK))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let len = (chunks * CHUNK).min(a.len()).min(b.len());
     len + a[..a.len() - len]
         .iter()
         .rev()
         .zip(b[..b.len() - len].iter().rev())
+        .take(CHUNK)
         .take_while(|(x, y)| x == y)
         .count()
 }
@@ -453,9 +455,19 @@ pub(crate) mod tests {
         assert_eq!(common_suffix_len(a.as_bytes(), b.as_bytes()), 70);
         assert_eq!(common_prefix_len(b"abc", b"ab"), 2);
         assert_eq!(common_suffix_len(b"abc", b"bc"), 2);
-        let long = "z".repeat(128);
-        assert_eq!(common_prefix_len(long.as_bytes(), long.as_bytes()), 128);
-        assert_eq!(common_suffix_len(long.as_bytes(), long.as_bytes()), 128);
+        let long = "z".repeat(150);
+        assert_eq!(common_prefix_len(long.as_bytes(), long.as_bytes()), 150);
+        assert_eq!(common_suffix_len(long.as_bytes(), long.as_bytes()), 150);
+        assert_eq!(
+            common_prefix_len(long.as_bytes(), &long.as_bytes()[..140]),
+            140
+        );
+        assert_eq!(
+            common_suffix_len(long.as_bytes(), &long.as_bytes()[..140]),
+            140
+        );
+        assert_eq!(common_prefix_len(b"", b"abc"), 0);
+        assert_eq!(common_suffix_len(b"abc", b""), 0);
     }
 
     /// Every other line changed: many small edits, the hard case for Myers.
@@ -519,6 +531,20 @@ pub(crate) mod tests {
                 .header("a/f", "b/f")
                 .to_string();
             prop_assert_eq!(diff(&old, &new).text, whole);
+        }
+
+        #[test]
+        fn prefix_and_suffix_lengths_match_a_byte_loop(
+            common in prop::collection::vec(0_u8..3, 0..300),
+            x in prop::collection::vec(0_u8..3, 0..150),
+            y in prop::collection::vec(0_u8..3, 0..150),
+        ) {
+            let (a, b) = ([&common[..], &x].concat(), [&common[..], &y].concat());
+            let prefix = a.iter().zip(&b).take_while(|(p, q)| p == q).count();
+            prop_assert_eq!(common_prefix_len(&a, &b), prefix);
+            let (a, b) = ([&x[..], &common].concat(), [&y[..], &common].concat());
+            let suffix = a.iter().rev().zip(b.iter().rev()).take_while(|(p, q)| p == q).count();
+            prop_assert_eq!(common_suffix_len(&a, &b), suffix);
         }
 
         #[test]

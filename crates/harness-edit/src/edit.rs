@@ -78,7 +78,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn file(text: &str) -> TextFile {
-        TextFile::decode(Utf8Path::new("f.py"), text.as_bytes().to_vec(), u64::MAX)
+        TextFile::decode(Utf8Path::new("f.py"), text.as_bytes().to_vec())
             .expect("test text is valid")
     }
 

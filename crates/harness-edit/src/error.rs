@@ -12,6 +12,12 @@ use camino::Utf8PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The workspace refused the path or the file operation: an escape, a
+    /// deny rule, a missing file, an I/O error. Kept as the workspace made it,
+    /// so an escape stays an escape.
+    #[error(transparent)]
+    Workspace(#[from] harness_sandbox::Error),
+
     /// The file has a NUL byte in its first 8 KiB.
     #[error(
         "{path} looks like a binary file (it has a NUL byte in its first 8 KiB); \
@@ -36,8 +42,8 @@ pub enum Error {
 
     /// The file, or the content it would get, is over the size limit.
     #[error(
-        "{path} would be {len} bytes, over the {max_len}-byte limit for files this tool \
-         views or edits; read large files in parts with a command such as `sed -n` or \
+        "{path}: {len} bytes is over the {max_len}-byte limit for files this tool views \
+         or edits; read a larger file in parts with a command such as `sed -n` or \
          `grep -n`, and keep written content under the limit"
     )]
     TooLarge {
@@ -163,11 +169,15 @@ pub struct Closest {
 
 impl fmt::Display for Closest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "The closest region is lines {}-{}:",
-            self.first_line, self.last_line
-        )?;
+        if self.first_line == self.last_line {
+            writeln!(f, "The closest region is line {}:", self.first_line)?;
+        } else {
+            writeln!(
+                f,
+                "The closest region is lines {}-{}:",
+                self.first_line, self.last_line
+            )?;
+        }
         f.write_str(&self.text)?;
         if !self.text.ends_with('\n') {
             f.write_str("\n")?;
@@ -331,5 +341,10 @@ mod tests {
             differences: vec![],
         };
         assert!(closest.to_string().contains("     1\tx\nWhat differs"));
+        assert!(
+            closest
+                .to_string()
+                .starts_with("The closest region is line 1:\n")
+        );
     }
 }

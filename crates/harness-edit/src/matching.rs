@@ -2,15 +2,19 @@
 //!
 //! A miss is explained by the region of the file most like `old_text`: the
 //! window of lines where most lines of `old_text` occur when whitespace is
-//! ignored, or, when no line does, the line most similar to the most
-//! distinctive line of `old_text`. Each line of that region is then compared
-//! with `old_text` to say what differs.
+//! ignored, or, when no line does, the lines around the one sharing the most
+//! words with the longest line of `old_text`. The region and `old_text` are
+//! then aligned line by line (by a diff that ignores whitespace, so a missing
+//! or extra line shows as one) and each pair is compared to say what
+//! differs: indentation, other whitespace, line ending, or the text.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::{Duration, Instant};
 
 use camino::Utf8Path;
+use similar::{Algorithm, DiffOp, DiffTag};
 
 use crate::error::{Closest, Error};
 use crate::text::line_count_before;
@@ -18,6 +22,10 @@ use crate::view::numbered_line;
 
 /// How many match lines an ambiguous-match error keeps.
 const LISTED_MATCHES: usize = 10;
+
+/// How long aligning old_text with the region may take; past it, the
+/// alignment is coarser (more lines reported as differing), never wrong.
+const ALIGN_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// How many region lines a no-match error shows, and how many differences it lists.
 const SHOWN_REGION_LINES: usize = 30;
@@ -27,10 +35,6 @@ const LISTED_DIFFERENCES: usize = 10;
 /// repeated lines against a file of the same lines must not stall an error message.
 const VOTE_BUDGET: usize = 4_000_000;
 
-/// How similar (0 to 1, as `similar` measures it) a line must be to count as
-/// close when no line matches with whitespace ignored.
-const SIMILARITY_CUTOFF: f32 = 0.6;
-
 /// The byte offset of the only occurrence of `needle` in `text`.
 ///
 /// Overlapping occurrences count: `aa` occurs twice in `aaa`, and replacing
@@ -38,16 +42,17 @@ const SIMILARITY_CUTOFF: f32 = 0.6;
 pub(crate) fn find_unique(path: &Utf8Path, text: &str, needle: &str) -> Result<usize, Error> {
     let mut starts = Vec::new();
     let mut count = 0;
-    let mut from = 0;
-    // The step to the next possible start: one character, so overlaps are found.
-    let step = needle.chars().next().map_or(1, char::len_utf8);
-    while let Some(found) = text[from..].find(needle) {
-        let at = from + found;
+    let mut rest = text;
+    while let Some(found) = rest.find(needle) {
+        let from_match = &rest[found..];
         count += 1;
         if starts.len() < LISTED_MATCHES {
-            starts.push(at);
+            starts.push(text.len() - from_match.len());
         }
-        from = at + step;
+        // On by one character, not past the match, so overlapping matches count.
+        let mut chars = from_match.chars();
+        chars.next();
+        rest = chars.as_str();
     }
     match count {
         0 => Err(Error::NoMatch {
@@ -82,39 +87,39 @@ fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
 fn closest(text: &str, needle: &str) -> Option<Closest> {
     let file: Vec<&str> = lines(text).collect();
     let old: Vec<&str> = lines(needle).collect();
-    let start =
-        start_by_votes(&file, &old, VOTE_BUDGET).or_else(|| start_by_similarity(&file, &old))?;
-    // A window starting before the file: its first lines of old_text are
-    // compared with nothing.
-    let skipped = usize::try_from(-start).unwrap_or(0);
-    let first = usize::try_from(start).unwrap_or(0);
-    let end = (first + old.len() - skipped).min(file.len());
-    let region = &file[first..end];
+    let aligned = match start_by_votes(&file, &old, VOTE_BUDGET) {
+        Some(start) => align_by_diff(&file, &old, start),
+        None => align_by_offset(&file, &old, start_by_similarity(&file, &old)?),
+    };
+    let first = aligned.iter().filter_map(Aligned::file_line).min()?;
+    let last = aligned.iter().filter_map(Aligned::file_line).max()?;
 
     let mut text = String::new();
-    for (i, line) in region.iter().take(SHOWN_REGION_LINES).enumerate() {
+    for (i, line) in file[first..=last]
+        .iter()
+        .take(SHOWN_REGION_LINES)
+        .enumerate()
+    {
         text.push_str(&numbered_line(first + i + 1, line));
     }
-    if region.len() > SHOWN_REGION_LINES {
+    let region_len = last + 1 - first;
+    if region_len > SHOWN_REGION_LINES {
         text.push_str(&format!(
             "   ...\t({} more lines)\n",
-            region.len() - SHOWN_REGION_LINES
+            region_len - SHOWN_REGION_LINES
         ));
     }
 
-    let mut differences = Vec::new();
-    if skipped > 0 {
-        differences.push(format!(
-            "the first {skipped} lines of old_text are not at the start of the file"
-        ));
-    }
-    differences.extend(line_differences(
-        first,
-        region,
-        &old,
-        skipped,
-        needle.ends_with('\n'),
-    ));
+    let mut differences = differences(&file, &old, &aligned, needle.ends_with('\n'))
+        .unwrap_or_else(|| {
+            // Every line agrees, so the miss is the line break after the last
+            // one: old_text has it and the file, at its end, does not.
+            vec![format!(
+                "line {}: old_text ends with a line break, but the file's last line has none; \
+                 leave it out of old_text",
+                last + 1
+            )]
+        });
     if differences.len() > LISTED_DIFFERENCES {
         let more = differences.len() - LISTED_DIFFERENCES;
         differences.truncate(LISTED_DIFFERENCES);
@@ -122,10 +127,130 @@ fn closest(text: &str, needle: &str) -> Option<Closest> {
     }
     Some(Closest {
         first_line: first + 1,
-        last_line: end,
+        last_line: last + 1,
         text,
         differences,
     })
+}
+
+/// A line of the comparison of a file region with `old_text` (indices are
+/// 0-based lines of the file and of `old_text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Aligned {
+    /// A line of the file and the line of `old_text` meant to be it.
+    Both(usize, usize),
+    /// A line of the file that `old_text` leaves out.
+    FileOnly(usize),
+    /// A line of `old_text` the file does not have, before 0-based file
+    /// line `.1` (so after 1-based line `.1`).
+    OldOnly(usize, usize),
+}
+
+impl Aligned {
+    fn file_line(&self) -> Option<usize> {
+        match *self {
+            Aligned::Both(line, _) | Aligned::FileOnly(line) => Some(line),
+            Aligned::OldOnly(..) => None,
+        }
+    }
+}
+
+/// Lines of `old` aligned with the file around a window starting at line
+/// `start`, by a diff that ignores whitespace (so lines that differ only in
+/// whitespace pair up, and missing or extra lines show as such). File lines
+/// before the first and after the last line of `old_text` are left out.
+fn align_by_diff(file: &[&str], old: &[&str], start: isize) -> Vec<Aligned> {
+    // Room on both sides: old_text may have lines the file lacks, or lack some.
+    let k = signed(old.len());
+    let from = usize::try_from(start - k).unwrap_or(0);
+    let to = usize::try_from(start + 2 * k).unwrap_or(0).min(file.len());
+    fn words<'a>(line: &&'a str) -> Vec<&'a str> {
+        line.split_whitespace().collect()
+    }
+    let window: Vec<Vec<&str>> = file[from..to].iter().map(words).collect();
+    let old_words: Vec<Vec<&str>> = old.iter().map(words).collect();
+    let deadline = Instant::now().checked_add(ALIGN_TIMEOUT);
+    let ops =
+        similar::capture_diff_slices_deadline(Algorithm::Myers, &window, &old_words, deadline);
+
+    // Before the first agreeing line and after the last one, file lines
+    // past old_text's ends are not part of the region.
+    let leading = ops
+        .iter()
+        .take_while(|op| op.tag() != DiffTag::Equal)
+        .count();
+    let (before, rest) = ops.split_at(leading);
+    let trailing = rest
+        .iter()
+        .rev()
+        .take_while(|op| op.tag() != DiffTag::Equal)
+        .count();
+    let (middle, after) = rest.split_at(rest.len() - trailing);
+    let ranges = |op: &DiffOp| {
+        let (_, file_range, old_range) = op.as_tag_tuple();
+        (from + file_range.start..from + file_range.end, old_range)
+    };
+
+    let mut aligned = Vec::new();
+    for (file_range, old_range) in before.iter().map(ranges) {
+        // Lines next to the first agreeing line pair up; old_text's extra
+        // lines come before them.
+        let pairs = file_range.len().min(old_range.len());
+        aligned.extend(
+            (old_range.start..old_range.end - pairs).map(|j| Aligned::OldOnly(j, file_range.start)),
+        );
+        aligned.extend(
+            (file_range.end - pairs..file_range.end)
+                .zip(old_range.end - pairs..old_range.end)
+                .map(|(i, j)| Aligned::Both(i, j)),
+        );
+    }
+    for (file_range, old_range) in middle.iter().map(ranges) {
+        // Between agreeing lines: pair from the start; the rest of either
+        // side is a line only it has.
+        let pairs = file_range.len().min(old_range.len());
+        aligned.extend(
+            file_range
+                .clone()
+                .zip(old_range.clone())
+                .map(|(i, j)| Aligned::Both(i, j)),
+        );
+        aligned.extend(file_range.clone().skip(pairs).map(Aligned::FileOnly));
+        aligned.extend(
+            old_range
+                .skip(pairs)
+                .map(|j| Aligned::OldOnly(j, file_range.end)),
+        );
+    }
+    for (file_range, old_range) in after.iter().map(ranges) {
+        // Lines next to the last agreeing line pair up; old_text's extra
+        // lines come after them.
+        let pairs = file_range.len().min(old_range.len());
+        aligned.extend(
+            file_range
+                .clone()
+                .zip(old_range.clone())
+                .map(|(i, j)| Aligned::Both(i, j)),
+        );
+        aligned.extend(
+            old_range
+                .skip(pairs)
+                .map(|j| Aligned::OldOnly(j, file_range.end)),
+        );
+    }
+    aligned
+}
+
+/// Lines of `old` aligned with the file by position, `old`'s first line on
+/// file line `start` (negative: before the file).
+fn align_by_offset(file: &[&str], old: &[&str], start: isize) -> Vec<Aligned> {
+    (0..old.len())
+        .map(|j| match usize::try_from(start + signed(j)) {
+            Ok(i) if i < file.len() => Aligned::Both(i, j),
+            Ok(_) => Aligned::OldOnly(j, file.len()),
+            Err(_) => Aligned::OldOnly(j, 0),
+        })
+        .collect()
 }
 
 /// The lines of `text` without their `\n` (a `\r` before it stays, so line
@@ -184,20 +309,38 @@ fn whitespace_blind_key(line: &str) -> Option<u64> {
 }
 
 /// The 0-based first line (negative: before the file) of a window placing
-/// the longest line of `old` on the line of `file` most similar to it; `None`
-/// when no line is similar enough.
+/// the longest line of `old` on the line of `file` sharing the most words
+/// with it; `None` when no line shares at least half of their words.
+///
+/// Words, not characters: counting shared words is linear in the file's
+/// size, where a character diff per line could stall on long lines.
 fn start_by_similarity(file: &[&str], old: &[&str]) -> Option<isize> {
     let (j, probe) = old
         .iter()
-        .map(|line| line.trim())
         .enumerate()
-        .max_by_key(|&(j, line)| (line.len(), Reverse(j)))?;
-    let candidates: Vec<&str> = file.iter().map(|line| line.trim()).collect();
-    let best = similar::get_close_matches(probe, &candidates, 1, SIMILARITY_CUTOFF);
-    let i = candidates
-        .iter()
-        .position(|line| Some(line) == best.first())?;
+        .max_by_key(|&(j, line)| (line.trim().len(), Reverse(j)))?;
+    let probe: HashSet<&str> = words(probe).collect();
+    let mut best: Option<(usize, usize, usize)> = None; // (line, shared, total)
+    for (i, line) in file.iter().enumerate() {
+        let words: HashSet<&str> = words(line).collect();
+        let shared = words.intersection(&probe).count();
+        let total = words.len() + probe.len();
+        // shared / total beats best_shared / best_total, in integers; ties keep the earlier line.
+        let better = best
+            .is_none_or(|(_, best_shared, best_total)| shared * best_total > best_shared * total);
+        // At least half shared: 2 * shared / total >= 1/2.
+        if 4 * shared >= total && shared > 0 && better {
+            best = Some((i, shared, total));
+        }
+    }
+    let (i, _, _) = best?;
     Some(signed(i) - signed(j))
+}
+
+/// The words of `line`: runs of letters, digits and `_`.
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
 }
 
 /// A line index as a signed number; no text has `isize::MAX` lines.
@@ -205,50 +348,47 @@ fn signed(index: usize) -> isize {
     isize::try_from(index).expect("a line index fits in isize: texts are far smaller")
 }
 
-/// One sentence per line of `old` (from line `skipped` on) that differs
-/// from the `region` of the file starting at 0-based line `first`.
-fn line_differences(
-    first: usize,
-    region: &[&str],
+/// One sentence per line that differs between the file and `old`, as
+/// `aligned` pairs them; `None` when none does.
+fn differences(
+    file: &[&str],
     old: &[&str],
-    skipped: usize,
+    aligned: &[Aligned],
     old_ends_with_newline: bool,
-) -> Vec<String> {
-    let compared = &old[skipped..];
-    let mut found: Vec<String> = region
+) -> Option<Vec<String>> {
+    let found: Vec<String> = aligned
         .iter()
-        .zip(compared)
-        .enumerate()
-        .filter_map(|(i, (file_line, old_line))| {
-            // old_text may start in the middle of its first line and end in
-            // the middle of its last one.
-            let j = skipped + i;
-            let partial = (j == 0 && file_line.ends_with(old_line))
-                || (j + 1 == old.len()
-                    && !old_ends_with_newline
-                    && file_line.starts_with(old_line));
-            if partial {
-                return None;
+        .filter_map(|&item| match item {
+            Aligned::Both(i, j) => {
+                // old_text may start in the middle of its first line and end
+                // in the middle of its last one.
+                let partial = (j == 0 && file[i].ends_with(old[j]))
+                    || (j + 1 == old.len()
+                        && !old_ends_with_newline
+                        && file[i].starts_with(old[j]));
+                if partial {
+                    None
+                } else {
+                    describe(i + 1, file[i], old[j])
+                }
             }
-            describe(first + i + 1, file_line, old_line)
+            Aligned::FileOnly(i) => Some(format!(
+                "line {}: old_text leaves out this line of the file: {:?}",
+                i + 1,
+                file[i].trim_end_matches('\r')
+            )),
+            Aligned::OldOnly(j, before) => Some(format!(
+                "old_text has a line the file does not have {}: {:?}",
+                if before == 0 {
+                    "before line 1".to_owned()
+                } else {
+                    format!("after line {before}")
+                },
+                old[j].trim_end_matches('\r')
+            )),
         })
         .collect();
-    if compared.len() > region.len() {
-        found.push(format!(
-            "old_text has {} lines, but the file ends after line {}",
-            old.len(),
-            first + region.len()
-        ));
-    } else if found.is_empty() && skipped == 0 {
-        // Every line agrees, so the miss is the line break after the last
-        // one: old_text has it and the file, at its end, does not.
-        found.push(format!(
-            "line {}: old_text ends with a line break, but the file's last line has none; \
-             leave it out of old_text",
-            first + region.len()
-        ));
-    }
-    found
+    (!found.is_empty()).then_some(found)
 }
 
 /// What differs between line `number` of the file and the line of
@@ -511,7 +651,119 @@ mod tests {
         assert_eq!((closest.first_line, closest.last_line), (1, 2));
         assert_eq!(
             closest.differences,
-            ["old_text has 3 lines, but the file ends after line 2"]
+            ["old_text has a line the file does not have after line 2: \"z\""]
+        );
+    }
+
+    #[test]
+    fn a_line_old_text_leaves_out_is_named() {
+        let closest = closest_of("a\nb\nc\nd\n", "a\nc\nd\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 4));
+        assert_eq!(
+            closest.differences,
+            ["line 2: old_text leaves out this line of the file: \"b\""]
+        );
+    }
+
+    #[test]
+    fn a_line_old_text_adds_is_named() {
+        let closest = closest_of("a\nc\nd\n", "a\nb\nc\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 2));
+        assert_eq!(
+            closest.differences,
+            ["old_text has a line the file does not have after line 1: \"b\""]
+        );
+    }
+
+    #[test]
+    fn a_changed_first_line_pairs_with_the_line_before_the_agreeing_ones() {
+        let text = "x\ny\nw\ndef g(a, b):\n    return a\n    pass\n";
+        let closest = closest_of(text, "def g(a, c):\n    return a\n    pass\n");
+        assert_eq!((closest.first_line, closest.last_line), (4, 6));
+        assert_eq!(
+            closest.differences,
+            [
+                "line 4: the text differs: the file has \"def g(a, b):\", old_text has \
+                 \"def g(a, c):\""
+            ]
+        );
+    }
+
+    #[test]
+    fn extra_old_lines_before_the_agreeing_ones_are_named() {
+        let text = "one\ntwo\nthree\n";
+        let closest = closest_of(text, "zero\nhalf\none\ntwo\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 2));
+        assert_eq!(
+            closest.differences,
+            [
+                "old_text has a line the file does not have before line 1: \"zero\"",
+                "old_text has a line the file does not have before line 1: \"half\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_changed_last_line_pairs_with_the_line_after_the_agreeing_ones() {
+        let text = "p\nq\nr\nfn h(x) {}\nz\nzz\n";
+        let closest = closest_of(text, "p\nq\nr\nfn h(y) {}\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 4));
+        assert_eq!(
+            closest.differences,
+            ["line 4: the text differs: the file has \"fn h(x) {}\", old_text has \"fn h(y) {}\""]
+        );
+    }
+
+    #[test]
+    fn extra_old_lines_after_a_changed_last_line_are_named() {
+        let closest = closest_of("a\nb\nX\n", "a\nb\nY\nZ\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 3));
+        assert_eq!(
+            closest.differences,
+            [
+                "line 3: the text differs: the file has \"X\", old_text has \"Y\"",
+                "old_text has a line the file does not have after line 3: \"Z\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn similarity_window_may_run_past_the_end_of_the_file() {
+        let text = "a\nlet value = compute(1, 2, 3);\n";
+        let closest = closest_of(text, "let value = compute(1, 2, 4);\nextra\n");
+        assert_eq!((closest.first_line, closest.last_line), (2, 2));
+        assert_eq!(
+            closest.differences,
+            [
+                "line 2: the text differs: the file has \"let value = compute(1, 2, 3);\", \
+                 old_text has \"let value = compute(1, 2, 4);\"",
+                "old_text has a line the file does not have after line 2: \"extra\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_changed_middle_of_another_length_is_paired_then_named() {
+        let closest = closest_of("a\nb1\nb2\nc\n", "a\nB\nc\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 4));
+        assert_eq!(
+            closest.differences,
+            [
+                "line 2: the text differs: the file has \"b1\", old_text has \"B\"",
+                "line 3: old_text leaves out this line of the file: \"b2\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn more_old_lines_in_a_changed_middle_are_named() {
+        let closest = closest_of("a\nb\nc\n", "a\nB1\nB2\nc\n");
+        assert_eq!(
+            closest.differences,
+            [
+                "line 2: the text differs: the file has \"b\", old_text has \"B1\"",
+                "old_text has a line the file does not have after line 2: \"B2\"",
+            ]
         );
     }
 
@@ -537,7 +789,7 @@ mod tests {
         assert_eq!(closest.text, "     1\tmiddle\n");
         assert_eq!(
             closest.differences,
-            ["the first 1 lines of old_text are not at the start of the file"]
+            ["old_text has a line the file does not have before line 1: \"missing\""]
         );
     }
 
@@ -548,7 +800,7 @@ mod tests {
         assert_eq!(
             closest.differences,
             [
-                "the first 1 lines of old_text are not at the start of the file",
+                "old_text has a line the file does not have before line 1: \"a\"",
                 "line 2: the indentation differs: the file has \"  \", old_text has \"\"",
             ]
         );
@@ -587,9 +839,42 @@ mod tests {
 
     #[test]
     fn similarity_prefers_the_earliest_equal_line() {
-        let text = "zz\nabcdefgh\nabcdefgh\n";
-        let closest = closest_of(text, "abcdefgx");
+        let text = "zz\nlet a = 1;\nlet a = 1;\n";
+        let closest = closest_of(text, "let a = 2;");
         assert_eq!(closest.first_line, 2);
+    }
+
+    #[test]
+    fn similarity_prefers_more_shared_words() {
+        let text = "let a = f(x);\nlet a = f(y);\n";
+        let closest = closest_of(text, "let a = f(y, z);");
+        assert_eq!(closest.first_line, 2);
+    }
+
+    #[test]
+    fn similarity_needs_half_of_the_words() {
+        // One shared word of three and three: not close.
+        assert!(matches!(
+            find("alpha beta gamma\n", "alpha delta epsilon"),
+            Err(Error::NoMatch { closest: None, .. })
+        ));
+        // One of two and two: exactly half, close.
+        let closest = closest_of("x\na c\n", "a b");
+        assert_eq!(closest.first_line, 2);
+    }
+
+    #[test]
+    fn lines_without_words_are_never_similar() {
+        assert!(matches!(
+            find("alpha\n{}\n", "( )"),
+            Err(Error::NoMatch { closest: None, .. })
+        ));
+    }
+
+    #[test]
+    fn words_are_runs_of_letters_digits_and_underscores() {
+        let found: Vec<&str> = words("  fn add_one(x: i32) -> é2 {").collect();
+        assert_eq!(found, ["fn", "add_one", "x", "i32", "é2"]);
     }
 
     #[test]
@@ -603,6 +888,45 @@ mod tests {
             closest.text.ends_with("   ...\t(10 more lines)\n"),
             "{}",
             closest.text
+        );
+    }
+
+    #[test]
+    fn a_long_region_down_the_file_counts_its_own_lines() {
+        let text: String = (0..45).map(|i| format!("line {i}\n")).collect();
+        let needle: String = (5..45).map(|i| format!("line {i}\n")).collect();
+        let closest = closest_of(&text, &needle.replace("line 44", "line 99"));
+        assert_eq!((closest.first_line, closest.last_line), (6, 45));
+        assert!(
+            closest.text.ends_with("   ...\t(10 more lines)\n"),
+            "{}",
+            closest.text
+        );
+    }
+
+    #[test]
+    fn lines_missing_after_the_first_are_found_left_of_the_window() {
+        // The best window starts at line 5 (d, e, f agree there); a is four
+        // lines before it, as far left as the alignment looks.
+        let closest = closest_of("a\nb1\nb2\nb3\nc\nd\ne\nf\n", "a\nd\ne\nf\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 8));
+        assert_eq!(closest.differences.len(), 4, "{:?}", closest.differences);
+        assert_eq!(
+            closest.differences[0],
+            "line 2: old_text leaves out this line of the file: \"b1\""
+        );
+    }
+
+    #[test]
+    fn lines_missing_before_the_last_are_found_right_of_the_window() {
+        // The best window starts at line 1 (a, b, c agree there); z is four
+        // lines past its end, as far right as the alignment looks.
+        let closest = closest_of("a\nb\nc\nm1\nm2\nm3\nm4\nz\n", "a\nb\nc\nz\n");
+        assert_eq!((closest.first_line, closest.last_line), (1, 8));
+        assert_eq!(closest.differences.len(), 4, "{:?}", closest.differences);
+        assert_eq!(
+            closest.differences[3],
+            "line 7: old_text leaves out this line of the file: \"m4\""
         );
     }
 

@@ -2,8 +2,10 @@
 //!
 //! A file keeps what an editor would keep: its line-ending style (text a model
 //! sends is converted to it), its UTF-8 byte-order mark, and whether its last
-//! line ends with a line break. Binary files, invalid UTF-8 and files over the
-//! size limit are refused before anything else looks at them.
+//! line ends with a line break. Binary files and invalid UTF-8 are refused
+//! before anything else looks at them.
+
+use std::borrow::Cow;
 
 use camino::Utf8Path;
 
@@ -51,9 +53,9 @@ enum Ending {
 
 impl TextFile {
     /// Decodes `bytes` read from `path`, refusing what this crate cannot edit
-    /// safely: more than `max_len` bytes, binary content, invalid UTF-8.
-    pub(crate) fn decode(path: &Utf8Path, bytes: Vec<u8>, max_len: u64) -> Result<Self, Error> {
-        check_len(path, bytes.len(), max_len)?;
+    /// safely: binary content and invalid UTF-8. (The size limit is checked
+    /// before reading: see [`check_len`].)
+    pub(crate) fn decode(path: &Utf8Path, bytes: Vec<u8>) -> Result<Self, Error> {
         if is_binary(&bytes) {
             return Err(Error::Binary { path: path.into() });
         }
@@ -121,14 +123,14 @@ impl TextFile {
         body
     }
 
-    /// The bytes to write for an edited body: the byte-order mark goes back in front.
-    pub(crate) fn encode(&self, body: &str) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(BOM.len() + body.len());
+    /// The bytes to write for an edited body: the byte-order mark goes back
+    /// in front (without it, the body is written as it is, not copied).
+    pub(crate) fn encode<'a>(&self, body: &'a str) -> Cow<'a, [u8]> {
         if self.bom {
-            bytes.extend_from_slice(BOM.as_bytes());
+            Cow::Owned([BOM.as_bytes(), body.as_bytes()].concat())
+        } else {
+            Cow::Borrowed(body.as_bytes())
         }
-        bytes.extend_from_slice(body.as_bytes());
-        bytes
     }
 }
 
@@ -147,9 +149,8 @@ impl LineEnding {
     }
 }
 
-/// Refuses content of more than `max_len` bytes.
-pub(crate) fn check_len(path: &Utf8Path, len: usize, max_len: u64) -> Result<(), Error> {
-    let len = len as u64;
+/// Refuses a file or content of more than `max_len` bytes.
+pub(crate) fn check_len(path: &Utf8Path, len: u64, max_len: u64) -> Result<(), Error> {
     if len > max_len {
         return Err(Error::TooLarge {
             path: path.into(),
@@ -195,10 +196,8 @@ pub(crate) fn line_start(text: &str, line: usize) -> usize {
 mod tests {
     use super::*;
 
-    const LIMIT: u64 = 1 << 20;
-
     fn decode(bytes: &[u8]) -> Result<TextFile, Error> {
-        TextFile::decode(Utf8Path::new("f.txt"), bytes.to_vec(), LIMIT)
+        TextFile::decode(Utf8Path::new("f.txt"), bytes.to_vec())
     }
 
     fn file(text: &str) -> TextFile {
@@ -209,7 +208,8 @@ mod tests {
     fn roundtrip(original: &str, edit: impl Fn(&TextFile, &str) -> String) -> String {
         let file = file(original);
         let edited = edit(&file, &file.body);
-        String::from_utf8(file.encode(&file.keep_ending(edited))).expect("utf-8 in, utf-8 out")
+        String::from_utf8(file.encode(&file.keep_ending(edited)).into_owned())
+            .expect("utf-8 in, utf-8 out")
     }
 
     macro_rules! line_endings {
@@ -284,12 +284,12 @@ mod tests {
     fn bom_is_stripped_for_editing_and_written_back() {
         let file = file("\u{feff}a\n");
         assert_eq!(file.body, "a\n");
-        assert_eq!(file.encode("b\n"), b"\xef\xbb\xbfb\n");
+        assert_eq!(*file.encode("b\n"), *b"\xef\xbb\xbfb\n");
     }
 
     #[test]
     fn no_bom_is_added() {
-        assert_eq!(file("a\n").encode("b\n"), b"b\n");
+        assert_eq!(*file("a\n").encode("b\n"), *b"b\n");
     }
 
     #[test]
@@ -309,15 +309,15 @@ mod tests {
 
     #[test]
     fn nul_in_the_first_8_kib_is_binary() {
-        let mut bytes = vec![b'a'; BINARY_SNIFF_LEN + 10];
-        bytes[BINARY_SNIFF_LEN - 1] = 0;
+        let mut bytes = vec![b'a'; 9000];
+        bytes[8191] = 0;
         assert!(matches!(decode(&bytes), Err(Error::Binary { .. })));
     }
 
     #[test]
     fn nul_after_the_first_8_kib_is_not_looked_for() {
-        let mut bytes = vec![b'a'; BINARY_SNIFF_LEN + 10];
-        bytes[BINARY_SNIFF_LEN] = 0;
+        let mut bytes = vec![b'a'; 9000];
+        bytes[8192] = 0;
         assert!(decode(&bytes).is_ok());
     }
 
@@ -346,8 +346,8 @@ mod tests {
     #[test]
     fn length_limit_is_inclusive() {
         let path = Utf8Path::new("f.txt");
-        assert!(TextFile::decode(path, vec![b'a'; 10], 10).is_ok());
-        let err = TextFile::decode(path, vec![b'a'; 11], 10).expect_err("over the limit");
+        assert!(check_len(path, 10, 10).is_ok());
+        let err = check_len(path, 11, 10).expect_err("over the limit");
         assert!(
             matches!(
                 err,

@@ -140,10 +140,10 @@ pub(crate) fn numbered_line(number: usize, line: &str) -> String {
 /// `numbered`, the numbered form of `line`, cut to at most `max_len` bytes on
 /// a character boundary, saying so.
 fn cut_line(numbered: &str, line: &str, max_len: usize) -> String {
-    let mut cut = max_len.min(numbered.len());
-    while !numbered.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = (0..=max_len.min(numbered.len()))
+        .rev()
+        .find(|&at| numbered.is_char_boundary(at))
+        .unwrap_or(0);
     format!(
         "{} [... line cut: it is {} bytes long; use a command such as `cut -c` to see all of it]\n",
         &numbered[..cut],
