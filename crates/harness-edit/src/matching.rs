@@ -42,8 +42,10 @@ const VOTE_BUDGET: usize = 4_000_000;
 pub(crate) fn find_unique(path: &Utf8Path, text: &str, needle: &str) -> Result<usize, Error> {
     let mut starts = Vec::new();
     let mut count = 0;
+    let finder = memchr::memmem::Finder::new(needle);
     let mut rest = text;
-    while let Some(found) = rest.find(needle) {
+    while let Some(found) = finder.find(rest.as_bytes()) {
+        // A match of UTF-8 in UTF-8 starts on a character boundary.
         let from_match = &rest[found..];
         count += 1;
         if starts.len() < LISTED_MATCHES {

@@ -168,7 +168,8 @@ fn is_binary(bytes: &[u8]) -> bool {
 
 /// The number of line breaks in `bytes`: the 0-based line at its end.
 pub(crate) fn line_count_before(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&byte| byte == b'\n').count()
+    // memchr counts with SIMD: ten times a byte loop on a large file.
+    memchr::memchr_iter(b'\n', bytes).count()
 }
 
 /// The number of lines in `text`; a last line without a line break counts.
@@ -187,9 +188,9 @@ pub(crate) fn line_start(text: &str, line: usize) -> usize {
     if line == 0 {
         return 0;
     }
-    text.match_indices('\n')
+    memchr::memchr_iter(b'\n', text.as_bytes())
         .nth(line - 1)
-        .map_or(text.len(), |(at, _)| at + 1)
+        .map_or(text.len(), |at| at + 1)
 }
 
 #[cfg(test)]
