@@ -110,7 +110,7 @@ fn a_missing_interpreter_is_a_spawn_error() {
 
 #[test]
 fn cat_with_no_input_returns_at_once() {
-    let outcome = run(&["cat"], Duration::from_secs(100));
+    let outcome = run(&["cat"], Duration::from_secs(30));
     assert_eq!(outcome.status(), Status::Exited(0));
     assert_eq!(outcome.output(), "");
     assert!(outcome.duration() < NO_HANG, "{:?}", outcome.duration());
@@ -632,7 +632,7 @@ fn interrupt_when_running(interrupter: &harness_exec::Interrupter) {
 
 #[test]
 fn an_interrupt_reaches_the_command() {
-    let (dir, options) = scratch(Duration::from_secs(100));
+    let (dir, options) = scratch(Duration::from_secs(30));
     let runner = Runner::new();
     let interrupter = runner.interrupter();
     // `ready` appears once the trap is set.
@@ -658,7 +658,7 @@ fn an_interrupt_reaches_the_command() {
 
 #[test]
 fn a_command_ignoring_the_interrupt_is_ended_anyway() {
-    let (_dir, options) = scratch(Duration::from_secs(100));
+    let (_dir, options) = scratch(Duration::from_secs(30));
     let runner = Runner::new();
     let interrupter = runner.interrupter();
     let running = thread::spawn(move || {

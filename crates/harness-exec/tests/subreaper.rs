@@ -39,7 +39,7 @@ fn enable() {
 fn an_escapee_without_group_or_marker_is_killed_and_reaped() {
     let _shared = subreaper();
     let script = "setsid env -i sleep 100 >/dev/null 2>&1 & echo $!";
-    let outcome = run(&["sh", "-c", script], Duration::from_secs(100));
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(30));
     assert_eq!(outcome.status(), Status::Exited(0));
     let escaped = pid_on_line(&outcome, 0);
     // Re-parented to this process, it must be reaped too, not left a zombie.
@@ -73,7 +73,7 @@ fn an_orphan_that_exits_by_itself_is_reaped() {
     // The inner shell outlives the outer one, then exits on its own while
     // the run drains its output: it becomes a zombie child of this process.
     let script = "sh -c 'echo $$; exec sleep 0.1' & exit 0";
-    let outcome = run(&["sh", "-c", script], Duration::from_secs(100));
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(30));
     assert_eq!(outcome.status(), Status::Exited(0));
     let orphan = pid_on_line(&outcome, 0);
     assert!(!exists(orphan), "the orphan {orphan} was left a zombie");
@@ -94,11 +94,13 @@ fn sweep_until(until: Instant) {
 #[test]
 fn the_direct_child_of_another_run_is_left_alone() {
     let _shared = subreaper();
-    // `env -i` leaves the child without a marker: only the registry of
-    // running children tells the sweeps of other runs that it is not an orphan.
-    let sweeper = thread::spawn(|| sweep_until(Instant::now() + Duration::from_millis(1500)));
-    let outcome = run(&["env", "-i", "/bin/sleep", "1"], Duration::from_secs(100));
-    sweeper.join().expect("no panic");
+    // An older run ends, and sweeps, while a newer run's direct child is
+    // running without a marker (`env -i`): only the registry of running
+    // children tells the sweep that it is no orphan.
+    let older = thread::spawn(|| run(&["sleep", "0.5"], Duration::from_secs(30)));
+    thread::sleep(Duration::from_millis(100));
+    let outcome = run(&["env", "-i", "/bin/sleep", "1"], Duration::from_secs(30));
+    assert!(older.join().expect("no panic").is_success());
     assert_eq!(outcome.status(), Status::Exited(0));
 }
 
@@ -106,12 +108,18 @@ fn the_direct_child_of_another_run_is_left_alone() {
 fn the_orphans_of_another_run_are_left_to_it() {
     let _shared = subreaper();
     // The worker is orphaned (re-parented to this process) while its run
-    // goes on; it carries its run's marker, so other runs' sweeps leave it.
+    // goes on, and an older run ends and sweeps meanwhile; the worker carries
+    // its own run's marker, so the sweep leaves it.
+    let older = thread::spawn(|| run(&["sleep", "0.6"], Duration::from_secs(30)));
+    thread::sleep(Duration::from_millis(100));
     let script = "sh -c \"sh -c 'sleep 1; echo survived' &\"; sleep 1.5";
-    let sweeper = thread::spawn(|| sweep_until(Instant::now() + Duration::from_millis(1500)));
-    let outcome = run(&["sh", "-c", script], Duration::from_secs(100));
-    sweeper.join().expect("no panic");
-    assert_eq!(outcome.output(), "survived\n");
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(30));
+    assert!(older.join().expect("no panic").is_success());
+    assert_eq!(
+        outcome.output(),
+        "survived
+"
+    );
     assert!(outcome.duration() < NO_HANG);
 }
 
@@ -127,7 +135,7 @@ fn an_unmarked_orphan_older_than_a_run_is_not_that_runs() {
         thread::sleep(Duration::from_millis(100));
         sweep_until(Instant::now() + Duration::from_millis(1400));
     });
-    let outcome = run(&["sh", "-c", script], Duration::from_secs(100));
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(30));
     sweeper.join().expect("no panic");
     assert_eq!(outcome.output(), "started\nsurvived\n");
 }

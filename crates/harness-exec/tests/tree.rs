@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::thread;
 use std::time::Duration;
 
 use harness_exec::Status;
@@ -79,7 +80,7 @@ fn no_orphan_after_a_double_forked_daemon_when_the_command_exits() {
     // command, and the daemon goes with it.
     let outcome = run(
         &["python3", "-c", DOUBLE_FORK, "close-output"],
-        Duration::from_secs(100),
+        Duration::from_secs(30),
     );
     assert_eq!(outcome.status(), Status::Exited(0));
     let daemon = pid_on_line(&outcome, 0);
@@ -91,7 +92,7 @@ fn no_orphan_after_a_double_forked_daemon_when_the_command_exits() {
 fn a_background_process_holding_the_pipe_neither_delays_nor_times_out_the_run() {
     let outcome = run(
         &["sh", "-c", "sleep 100 & echo $!; echo started"],
-        Duration::from_secs(100),
+        Duration::from_secs(30),
     );
     assert_eq!(outcome.status(), Status::Exited(0));
     assert!(
@@ -111,7 +112,7 @@ fn a_background_process_holding_the_pipe_neither_delays_nor_times_out_the_run() 
 fn output_written_by_a_background_process_during_the_drain_is_kept() {
     let outcome = run(
         &["sh", "-c", "(sleep 0.05; echo late) & echo early"],
-        Duration::from_secs(100),
+        Duration::from_secs(30),
     );
     assert_eq!(outcome.status(), Status::Exited(0));
     assert_eq!(outcome.output(), "early\nlate\n");
@@ -121,7 +122,7 @@ fn output_written_by_a_background_process_during_the_drain_is_kept() {
 fn a_setsid_process_left_behind_is_killed_when_the_command_exits() {
     let outcome = run(
         &["sh", "-c", "setsid sleep 100 >/dev/null 2>&1 & echo $!"],
-        Duration::from_secs(100),
+        Duration::from_secs(30),
     );
     assert_eq!(outcome.status(), Status::Exited(0));
     let escaped = pid_on_line(&outcome, 0);
@@ -134,7 +135,7 @@ fn a_setsid_process_left_behind_is_killed_when_the_command_exits() {
 #[test]
 fn a_group_member_that_cleared_its_environment_is_killed() {
     let script = "env -i sleep 100 >/dev/null 2>&1 & echo $!";
-    let outcome = run(&["sh", "-c", script], Duration::from_secs(100));
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(30));
     let unmarked = pid_on_line(&outcome, 0);
     assert!(
         !alive(unmarked),
@@ -170,19 +171,19 @@ fn a_fork_storm_is_stopped() {
 
 #[test]
 fn other_children_of_this_process_are_left_alone() {
-    // Without the subreaper, a run never touches a child it did not start.
+    // Without the subreaper, a run never touches a child it did not start,
+    // even an unmarked one started while it runs.
+    let running = thread::spawn(|| run(&["sleep", "0.5"], Duration::from_secs(30)));
+    thread::sleep(Duration::from_millis(100));
     let mut bystander = std::process::Command::new("sleep")
-        .arg("100")
+        .arg("30")
         .env_clear()
         .spawn()
         .expect("spawn");
-    let outcome = run(
-        &["sh", "-c", "sleep 100 & echo $!"],
-        Duration::from_secs(100),
-    );
-    assert_eq!(outcome.status(), Status::Exited(0));
+    let outcome = running.join().expect("no panic");
     let alive_after = bystander.try_wait().expect("try_wait").is_none();
     bystander.kill().expect("kill");
     bystander.wait().expect("reap");
+    assert!(outcome.is_success());
     assert!(alive_after, "the bystander was killed");
 }

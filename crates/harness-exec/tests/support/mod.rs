@@ -48,5 +48,5 @@ pub(crate) fn pid_on_line(outcome: &Outcome, line: usize) -> u32 {
 }
 
 /// A generous bound for "did not hang": the bugs these tests guard against
-/// would hang for 100 s.
+/// would hang until a 30 s timeout.
 pub(crate) const NO_HANG: Duration = Duration::from_secs(10);
