@@ -236,11 +236,11 @@ impl Runner {
         let env = self.child_env(&marker);
         let lookup = Lookup {
             search_path: lookup(&env, "PATH").map(OsStr::to_owned),
-            cwd: cwd.to_owned(),
+            cwd: cwd.clone(),
             home: lookup(&env, "HOME").map(OsStr::to_owned),
         };
         self.policy.check_in(argv, &lookup)?;
-        let executable = match resolve(program, lookup.search_path.as_deref(), cwd) {
+        let executable = match resolve(program, lookup.search_path.as_deref(), &cwd) {
             Resolved::Executable(path) => path,
             Resolved::NotExecutable(path) => {
                 return Err(Error::NotExecutable {
@@ -264,7 +264,7 @@ impl Runner {
         command
             .arg0(program)
             .args(args)
-            .current_dir(cwd)
+            .current_dir(&cwd)
             .env_clear()
             .envs(env)
             .stdin(Stdio::null())
@@ -443,20 +443,22 @@ fn status_of(exit: ExitStatus) -> Status {
     }
 }
 
-/// `cwd`, if it is a directory a command can run in.
-fn checked_working_directory(cwd: &Path) -> Result<&Path, Error> {
+/// `cwd` made absolute, if it is a directory a command can run in.
+fn checked_working_directory(cwd: &Path) -> Result<PathBuf, Error> {
     let error = |source| Error::WorkingDirectory {
         path: cwd.to_owned(),
         source,
     };
-    let metadata = fs::metadata(cwd).map_err(error)?;
-    if !metadata.is_dir() {
+    // Absolute, so that the policy compares `rm`'s targets with the home
+    // directory from where the command really runs.
+    let canonical = fs::canonicalize(cwd).map_err(error)?;
+    if !canonical.is_dir() {
         return Err(error(io::Error::new(
             io::ErrorKind::NotADirectory,
             "not a directory",
         )));
     }
-    Ok(cwd)
+    Ok(canonical)
 }
 
 fn display(program: &OsStr) -> String {

@@ -288,6 +288,23 @@ fn the_policy_resolves_programs_on_the_commands_path_and_home() {
 }
 
 #[test]
+fn the_home_directory_is_recognised_through_a_symlinked_working_directory() {
+    let (dir, _) = scratch(SHORT);
+    let home = dir.path().join("home");
+    fs::create_dir_all(home.join("project")).expect("mkdir");
+    std::os::unix::fs::symlink(&home, dir.path().join("link")).expect("symlink");
+    let path = std::env::var_os("PATH").expect("PATH");
+    let runner =
+        Runner::new().parent_env([("PATH", path), ("HOME", home.clone().into_os_string())]);
+    let options = RunOptions::new(dir.path().join("link/project"));
+    let error = runner
+        .run(&["rm", "-rf", ".."], &options)
+        .expect_err("refused");
+    assert!(error.to_string().contains("`rm` aimed at `..`"), "{error}");
+    assert!(home.exists());
+}
+
+#[test]
 fn the_spec_timeout_returns_an_error_not_a_hang() {
     let outcome = run(
         &["python3", "-c", "import time; time.sleep(100)"],
