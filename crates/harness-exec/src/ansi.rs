@@ -18,6 +18,7 @@ const BEL: u8 = 0x07;
 /// stray `ESC [` cannot swallow the output that follows it.
 #[derive(Debug, Default)]
 pub(crate) struct AnsiStripper {
+    /// Where the last chunk left off.
     state: State,
 }
 

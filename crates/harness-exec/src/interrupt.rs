@@ -79,7 +79,9 @@ impl Interrupter {
 /// Keeps a command interruptible while it lives.
 #[derive(Debug)]
 pub(crate) struct Registration<'a> {
+    /// Whose list the command is on.
     interrupter: &'a Interrupter,
+    /// Which entry of the list is the command's.
     id: u64,
 }
 

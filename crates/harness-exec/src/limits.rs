@@ -67,7 +67,9 @@ impl Limits {
 /// between `fork` and `exec` needs no allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ChildLimits {
+    /// `RLIMIT_FSIZE`, in bytes.
     pub(crate) max_file_size: Option<u64>,
+    /// `RLIMIT_NPROC`, already dropped for root.
     pub(crate) max_processes: Option<u64>,
 }
 

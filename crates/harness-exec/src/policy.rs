@@ -164,6 +164,7 @@ struct Step {
     name: String,
     /// The basename of the file it resolves to, symlinks followed.
     target: Option<String>,
+    /// Its arguments, the wrapped command's included.
     args: Vec<String>,
 }
 

@@ -160,10 +160,15 @@ impl Redactor {
 
 /// The compiled built-in patterns.
 struct Patterns {
+    /// A PEM private-key block, or its start up to the end of the text.
     pem_block: Regex,
+    /// The base64 lines above a lone PEM `END` line.
     pem_end: Regex,
+    /// Well-known token shapes.
     token: Regex,
+    /// `Bearer` and the credential after it (group 1 keeps the word).
     bearer: Regex,
+    /// `name=value`, `name: value` and their quoted forms.
     assignment: Regex,
 }
 

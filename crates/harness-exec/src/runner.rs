@@ -68,20 +68,28 @@ pub struct Runner {
     max_timeout: Duration,
     /// Bytes of output text kept: half head, half tail.
     output_limit: usize,
+    /// What may run.
     policy: Policy,
+    /// Which variables commands receive.
     env: EnvPolicy,
     /// The variables commands' environments are chosen from.
     parent_env: Vec<(OsString, OsString)>,
+    /// Applied to every output.
     redactor: Redactor,
+    /// Set in every command before it starts.
     limits: Limits,
+    /// The tier commands run under.
     isolation: Isolation,
+    /// Shared with every `Interrupter` handed out, and with clones.
     interrupter: Interrupter,
 }
 
 /// Where and for how long one command runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOptions {
+    /// The working directory.
     cwd: PathBuf,
+    /// The timeout, or `None` for the runner's default.
     timeout: Option<Duration>,
 }
 
@@ -399,9 +407,13 @@ impl Runner {
 /// It outlives the run's [`Interrupter`] registration, so that no signal
 /// reaches a reused process group.
 struct Running<'a> {
+    /// The direct child.
     child: Child,
+    /// Its pid, which is also its process group's id.
     pid: Pid,
+    /// Every process of the run; shared with the interrupter.
     tree: Arc<Tree>,
+    /// Where the direct child's exit status goes once it is reaped.
     exit: &'a mut Option<io::Result<ExitStatus>>,
 }
 
@@ -415,9 +427,11 @@ impl Drop for Running<'_> {
 
 /// The parts of a run [`Runner::supervise`] needs besides the process.
 struct Watching<'a> {
+    /// The read end of the output pipe.
     output: &'a PipeReader,
     /// Whether the pipe is large enough to coalesce wake-ups.
     coalesce: bool,
+    /// When the command times out.
     deadline: Instant,
 }
 

@@ -164,8 +164,11 @@ fn pause_end(now: Instant, wake_at: Instant) -> Instant {
 /// Which of the watched descriptors are ready.
 #[derive(Debug, Default)]
 struct Ready {
+    /// The pipe has data, or has ended.
     output: bool,
+    /// The command has exited.
     exited: bool,
+    /// An interrupt arrived.
     interrupted: bool,
 }
 

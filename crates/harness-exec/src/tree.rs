@@ -295,14 +295,19 @@ impl Tree {
 
 /// Whose run a process's environment marks.
 enum Marking {
+    /// This run's marker.
     Ours,
+    /// Another run's marker only.
     AnotherRun,
+    /// No marker, or an environment that cannot be read.
     None,
 }
 
 /// Facts about this process, read once per pass.
 struct Context<'a> {
+    /// This process.
     me: Pid,
+    /// Whether orphans are re-parented to this process.
     subreaper: bool,
     /// The direct children of runs in progress.
     running: &'a [Pid],
@@ -318,7 +323,9 @@ fn is_subreaper() -> bool {
 struct Stat {
     /// A zombie (`Z`) or dead (`X`) process.
     dead: bool,
+    /// The parent's pid (`None` for a parent outside this pid namespace).
     parent: Option<Pid>,
+    /// The process group's id.
     group: Option<Pid>,
     /// Clock ticks from boot to the process's start.
     started: u64,

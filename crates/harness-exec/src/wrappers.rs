@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 /// How a wrapper program's arguments are laid out before the command it runs.
 struct Wrapper {
+    /// The program's basename.
     name: &'static str,
     /// Short options that take a value, as `-n 5` or `-n5`.
     short_values: &'static str,
