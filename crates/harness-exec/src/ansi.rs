@@ -51,7 +51,7 @@ enum Step {
 
 impl AnsiStripper {
     /// Feeds `input`, calling `emit` with each run of text that is not part of
-    /// an escape sequence.
+    /// an escape sequence (a run may be empty).
     pub(crate) fn feed(&mut self, mut input: &[u8], mut emit: impl FnMut(&[u8])) {
         while let Some(&byte) = input.first() {
             if self.state == State::Text {
@@ -60,9 +60,7 @@ impl AnsiStripper {
                     emit(input);
                     return;
                 };
-                if at > 0 {
-                    emit(&input[..at]);
-                }
+                emit(&input[..at]);
                 self.state = State::Escape;
                 input = &input[at + 1..];
                 continue;

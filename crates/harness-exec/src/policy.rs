@@ -102,7 +102,7 @@ const COMMON_PROCESSES: &[&str] = &[
 /// assert!(allowlist.check(&["git", "status"]).is_ok());
 /// assert!(allowlist.check(&["curl", "example.com"]).is_err());
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Policy {
     /// The allowed programs, or `None` in blocklist mode.
     allowed: Option<BTreeSet<String>>,
@@ -166,6 +166,12 @@ struct Step {
     target: Option<String>,
     /// Its arguments, the wrapped command's included.
     args: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy::blocklist()
+    }
 }
 
 impl Policy {
@@ -752,6 +758,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("prevents accidents only"), "{text}");
+    }
+
+    #[test]
+    fn the_default_is_the_blocklist() {
+        assert!(check(&Policy::default(), &["sudo", "ls"]).is_err());
+        assert!(check(&Policy::default(), &["curl", "example.com"]).is_ok());
     }
 
     #[test]

@@ -62,8 +62,8 @@ fn limit(resource: Resource, value: u64) -> io::Result<()> {
 /// inherits nothing else of this process: not a jobserver pipe its parent
 /// passed on, not a socket a library opened without `O_CLOEXEC`.
 fn close_inherited_on_exec() -> io::Result<()> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let dir = openat(CWD, c"/proc/self/fd", flags, Mode::empty())?;
+    // No O_CLOEXEC needed: `dir` is closed when this returns, before `exec`.
+    let dir = openat(CWD, c"/proc/self/fd", OFlags::RDONLY, Mode::empty())?;
     let mut buffer = [MaybeUninit::<u8>::uninit(); 1024];
     let mut entries = RawDir::new(&dir, &mut buffer);
     while let Some(entry) = entries.next() {

@@ -139,9 +139,11 @@ pub(crate) fn watch(
         if ready.interrupted {
             let mut count = [0; 8];
             let _ = rustix::io::read(watched.interrupts, &mut count);
-            if matches!(phase, Phase::Running) && ending == Ending::Exited {
-                // The group already has SIGINT; if it is still running
-                // after the grace period, it ends as on a timeout.
+            // Only a running command is interrupted: one that is already
+            // ending keeps the reason it is ending for. The group already has
+            // SIGINT; if it still runs after the grace period, it ends as on
+            // a timeout.
+            if matches!(phase, Phase::Running) {
                 ending = Ending::Interrupted;
                 deadline = deadline.min(now + GRACE);
             }

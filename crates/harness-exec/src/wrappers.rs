@@ -107,7 +107,7 @@ const WRAPPERS: &[Wrapper] = &[
 pub(crate) fn wrapped_command(name: &str, args: &[String]) -> Option<Vec<String>> {
     let wrapper = WRAPPERS.iter().find(|wrapper| wrapper.name == name)?;
     let mut rest: VecDeque<String> = args.iter().cloned().collect();
-    let mut operands = wrapper.operands;
+    // Options end at `--` or at the first operand, as with getopt's `+`.
     while let Some(arg) = rest.pop_front() {
         if arg == "--" {
             break;
@@ -148,15 +148,11 @@ pub(crate) fn wrapped_command(name: &str, args: &[String]) -> Option<Vec<String>
             // `env -` is `env -i`; `NAME=value` sets a variable.
             continue;
         }
-        if operands > 0 {
-            operands -= 1;
-            continue;
-        }
         rest.push_front(arg);
         break;
     }
-    // After `--`, any operands still due come before the command.
-    rest.drain(..operands.min(rest.len()));
+    // The wrapper's own operands (the duration of `timeout`) come first.
+    rest.drain(..wrapper.operands.min(rest.len()));
     (!rest.is_empty()).then(|| rest.into())
 }
 
@@ -226,11 +222,16 @@ mod tests {
         timeout_long_signal: ["timeout", "--signal", "TERM", "5", "sudo"] => Some(&["sudo"]);
         timeout_double_dash: ["timeout", "--", "5", "sudo"] => Some(&["sudo"]);
         timeout_only_duration: ["timeout", "5"] => None;
+        timeout_nothing: ["timeout"] => None;
         time_plain: ["time", "sudo"] => Some(&["sudo"]);
         time_format: ["time", "-f", "%e", "-o", "t.txt", "sudo"] => Some(&["sudo"]);
         time_portable: ["time", "-p", "sudo"] => Some(&["sudo"]);
         stdbuf_modes: ["stdbuf", "-o", "L", "-eL", "sudo"] => Some(&["sudo"]);
         stdbuf_long: ["stdbuf", "--output=L", "sudo"] => Some(&["sudo"]);
+        stdbuf_long_separate: ["stdbuf", "--output", "L", "sudo"] => Some(&["sudo"]);
+        time_long_separate: ["time", "--output", "t.txt", "sudo"] => Some(&["sudo"]);
+        xargs_long_separate: ["xargs", "--max-args", "1", "rm"] => Some(&["rm"]);
+        sudo_long_separate: ["sudo", "--user", "root", "ls"] => Some(&["ls"]);
         xargs_plain: ["xargs", "rm", "-rf"] => Some(&["rm", "-rf"]);
         xargs_options: ["xargs", "-0", "-n", "1", "-P", "4", "-I", "{}", "rm", "{}"] => Some(&["rm", "{}"]);
         xargs_arg_file: ["xargs", "-a", "list", "--max-args=2", "rm"] => Some(&["rm"]);
