@@ -46,7 +46,9 @@
 //!
 //! # The whole process tree, every time
 //!
-//! The command starts as the leader of a new process group. At its timeout
+//! The command starts as the leader of a new session, so of a new process
+//! group, and without a controlling terminal: a program that would prompt on
+//! `/dev/tty` fails at once instead of waiting for the timeout. At its timeout
 //! (30 s unless the call or the runner says otherwise) the group and every
 //! process of the run get `SIGTERM`, and `SIGKILL` 1 s later. When the command
 //! exits on its own, its output is read for at most 250 ms more, so that a

@@ -16,20 +16,27 @@ use std::process::Command;
 
 use rustix::fs::{CWD, Mode, OFlags, RawDir, openat};
 use rustix::io::{FdFlags, fcntl_setfd};
-use rustix::process::{Resource, Rlimit, setrlimit};
+use rustix::process::{Resource, Rlimit, setrlimit, setsid};
 
 use crate::limits::ChildLimits;
 
-/// Makes the child set `limits` on itself and mark every descriptor but
-/// stdin, stdout and stderr close-on-exec before it executes the program.
+/// Makes the child start a new session, set `limits` on itself and mark
+/// every descriptor but stdin, stdout and stderr close-on-exec before it
+/// executes the program.
+///
+/// The new session makes the child the leader of its own process group, so
+/// the whole group can be signalled, and leaves it without a controlling
+/// terminal: a program that would prompt on `/dev/tty` (a password, a
+/// username) fails at once instead of waiting, stopped, for the timeout.
 pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits) {
     // SAFETY: the closure owns a `Copy` value and makes only raw system
-    // calls through rustix (`prlimit64`, `openat`, `getdents64`, `fcntl`),
+    // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`, `fcntl`),
     // with a buffer on the stack: no allocation, no lock, nothing but
     // async-signal-safe work. An error becomes an `io::Error` from its raw
     // errno, which does not allocate either.
     unsafe {
         command.pre_exec(move || {
+            setsid()?;
             set_limits(limits)?;
             close_inherited_on_exec()
         });

@@ -219,8 +219,9 @@ impl Runner {
     /// is gone.
     ///
     /// The program runs directly, never through a shell, with stdin from
-    /// `/dev/null`, stdout and stderr merged into one pipe, in a new process
-    /// group, with the scrubbed environment and the resource limits. At the
+    /// `/dev/null`, stdout and stderr merged into one pipe, in a new session
+    /// (its own process group, without a controlling terminal), with the
+    /// scrubbed environment and the resource limits. At the
     /// timeout its process group and every process it started get `SIGTERM`,
     /// then `SIGKILL` 1 s later. When the program exits, its output is read
     /// for at most 250 ms more, then whatever it left running is killed.
@@ -281,8 +282,7 @@ impl Runner {
                     .try_clone()
                     .map_err(Error::io("creating the output pipe"))?,
             )
-            .stderr(writer)
-            .process_group(0);
+            .stderr(writer);
         prepare_child(&mut command, self.limits.for_child_of_this_process());
         let (pid, child) = spawn_registered(|| {
             let child = command.spawn()?;

@@ -140,6 +140,21 @@ fn the_command_inherits_no_other_file_descriptor() {
 }
 
 #[test]
+fn the_command_leads_its_own_session_without_a_terminal() {
+    let script = "import os; print(os.getsid(0) == os.getpid() == os.getpgid(0))";
+    let outcome = run(&["python3", "-c", script], SHORT);
+    assert_eq!(outcome.output(), "True\n");
+    // A prompt on the terminal fails at once instead of waiting for the timeout.
+    let outcome = run(&["cat", "/dev/tty"], Duration::from_secs(30));
+    assert_eq!(outcome.status(), Status::Exited(1));
+    assert!(
+        outcome.output().contains("No such device or address"),
+        "{}",
+        outcome.output()
+    );
+}
+
+#[test]
 fn stdin_is_dev_null() {
     let outcome = run(
         &[
