@@ -25,13 +25,13 @@ fn main() {
     let rss_before = peak_rss_kib();
 
     println!("harness-exec: 1 GiB of output through Runner::run vs. the same command > /dev/null");
-    println!("best of {ROUNDS} runs each\n");
+    println!("best of {ROUNDS} runs each, taken in turns\n");
     println!(
         "{:<36} {:>9} {:>11} {:>12} {:>7} {:>11}",
         "command", "raw (s)", "| cat (s)", "runner (s)", "ratio", "cat ratio"
     );
     for command in COMMANDS {
-        let raw = best_of(|| {
+        let raw = || {
             let status = Command::new("sh")
                 .args(["-c", command])
                 .stdin(Stdio::null())
@@ -40,21 +40,22 @@ fn main() {
                 .status()
                 .expect("sh runs");
             assert!(status.success(), "{command}: {status}");
-        });
+        };
         // The least any capture through a pipe costs: `cat` reading it.
-        let piped = best_of(|| {
+        let piped = || {
             let status = Command::new("sh")
                 .args(["-c", &format!("{command} | cat > /dev/null")])
                 .stdin(Stdio::null())
                 .status()
                 .expect("sh runs");
             assert!(status.success(), "{command}: {status}");
-        });
-        let through_runner = best_of(|| {
+        };
+        let through_runner = || {
             let outcome = runner.run(&["sh", "-c", command], &options).expect("runs");
             assert!(outcome.is_success(), "{command}: {:?}", outcome.status());
             assert_eq!(outcome.total_bytes(), 1 << 30);
-        });
+        };
+        let [raw, piped, through_runner] = best_of([&raw, &piped, &through_runner]);
         let ratio = through_runner.as_secs_f64() / raw.as_secs_f64();
         let cat_ratio = piped.as_secs_f64() / raw.as_secs_f64();
         println!(
@@ -72,16 +73,18 @@ fn main() {
     );
 }
 
-/// The shortest of `ROUNDS` timed runs of `run`.
-fn best_of(mut run: impl FnMut()) -> Duration {
-    (0..ROUNDS)
-        .map(|_| {
+/// The shortest of `ROUNDS` timed runs of each of `runs`, taken in turns so
+/// that a change in the machine's load falls on all of them alike.
+fn best_of<const N: usize>(runs: [&dyn Fn(); N]) -> [Duration; N] {
+    let mut best = [Duration::MAX; N];
+    for _ in 0..ROUNDS {
+        for (run, best) in runs.iter().zip(&mut best) {
             let started = Instant::now();
             run();
-            started.elapsed()
-        })
-        .min()
-        .expect("at least one round")
+            *best = (*best).min(started.elapsed());
+        }
+    }
+    best
 }
 
 /// `VmHWM` from `/proc/self/status`, in KiB.
