@@ -7,6 +7,7 @@
 
 mod local_model;
 mod mutate;
+mod reap;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,9 @@ tasks:
       --background        start the server detached (log in the cache), return when ready
       --print-url         print only the base URL once ready, for scripts
       --no-start          build and download only; print how to start the server
+  reap PROGRAM [ARGS]...
+                run PROGRAM as the init of a PID namespace, reaping orphans
+                (used by `mutate`)
   help          print this message
 ";
 
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         "local-model" => Ok(local_model::run(rest)),
+        "reap" => reap::run(rest),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");
             Ok(ExitCode::from(2))
