@@ -76,3 +76,29 @@ fn error_messages_are_redacted() {
          directories exist"
     );
 }
+
+/// Code that reads a secret from the environment holds none: the model must see it as it is,
+/// or an `old_text` copied from `read_file` could never match for `edit_file`.
+#[test]
+fn code_that_names_a_secret_reads_and_edits_as_written() {
+    let fixture = Fixture::new();
+    fixture.file("settings.py", "API_KEY = os.environ['API_KEY']\nTIMEOUT = 5\n");
+    let read = fixture.call("read_file", json!({"path": "settings.py"}));
+    assert_eq!(
+        ok(&read),
+        "     1\tAPI_KEY = os.environ['API_KEY']\n     2\tTIMEOUT = 5\n"
+    );
+    let edit = fixture.call(
+        "edit_file",
+        json!({
+            "path": "settings.py",
+            "old_text": "API_KEY = os.environ['API_KEY']",
+            "new_text": "API_KEY = os.environ.get('API_KEY', '')",
+        }),
+    );
+    ok(&edit);
+    assert_eq!(
+        fixture.read("settings.py"),
+        "API_KEY = os.environ.get('API_KEY', '')\nTIMEOUT = 5\n"
+    );
+}
