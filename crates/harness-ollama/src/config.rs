@@ -1,0 +1,244 @@
+//! What a [`Client`](crate::Client) is told: server, model, sampling, timeouts, retries.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::Error;
+
+/// The model used when none is configured: a 7B coding model that calls tools reliably
+/// and runs on a laptop (about 4.7 GB; `ollama pull qwen2.5-coder:7b`).
+pub const DEFAULT_MODEL: &str = "qwen2.5-coder:7b";
+
+/// Where Ollama listens unless `OLLAMA_HOST` says otherwise.
+pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
+
+/// Where an OpenAI-compatible server is looked for unless told otherwise: the default
+/// address of llama.cpp's `llama-server`.
+pub const DEFAULT_OPENAI_URL: &str = "http://127.0.0.1:8080";
+
+/// The context length used when neither the configuration nor the server gives one.
+pub const FALLBACK_CONTEXT_LENGTH: u32 = 8192;
+
+/// Which API the server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// Ollama's native API: `/api/chat` streaming newline-delimited JSON.
+    #[default]
+    Ollama,
+    /// The OpenAI-compatible API: `/v1/chat/completions` streaming server-sent events,
+    /// served by llama.cpp's `llama-server`, vLLM, LM Studio and Ollama's own `/v1`.
+    OpenAi,
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Api::Ollama => "Ollama",
+            Api::OpenAi => "OpenAI-compatible",
+        })
+    }
+}
+
+impl FromStr for Api {
+    type Err = Error;
+
+    /// Parses `ollama` or `openai` (any case), the spellings of a `--api` flag.
+    fn from_str(value: &str) -> Result<Api, Error> {
+        match value.to_ascii_lowercase().as_str() {
+            "ollama" => Ok(Api::Ollama),
+            "openai" => Ok(Api::OpenAi),
+            _ => Err(Error::UnknownApi {
+                value: value.to_owned(),
+            }),
+        }
+    }
+}
+
+/// What to do with a tool call the model wrote as text instead of as a structured call.
+///
+/// Small local models often write `{"name": "read_file", "arguments": {...}}` into their
+/// answer, frequently inside a ```` ```json ```` fence, instead of calling the tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextToolCalls {
+    /// When an answer has no structured tool call, return each JSON object in its text whose
+    /// `name` is an offered tool and whose `arguments` is an object as a tool call marked
+    /// [`CallOrigin::RecoveredFromText`](crate::CallOrigin::RecoveredFromText).
+    #[default]
+    Recover,
+    /// Leave such text as text.
+    LeaveAsText,
+}
+
+/// How often and how patiently to retry a request that the server did not take.
+///
+/// Only two failures are retried, both before any answer was received: a refused
+/// connection (the server is starting) and `503 Service Unavailable` (the server is
+/// loading). Nothing is retried once a stream has begun. (Apart from this policy, a request
+/// whose kept-alive connection turns out closed, with no answer, is sent again at once on a
+/// fresh connection, twice at most.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retry {
+    /// Retries after the first attempt; `0` disables retrying.
+    pub max_retries: u32,
+    /// The wait before the first retry; it doubles for each later one.
+    pub first_backoff: Duration,
+    /// The longest wait between two attempts.
+    pub max_backoff: Duration,
+}
+
+impl Retry {
+    /// No retries at all.
+    pub const NONE: Retry = Retry {
+        max_retries: 0,
+        first_backoff: Duration::ZERO,
+        max_backoff: Duration::ZERO,
+    };
+
+    /// Up to `max_retries` retries, waiting `first_backoff`, then twice as long each time,
+    /// but never longer than `max_backoff`.
+    pub const fn new(max_retries: u32, first_backoff: Duration, max_backoff: Duration) -> Retry {
+        Retry {
+            max_retries,
+            first_backoff,
+            max_backoff,
+        }
+    }
+
+    /// The wait before retry number `retry` (counting from 0).
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let factor = 1u32.checked_shl(retry).unwrap_or(u32::MAX);
+        self.first_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff)
+    }
+}
+
+impl Default for Retry {
+    /// Five retries, waiting 0.25 s, 0.5 s, 1 s, 2 s and 4 s: about 8 s in all, long
+    /// enough for `ollama serve` to start.
+    fn default() -> Retry {
+        Retry::new(5, Duration::from_millis(250), Duration::from_secs(4))
+    }
+}
+
+/// Everything a [`Client`](crate::Client) needs to know. Start from [`Config::new`] and
+/// change the fields you care about.
+///
+/// ```
+/// use std::time::Duration;
+/// use harness_ollama::{Api, Config};
+///
+/// let mut config = Config::new(Api::OpenAi, "qwen2.5-coder-1.5b");
+/// config.host = "http://127.0.0.1:8080".to_owned();
+/// config.temperature = Some(0.0);
+/// config.idle_timeout = Duration::from_secs(120);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Config {
+    /// The API the server speaks.
+    pub api: Api,
+    /// The server's address, written the way `OLLAMA_HOST` is: with or without a scheme
+    /// (`http` when absent), with or without a port (`11434` for Ollama, `8080` for an
+    /// OpenAI-compatible server, when both scheme and port are absent; else the scheme's),
+    /// optionally with a path prefix. For the OpenAI-compatible API a trailing `/v1` is
+    /// accepted and means the same as none.
+    pub host: String,
+    /// The model's name, e.g. [`DEFAULT_MODEL`].
+    pub model: String,
+    /// Sent as `Authorization: Bearer <key>` when set, for servers that want one.
+    pub api_key: Option<String>,
+    /// The context length (tokens) to ask for. When `None`, the model's own is asked of the
+    /// server (Ollama's `/api/show`; llama.cpp's `/props` or `/v1/models`), falling back to
+    /// [`FALLBACK_CONTEXT_LENGTH`]. Either way it is capped by `max_context_length`.
+    /// Ollama receives it as `options.num_ctx` on every request: its own default is small
+    /// and silently drops the start of a longer prompt.
+    pub context_length: Option<u32>,
+    /// The largest context length to use, whatever the model supports: memory grows with it.
+    pub max_context_length: u32,
+    /// Sampling temperature (`options.temperature`, or `temperature`).
+    pub temperature: Option<f64>,
+    /// Sampling seed, for repeatable answers (`options.seed`, or `seed`).
+    pub seed: Option<u64>,
+    /// The most tokens one answer may have (`options.num_predict`, or `max_tokens`).
+    pub max_output_tokens: Option<u32>,
+    /// How long Ollama keeps the model loaded after a request, e.g. `"30m"` (`keep_alive`).
+    /// Ignored by the OpenAI-compatible API.
+    pub keep_alive: Option<String>,
+    /// Whether tool calls written as text are recovered.
+    pub text_tool_calls: TextToolCalls,
+    /// The longest wait for a connection to be accepted.
+    pub connect_timeout: Duration,
+    /// The longest wait for the next byte of an answer. Generous by default: before its first
+    /// byte, a server may load the model (minutes, cold) and read the whole prompt.
+    pub idle_timeout: Duration,
+    /// The longest one request may take, from connecting to its last byte.
+    pub total_timeout: Duration,
+    /// Retries of requests the server did not take.
+    pub retry: Retry,
+}
+
+impl Config {
+    /// Settings for `model` served over `api`, with defaults for everything else.
+    ///
+    /// The host is `OLLAMA_HOST` for the Ollama API (else [`DEFAULT_OLLAMA_URL`]) and
+    /// [`DEFAULT_OPENAI_URL`] for the OpenAI-compatible API.
+    pub fn new(api: Api, model: impl Into<String>) -> Config {
+        let host = match api {
+            Api::Ollama => std::env::var("OLLAMA_HOST").unwrap_or_default(),
+            Api::OpenAi => String::new(),
+        };
+        Config {
+            api,
+            host,
+            model: model.into(),
+            api_key: None,
+            context_length: None,
+            max_context_length: 16_384,
+            temperature: None,
+            seed: None,
+            max_output_tokens: None,
+            keep_alive: None,
+            text_tool_calls: TextToolCalls::Recover,
+            connect_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(600),
+            total_timeout: Duration::from_secs(1800),
+            retry: Retry::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_names_parse_in_any_case_and_others_are_refused() {
+        assert_eq!("ollama".parse::<Api>().unwrap(), Api::Ollama);
+        assert_eq!("OpenAI".parse::<Api>().unwrap(), Api::OpenAi);
+        let error = "vllm".parse::<Api>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown API \"vllm\": use \"ollama\" or \"openai\""
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_from_the_first_wait_up_to_the_cap() {
+        let retry = Retry::new(9, Duration::from_millis(250), Duration::from_secs(4));
+        let waits: Vec<u128> = (0..7).map(|n| retry.backoff(n).as_millis()).collect();
+        assert_eq!(waits, [250, 500, 1000, 2000, 4000, 4000, 4000]);
+        assert_eq!(retry.backoff(40), Duration::from_secs(4), "no overflow");
+    }
+
+    #[test]
+    fn the_openai_default_host_ignores_ollama_host() {
+        // OLLAMA_HOST may be set on a developer's machine; it must not leak into OpenAI mode.
+        assert_eq!(Config::new(Api::OpenAi, "m").host, "");
+        let config = Config::new(Api::Ollama, DEFAULT_MODEL);
+        assert_eq!(config.model, "qwen2.5-coder:7b");
+        assert_eq!(config.text_tool_calls, TextToolCalls::Recover);
+    }
+}

@@ -1,0 +1,110 @@
+//! A client of local model servers: Ollama's native API, and the OpenAI-compatible chat
+//! completions that llama.cpp's `llama-server`, vLLM, LM Studio and Ollama's `/v1` serve.
+//!
+//! One [`Client`] speaks either [`Api`]. It sends a conversation and the tools offered,
+//! streams the answer's text to a callback as it arrives, and returns the whole answer:
+//! text, tool calls, why the model stopped, token counts and timings. Every failure is an
+//! [`Error`] whose message says what to do about it.
+//!
+//! ```no_run
+//! use harness_ollama::{Api, Client, Config, Message, DEFAULT_MODEL};
+//! use serde_json::json;
+//!
+//! let client = Client::new(Config::new(Api::Ollama, DEFAULT_MODEL))?;
+//! let tools = [json!({
+//!     "type": "function",
+//!     "function": {
+//!         "name": "read_file",
+//!         "description": "Read a file of the repository",
+//!         "parameters": {
+//!             "type": "object",
+//!             "properties": {"path": {"type": "string"}},
+//!             "required": ["path"],
+//!         },
+//!     },
+//! })];
+//! let mut conversation = vec![Message::user("What does src/main.rs do?")];
+//!
+//! let answer = client.chat(&conversation, &tools, |text| print!("{text}"))?;
+//! conversation.push(answer.to_message());
+//! for call in &answer.tool_calls {
+//!     let result = format!("(contents of {})", call.arguments["path"]);
+//!     conversation.push(Message::tool_result(call, result));
+//! }
+//! # Ok::<(), harness_ollama::Error>(())
+//! ```
+//!
+//! # Choosing the server
+//!
+//! [`Config::new`] takes the API and the model, and the address from `OLLAMA_HOST` for
+//! Ollama (written as Ollama accepts it: `0.0.0.0`, `host:port`, `https://host/prefix`),
+//! else `http://127.0.0.1:11434`, or `http://127.0.0.1:8080` for an OpenAI-compatible
+//! server (llama.cpp's default). Set [`Config::host`] to choose another. A server on this
+//! machine is reached directly, even when a proxy is set in the environment.
+//!
+//! The default model, [`DEFAULT_MODEL`] (`qwen2.5-coder:7b`), calls tools reliably and runs
+//! on a laptop; smaller models work, with more tool calls written as text (below).
+//!
+//! # The context length
+//!
+//! Ollama's default context is small, and it silently drops the start of a prompt that does
+//! not fit. So every Ollama request carries `num_ctx`: [`Config::context_length`], or else
+//! the model's own length from `/api/show`, never more than [`Config::max_context_length`].
+//! [`Client::context_length`] returns that number, so the caller can budget its prompts.
+//!
+//! # Streaming
+//!
+//! Answers are always streamed: newline-delimited JSON from Ollama, server-sent events from
+//! OpenAI-compatible servers, both decoded incrementally. Tool calls are collected as they
+//! come; OpenAI-style fragments of their arguments are assembled by index. An answer is
+//! complete only when its final chunk arrives (`"done": true`; a `finish_reason` or
+//! `data: [DONE]`): a body that ends sooner is [`Error::StreamCut`], a line that is not JSON
+//! [`Error::MalformedLine`], an error reported mid-stream [`Error::StreamError`]. A reasoning
+//! model's separate thinking text (`thinking`, `reasoning_content`) is not passed on.
+//!
+//! # Tool calls written as text
+//!
+//! Small models often write a call as JSON in their answer (`{"name": "read_file",
+//! "arguments": {...}}`, bare, fenced in ```` ```json ````, or in a `<tool_call>` tag) instead
+//! of calling the tool. When an answer has no structured call, each JSON object in its text
+//! whose `name` is an offered tool and whose `arguments` is an object becomes a
+//! [`ToolCall`] marked [`CallOrigin::RecoveredFromText`]; the text stays as it was. Anything
+//! else stays text. [`TextToolCalls::LeaveAsText`] turns this off.
+//!
+//! # Faults, timeouts and retries
+//!
+//! A refused connection and `503 Service Unavailable` are retried with a growing wait (see
+//! [`Retry`]), since both mean the server is starting. A request whose reused connection the
+//! server had closed (llama.cpp's server does so after a streamed answer) is sent again at
+//! once on a fresh one. Nothing else is retried, and nothing at all once an answer has begun. The connect timeout is short (5 s); the idle timeout,
+//! the longest silence, is long (10 min), since a model's cold load and a long prompt come
+//! before the first byte; the total timeout bounds a whole request (30 min).
+//!
+//! A missing model is [`Error::ModelNotFound`], listing the installed ones; a model without
+//! tool support is [`Error::ToolsUnsupported`], naming installed ones that have it; a wrong
+//! endpoint (often the wrong [`Api`]) is [`Error::EndpointNotFound`]; any other error status
+//! is [`Error::Status`] with the server's own message.
+//!
+//! This crate does not know what the tools do, does not run them, and keeps no conversation:
+//! the caller owns the loop.
+
+mod address;
+mod client;
+mod config;
+mod error;
+mod message;
+mod ollama;
+mod openai;
+mod recover;
+mod response;
+mod stream;
+mod transport;
+
+pub use client::Client;
+pub use config::{
+    Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, FALLBACK_CONTEXT_LENGTH,
+    Retry, TextToolCalls,
+};
+pub use error::Error;
+pub use message::{CallOrigin, Message, Role, ToolCall};
+pub use response::{ChatResponse, FinishReason, ModelInfo, Usage};

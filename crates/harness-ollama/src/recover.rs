@@ -1,0 +1,163 @@
+//! Tool calls that the model wrote as text, recovered as tool calls.
+//!
+//! Small models asked to call tools often answer with the call as JSON in their text, bare,
+//! in a ```` ```json ```` fence, or inside a `<tool_call>` tag, instead of as a structured
+//! call; Qwen2.5-Coder does so against llama.cpp's server. Such an answer would otherwise end
+//! the agent's turn with nothing done.
+
+use serde_json::{Map, Value};
+
+use crate::message::{CallOrigin, ToolCall};
+
+/// How many `{` are tried as the start of a JSON object: bounds the work on long text.
+const MAX_ATTEMPTS: usize = 256;
+
+/// The tool calls written in `text`: every JSON object in it whose `name` is one of
+/// `offered` and whose `arguments` is an object, in the order written.
+///
+/// The text is scanned for `{`; from each, one JSON value is parsed. A call found is
+/// taken whole and the scan resumes after it; anything else (prose, an object of another
+/// shape, invalid JSON) is skipped, one character at a time, so a call nested in another
+/// object is still found.
+pub(crate) fn tool_calls_in_text(text: &str, offered: &[&str]) -> Vec<ToolCall> {
+    let mut calls = Vec::new();
+    let mut from = 0;
+    for _ in 0..MAX_ATTEMPTS {
+        let Some(offset) = text[from..].find('{') else {
+            break;
+        };
+        let start = from + offset;
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(Value::Object(object))) => match as_call(object, offered) {
+                Some((name, arguments)) => {
+                    calls.push(ToolCall {
+                        id: format!("call_{}", calls.len()),
+                        name,
+                        arguments,
+                        origin: CallOrigin::RecoveredFromText,
+                    });
+                    from = start + values.byte_offset();
+                }
+                None => from = start + 1,
+            },
+            _ => from = start + 1,
+        }
+    }
+    calls
+}
+
+/// The tool names in `tools`, given in either API's shape: `{"type": "function",
+/// "function": {"name": ...}}` or `{"name": ...}`.
+pub(crate) fn tool_names(tools: &[Value]) -> Vec<&str> {
+    tools
+        .iter()
+        .filter_map(|tool| {
+            tool.pointer("/function/name")
+                .or_else(|| tool.get("name"))
+                .and_then(Value::as_str)
+        })
+        .collect()
+}
+
+fn as_call(mut object: Map<String, Value>, offered: &[&str]) -> Option<(String, Value)> {
+    let name = object.get("name")?.as_str()?;
+    if !offered.contains(&name) {
+        return None;
+    }
+    let name = name.to_owned();
+    match object.remove("arguments")? {
+        arguments @ Value::Object(_) => Some((name, arguments)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OFFERED: &[&str] = &["read_file", "write_file"];
+
+    fn recovered(text: &str) -> Vec<(String, Value)> {
+        tool_calls_in_text(text, OFFERED)
+            .into_iter()
+            .map(|call| {
+                assert_eq!(call.origin, CallOrigin::RecoveredFromText);
+                (call.name, call.arguments)
+            })
+            .collect()
+    }
+
+    fn one(name: &str, arguments: Value) -> Vec<(String, Value)> {
+        vec![(name.to_owned(), arguments)]
+    }
+
+    macro_rules! recovers {
+        ($($test:ident: $text:expr => $expected:expr;)*) => {$(
+            #[test]
+            fn $test() {
+                assert_eq!(recovered($text), $expected, "text: {:?}", $text);
+            }
+        )*};
+    }
+
+    recovers! {
+        a_bare_object: r#"{"name": "read_file", "arguments": {"path": "a.rs"}}"# =>
+            one("read_file", json!({"path": "a.rs"}));
+        a_json_fence_with_prose: "I will read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"src/lib.rs\"}}\n```\nThen edit." =>
+            one("read_file", json!({"path": "src/lib.rs"}));
+        a_qwen_tool_call_tag: "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"x\", \"content\": \"{}\"}}\n</tool_call>" =>
+            one("write_file", json!({"path": "x", "content": "{}"}));
+        two_calls_in_order: "```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```\n```json\n{\"name\":\"write_file\",\"arguments\":{\"path\":\"b\",\"content\":\"\"}}\n```" =>
+            vec![
+                ("read_file".to_owned(), json!({"path": "a"})),
+                ("write_file".to_owned(), json!({"path": "b", "content": ""})),
+            ];
+        a_call_nested_in_a_wrapper: r#"{"tool": {"name": "read_file", "arguments": {"path": "n"}}}"# =>
+            one("read_file", json!({"path": "n"}));
+        a_call_after_invalid_json: r#"{oops {"name": "read_file", "arguments": {}}"# =>
+            one("read_file", json!({}));
+        // Qwen's chat template shows the call format with doubled braces; small models copy it.
+        doubled_braces: r#"{{"name": "read_file", "arguments": {"path": "notes.txt"}}}}"# =>
+            one("read_file", json!({"path": "notes.txt"}));
+        extra_fields_are_allowed: r#"{"name": "read_file", "arguments": {"path": "a"}, "id": 3}"# =>
+            one("read_file", json!({"path": "a"}));
+        a_tool_that_was_not_offered: r#"{"name": "delete_everything", "arguments": {}}"# => vec![];
+        arguments_that_are_a_string: r#"{"name": "read_file", "arguments": "{\"path\": \"a\"}"}"# => vec![];
+        arguments_missing: r#"{"name": "read_file", "parameters": {"path": "a"}}"# => vec![];
+        a_name_that_is_not_a_string: r#"{"name": ["read_file"], "arguments": {}}"# => vec![];
+        plain_prose: "Done: the tests pass." => vec![];
+        a_cut_object: r#"{"name": "read_file", "arguments": {"path": "#  => vec![];
+        code_with_braces: "fn main() { println!(\"{}\", 1); }" => vec![];
+    }
+
+    #[test]
+    fn recovered_calls_are_numbered_in_order() {
+        let text = r#"{"name":"read_file","arguments":{}} {"name":"read_file","arguments":{}}"#;
+        let ids: Vec<String> = tool_calls_in_text(text, OFFERED)
+            .into_iter()
+            .map(|call| call.id)
+            .collect();
+        assert_eq!(ids, ["call_0", "call_1"]);
+    }
+
+    #[test]
+    fn the_scan_gives_up_after_a_bounded_number_of_attempts() {
+        let call = r#"{"name":"read_file","arguments":{}}"#;
+        let within = format!("{}{call}", "{".repeat(MAX_ATTEMPTS - 1));
+        assert_eq!(tool_calls_in_text(&within, OFFERED).len(), 1);
+        let beyond = format!("{}{call}", "{".repeat(MAX_ATTEMPTS));
+        assert_eq!(tool_calls_in_text(&beyond, OFFERED).len(), 0);
+    }
+
+    #[test]
+    fn tool_names_come_from_either_shape() {
+        let tools = [
+            json!({"type": "function", "function": {"name": "read_file", "parameters": {}}}),
+            json!({"name": "list_dir"}),
+            json!({"type": "function"}),
+        ];
+        assert_eq!(tool_names(&tools), ["read_file", "list_dir"]);
+    }
+}

@@ -1,0 +1,228 @@
+//! Incremental decoding of streamed bodies, bytes in, complete lines or events out.
+//!
+//! Both decoders accept the body in pieces of any size, split anywhere, and produce the same
+//! output as for the whole body at once; they never fail on arbitrary bytes except when a
+//! line grows past the limit, which bounds the memory a misbehaving server can take.
+
+/// The longest line kept: far above any real chunk, well below trouble.
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A line grew longer than the decoder's limit.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct LineTooLong {
+    /// The limit, in bytes.
+    pub(crate) limit: usize,
+}
+
+impl LineTooLong {
+    pub(crate) fn into_error(self, url: &str) -> crate::Error {
+        crate::Error::MalformedLine {
+            url: url.to_owned(),
+            line: String::new(),
+            detail: format!("a line is longer than {} bytes", self.limit),
+        }
+    }
+}
+
+/// Splits a byte stream into lines ending in `\n` or `\r\n`, as newline-delimited JSON is.
+#[derive(Debug)]
+pub(crate) struct Lines {
+    /// The bytes after the last line break seen.
+    partial: Vec<u8>,
+    /// The longest `partial` allowed.
+    limit: usize,
+}
+
+impl Lines {
+    pub(crate) fn new(limit: usize) -> Lines {
+        Lines {
+            partial: Vec::new(),
+            limit,
+        }
+    }
+
+    /// Takes the next piece of the body; returns the lines it completes, without their
+    /// line breaks.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong> {
+        let mut lines = Vec::new();
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|&byte| byte == b'\n') {
+            self.partial.extend_from_slice(&rest[..end]);
+            let mut line = std::mem::take(&mut self.partial);
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            lines.push(line);
+            rest = &rest[end + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        if self.partial.len() > self.limit {
+            return Err(LineTooLong { limit: self.limit });
+        }
+        Ok(lines)
+    }
+
+    /// Ends the stream: returns the last line if the body did not end with a line break.
+    pub(crate) fn take_rest(&mut self) -> Option<Vec<u8>> {
+        let rest = std::mem::take(&mut self.partial);
+        (!rest.is_empty()).then_some(rest)
+    }
+}
+
+/// Decodes server-sent events into the `data` of each event.
+///
+/// Following the event-stream format: lines starting with `:` are comments; a `data` field
+/// adds a line to the event's data (one space after the colon is dropped); other fields
+/// (`event`, `id`, `retry`) are ignored; a blank line dispatches the event. Lines end in
+/// `\n` or `\r\n`; a lone `\r` is not a line break here, since no model server sends one.
+#[derive(Debug)]
+pub(crate) struct Events {
+    lines: Lines,
+    /// The data lines of the event being read, joined with `\n`; `None` before the first.
+    data: Option<Vec<u8>>,
+}
+
+impl Events {
+    pub(crate) fn new(limit: usize) -> Events {
+        Events {
+            lines: Lines::new(limit),
+            data: None,
+        }
+    }
+
+    /// Takes the next piece of the body; returns the data of the events it completes.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong> {
+        let mut events = Vec::new();
+        for line in self.lines.push(bytes)? {
+            if let Some(event) = self.take_line(&line) {
+                events.push(event);
+            }
+        }
+        Ok(events)
+    }
+
+    /// Ends the stream: returns an event whose data lines were complete but whose blank
+    /// line never came (a lenient reading; a cut line is dropped, never half-used).
+    pub(crate) fn finish(self) -> Option<Vec<u8>> {
+        self.data
+    }
+
+    fn take_line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        if line.is_empty() {
+            return self.data.take();
+        }
+        let (field, value) = match line.iter().position(|&byte| byte == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        // A comment has an empty field name, so it falls through here too.
+        if field == b"data" {
+            match &mut self.data {
+                Some(data) => {
+                    data.push(b'\n');
+                    data.extend_from_slice(value);
+                }
+                None => self.data = Some(value.to_vec()),
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn lines_of(pieces: &[&[u8]]) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
+        let mut lines = Lines::new(MAX_LINE_BYTES);
+        let mut out = Vec::new();
+        for piece in pieces {
+            out.extend(lines.push(piece).unwrap());
+        }
+        (out, lines.take_rest())
+    }
+
+    fn events_of(pieces: &[&[u8]]) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
+        let mut events = Events::new(MAX_LINE_BYTES);
+        let mut out = Vec::new();
+        for piece in pieces {
+            out.extend(events.push(piece).unwrap());
+        }
+        (out, events.finish())
+    }
+
+    #[test]
+    fn lines_end_in_lf_or_crlf_and_may_span_pieces() {
+        let (lines, rest) = lines_of(&[b"{\"a\":", b"1}\r\n{\"b\"", b":2}\n\n", b"tail"]);
+        assert_eq!(lines, [&b"{\"a\":1}"[..], b"{\"b\":2}", b""]);
+        assert_eq!(rest.as_deref(), Some(&b"tail"[..]));
+        assert_eq!(lines_of(&[b"x\n"]).1, None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_refused() {
+        let mut lines = Lines::new(4);
+        assert_eq!(lines.push(b"abcd").unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(lines.push(b"e"), Err(LineTooLong { limit: 4 }));
+        let mut lines = Lines::new(4);
+        assert_eq!(lines.push(b"abcdefgh\nab").unwrap(), [b"abcdefgh".to_vec()]);
+    }
+
+    #[test]
+    fn events_join_data_lines_and_skip_comments_and_other_fields() {
+        let body =
+            b": keep-alive\nevent: message\nid: 3\ndata: {\"a\":\ndata:1}\n\ndata: [DONE]\n\n";
+        let (events, rest) = events_of(&[body]);
+        assert_eq!(events, [&b"{\"a\":\n1}"[..], b"[DONE]"]);
+        assert_eq!(rest, None);
+    }
+
+    #[test]
+    fn a_blank_line_without_data_dispatches_nothing() {
+        assert_eq!(events_of(&[b"\n\n: ping\n\n"]).0, Vec::<Vec<u8>>::new());
+    }
+
+    #[test]
+    fn data_without_a_colon_is_an_empty_line_of_data() {
+        assert_eq!(events_of(&[b"data\n\n"]).0, [b"".to_vec()]);
+    }
+
+    #[test]
+    fn a_complete_event_missing_its_blank_line_is_kept_at_the_end_and_a_cut_line_is_not() {
+        assert_eq!(events_of(&[b"data: [DONE]\n"]).1, Some(b"[DONE]".to_vec()));
+        assert_eq!(events_of(&[b"data: {\"cho"]).1, None);
+    }
+
+    fn split_at_points(bytes: &[u8], points: &[usize]) -> Vec<Vec<u8>> {
+        let mut cuts: Vec<usize> = points.iter().map(|p| p % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            pieces.push(bytes[start..cut].to_vec());
+            start = cut;
+        }
+        pieces.push(bytes[start..].to_vec());
+        pieces
+    }
+
+    proptest! {
+        #[test]
+        fn decoders_never_panic_and_ignore_where_the_body_is_split(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b':'), Just(b' '), any::<u8>()],
+                0..400,
+            ),
+            points in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let pieces = split_at_points(&bytes, &points);
+            let pieces: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(lines_of(&pieces), lines_of(&[&bytes]));
+            prop_assert_eq!(events_of(&pieces), events_of(&[&bytes]));
+        }
+    }
+}

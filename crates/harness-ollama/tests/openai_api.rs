@@ -1,0 +1,298 @@
+//! The OpenAI-compatible API against a stub server replaying recorded server-sent events.
+
+mod support;
+
+use std::time::Duration;
+
+use harness_ollama::{Api, CallOrigin, Client, Error, FinishReason, Message, ToolCall};
+use harness_stub_server::{Reply, StubServer, closed_port_url};
+use serde_json::json;
+use support::{
+    MODEL, body, chat_collecting, client, config, fixture, read_file_tool, routes,
+    run_command_tool, stub,
+};
+
+const CHAT: &str = "/v1/chat/completions";
+
+fn serving(chat_fixture: &str) -> StubServer {
+    let server = stub();
+    server.reply("POST", CHAT, Reply::sse(fixture(chat_fixture)));
+    server
+}
+
+#[test]
+fn plain_text_streams_as_events_and_ends_with_usage() {
+    let server = serving("openai/chat_text.sse");
+    let client = client(config(Api::OpenAi, &server));
+
+    let (result, deltas) = chat_collecting(&client, &[Message::user("Do the tests pass?")], &[]);
+    let response = result.unwrap();
+
+    assert_eq!(deltas, ["The", " tests", " pass."]);
+    assert_eq!(response.content, "The tests pass.");
+    assert_eq!(response.finish, FinishReason::Stop);
+    assert_eq!(response.usage.prompt_tokens, Some(26));
+    assert_eq!(response.usage.completion_tokens, Some(3));
+    assert_eq!(
+        routes(&server),
+        [format!("POST {CHAT}")],
+        "no context length is asked"
+    );
+    assert_eq!(
+        body(&server.requests()[0]),
+        json!({
+            "model": MODEL,
+            "messages": [{"role": "user", "content": "Do the tests pass?"}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    );
+}
+
+#[test]
+fn tool_call_deltas_are_assembled_by_index_from_argument_fragments() {
+    let server = serving("openai/chat_tool_calls.sse");
+    let tools = [read_file_tool(), run_command_tool()];
+
+    let response = client(config(Api::OpenAi, &server))
+        .chat(&[Message::user("Test it")], &tools, |_| {})
+        .unwrap();
+
+    assert_eq!(response.finish, FinishReason::ToolCalls);
+    assert_eq!(
+        response.tool_calls,
+        [
+            ToolCall {
+                id: "call_DdmO9pD3xa9XTPNJ32zg2hcA".to_owned(),
+                name: "read_file".to_owned(),
+                arguments: json!({"path": "Cargo.toml"}),
+                origin: CallOrigin::Structured,
+            },
+            ToolCall {
+                id: "call_Yq3NJ2ZzL6cRbFsBDiPo0kWu".to_owned(),
+                name: "run_command".to_owned(),
+                arguments: json!({"argv": ["cargo", "test"]}),
+                origin: CallOrigin::Structured,
+            },
+        ]
+    );
+    assert_eq!(body(&server.requests()[0])["tools"], json!(tools));
+}
+
+#[test]
+fn a_fenced_tool_call_from_llama_server_is_recovered_and_its_timings_read() {
+    let server = serving("openai/chat_fenced_tool_call.sse");
+
+    let response = client(config(Api::OpenAi, &server))
+        .chat(
+            &[Message::user("What is in main?")],
+            &[read_file_tool()],
+            |_| {},
+        )
+        .unwrap();
+
+    assert_eq!(response.tool_calls.len(), 1);
+    assert_eq!(response.tool_calls[0].name, "read_file");
+    assert_eq!(
+        response.tool_calls[0].arguments,
+        json!({"path": "src/main.rs"})
+    );
+    assert_eq!(response.tool_calls[0].origin, CallOrigin::RecoveredFromText);
+    assert_eq!(response.usage.prompt_duration, Some(Duration::from_secs(6)));
+    assert_eq!(response.usage.prompt_tokens_per_second(), Some(50.0));
+    assert_eq!(response.usage.generation_tokens_per_second(), Some(16.0));
+}
+
+#[test]
+fn a_whole_conversation_is_sent_in_openai_shape_with_sampling() {
+    let server = serving("openai/chat_text.sse");
+    let mut config = config(Api::OpenAi, &server);
+    config.temperature = Some(0.0);
+    config.seed = Some(7);
+    config.max_output_tokens = Some(300);
+    let call = ToolCall {
+        id: "call_0".to_owned(),
+        name: "read_file".to_owned(),
+        arguments: json!({"path": "src/lib.rs"}),
+        origin: CallOrigin::RecoveredFromText,
+    };
+    let conversation = [
+        Message::system("You are a careful coding agent."),
+        Message::user("Show me src/lib.rs"),
+        Message::assistant("", vec![call.clone()]),
+        Message::tool_result(&call, "pub fn answer() -> u8 { 42 }"),
+    ];
+
+    client(config)
+        .chat(&conversation, &[read_file_tool()], |_| {})
+        .unwrap();
+
+    let sent = body(&server.requests()[0]);
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "system", "content": "You are a careful coding agent."},
+            {"role": "user", "content": "Show me src/lib.rs"},
+            {"role": "assistant", "content": "", "tool_calls": [{
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\":\"src/lib.rs\"}"},
+            }]},
+            {"role": "tool", "content": "pub fn answer() -> u8 { 42 }", "tool_call_id": "call_0"},
+        ])
+    );
+    assert_eq!(
+        (&sent["temperature"], &sent["seed"], &sent["max_tokens"]),
+        (&json!(0.0), &json!(7), &json!(300))
+    );
+}
+
+#[test]
+fn a_base_url_ending_in_v1_and_an_api_key_are_accepted() {
+    let server = serving("openai/chat_text.sse");
+    let mut config = config(Api::OpenAi, &server);
+    config.host = format!("{}/v1/", server.url());
+    config.api_key = Some("sk-local".to_owned());
+
+    let client = client(config);
+    client.chat(&[Message::user("hi")], &[], |_| {}).unwrap();
+
+    assert_eq!(client.base_url(), server.url());
+    assert_eq!(server.requests()[0].path, CHAT);
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-local")
+    );
+}
+
+#[test]
+fn model_info_prefers_the_servers_context_length_to_the_trained_one() {
+    let server = stub();
+    server.reply_always(
+        "GET",
+        "/v1/models",
+        Reply::json(200, fixture("openai/models_llama_server.json")),
+    );
+    server.reply_always(
+        "GET",
+        "/props",
+        Reply::json(200, fixture("openai/props.json")),
+    );
+    let client = client(config(Api::OpenAi, &server));
+
+    let info = client.model_info().unwrap();
+
+    assert_eq!(info.context_length, Some(8192));
+    assert_eq!(
+        info.supports_tools(),
+        Some(true),
+        "llama.cpp's chat template takes tools"
+    );
+    assert_eq!(client.context_length().unwrap(), 8192);
+}
+
+#[test]
+fn without_props_the_listed_context_length_is_used_and_capped() {
+    let server = stub();
+    server.reply_always(
+        "GET",
+        "/v1/models",
+        Reply::json(200, fixture("openai/models_llama_server.json")),
+    );
+    let client = client(config(Api::OpenAi, &server));
+
+    let info = client.model_info().unwrap();
+    assert_eq!(info.context_length, Some(32768));
+    assert_eq!(info.supports_tools(), None, "the API does not say");
+    assert_eq!(
+        client.context_length().unwrap(),
+        16384,
+        "the default maximum"
+    );
+    assert_eq!(
+        client.list_models().unwrap(),
+        ["qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"]
+    );
+    assert_eq!(client.version().unwrap(), None);
+}
+
+#[test]
+fn a_model_the_server_does_not_serve_is_named_with_those_it_does() {
+    let server = stub();
+    server.reply(
+        "POST",
+        CHAT,
+        Reply::json(404, fixture("openai/error_model_not_found.json")),
+    );
+    server.reply(
+        "GET",
+        "/v1/models",
+        Reply::json(200, r#"{"data":[{"id":"a"},{"id":"b"}]}"#),
+    );
+    let mut config = config(Api::OpenAi, &server);
+    config.model = "gpt-9".to_owned();
+
+    let error = client(config)
+        .chat(&[Message::user("hi")], &[], |_| {})
+        .unwrap_err();
+
+    assert_eq!(
+        error.to_string(),
+        "the server does not serve model \"gpt-9\": pick one it serves (a, b)"
+    );
+}
+
+#[test]
+fn an_error_status_carries_the_servers_message() {
+    let server = stub();
+    server.reply(
+        "POST",
+        CHAT,
+        Reply::json(400, fixture("openai/error_bad_request.json")),
+    );
+
+    let error = client(config(Api::OpenAi, &server))
+        .chat(&[Message::user("hi")], &[], |_| {})
+        .unwrap_err();
+
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{}{CHAT} answered 400: the request exceeds the available context size, try \
+             increasing it",
+            server.url()
+        )
+    );
+}
+
+#[test]
+fn a_wrong_base_url_is_explained() {
+    let server = stub();
+    let error = client(config(Api::OpenAi, &server))
+        .chat(&[Message::user("hi")], &[], |_| {})
+        .unwrap_err();
+
+    assert!(matches!(error, Error::EndpointNotFound { .. }), "{error:?}");
+    assert!(error.to_string().contains("check the base URL"), "{error}");
+}
+
+#[test]
+fn connection_refused_names_the_base_url() {
+    let url = closed_port_url().unwrap();
+    let mut config = harness_ollama::Config::new(Api::OpenAi, "m");
+    config.host = url.clone();
+    config.retry = harness_ollama::Retry::NONE;
+
+    let error = Client::new(config)
+        .unwrap()
+        .chat(&[], &[], |_| {})
+        .unwrap_err();
+
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "no OpenAI-compatible server at {url}: start it (llama-server, vLLM, LM Studio, ...) \
+             or pass the base URL it listens on"
+        )
+    );
+}
