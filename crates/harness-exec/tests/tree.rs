@@ -43,6 +43,28 @@ fn no_orphan_after_a_timeout() {
     );
 }
 
+/// A background process that holds a gigabyte and ignores SIGTERM: only the
+/// SIGKILL ends it, and then it takes a while to tear down its memory.
+const HOLDER: &str = "python3 -c \"import os, signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+held = b'x' * (1 << 30)
+print(os.getpid(), flush=True)
+time.sleep(100)\" & wait";
+
+/// Killing is not enough: `run` must wait until the killed processes are gone.
+/// The direct child is reaped with `waitpid`, but a grandchild is not, so a
+/// runner that signals it and returns at once leaves it running.
+#[test]
+fn a_killed_process_is_gone_not_just_signalled_when_run_returns() {
+    let outcome = run(&["sh", "-c", HOLDER], Duration::from_secs(5));
+    assert_eq!(outcome.status(), Status::TimedOut(Duration::from_secs(5)));
+    let holder = pid_on_line(&outcome, 0);
+    assert!(
+        !alive(holder),
+        "the process {holder} was still tearing down its memory when run returned"
+    );
+}
+
 #[test]
 fn no_orphan_after_a_timeout_of_a_setsid_descendant() {
     let outcome = run(
