@@ -72,7 +72,21 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         .into_iter()
         .filter(|record| record["step"] == 0)
         .collect();
-    assert_eq!(head_start.len(), 2);
+    let head_start_calls: Vec<&str> = head_start
+        .iter()
+        .map(|record| record["summary"].as_str().unwrap().split("  ").next().unwrap())
+        .collect();
+    assert_eq!(
+        head_start_calls,
+        [
+            "list_dir .",
+            "run_command python3 -m unittest -q",
+            "read_file test_calc.py",
+            "read_file README.md",
+            "read_file calc.py"
+        ],
+        "the listing, the tests' output, the file the failure names, then the other files"
+    );
     assert!(
         head_start[1]["result"]
             .as_str()

@@ -15,6 +15,7 @@ use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;
 use crate::context;
 use crate::event::{Event, Observer};
+use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
 use crate::repeat::Repeats;
@@ -138,6 +139,7 @@ impl<'a> Agent<'a> {
             verifications: 0,
             verification_passed: false,
             checkpoints_taken: 0,
+            edited: false,
             final_text: String::new(),
             warnings: Vec::new(),
         };
@@ -190,6 +192,8 @@ struct Run<'a> {
     verification_passed: bool,
     /// Checkpoints taken.
     checkpoints_taken: u32,
+    /// Whether the model has written or edited a file successfully.
+    edited: bool,
     /// The model's last text.
     final_text: String,
     /// Problems that did not end the run.
@@ -324,36 +328,69 @@ impl Run<'_> {
         }
     }
 
-    /// Gives the model what a person looks at first: the listing of the workspace and, with
-    /// a verification command, its output now. Both are presented as calls the assistant
-    /// made, so the results arrive the way every tool result does (as data, in tool
-    /// messages), and a small model sees how a call is written.
+    /// Gives the model what a person looks at first: the listing of the workspace, with a
+    /// verification command its output now, and the files that output names (in a small
+    /// project, every file). All are presented as calls the assistant made, so the results
+    /// arrive the way every tool result does (as data, in tool messages), and a small model
+    /// sees how a call is written.
     fn head_start(&mut self) {
-        let mut calls = vec![("list_dir", json!({}))];
+        let mut budget = self.budgets.head_start_chars;
+        let mut done: Vec<(ToolCall, String)> = Vec::new();
+        let mut first = vec![("list_dir".to_owned(), json!({}))];
         if let Some(verification) = &self.verification {
-            calls.push(("run_command", verification.call_arguments()));
+            first.push(("run_command".to_owned(), verification.call_arguments()));
         }
-        let calls: Vec<ToolCall> = calls
-            .into_iter()
-            .enumerate()
-            .map(|(position, (name, arguments))| ToolCall {
-                id: format!("head_start_{position}"),
-                name: name.to_owned(),
-                arguments,
-                origin: CallOrigin::Structured,
-            })
-            .collect();
-        self.push(Message::assistant("", calls.clone()));
-        let share = self.budgets.head_start_chars / calls.len();
-        for call in &calls {
+        // The listing and the verification output share the budget at most half each.
+        let share = budget / (2 * first.len());
+        let mut texts = Vec::new();
+        for (name, arguments) in first {
             if self.stop.is_requested() {
-                return;
+                break;
             }
-            let result = self.call_tool(call);
+            let (call, result) = self.head_start_call(done.len(), &name, arguments);
             let text = prompt::cut_middle(result.text(), share);
-            let framed = prompt::tool_result(&call.name, result.summary().target(), &text);
-            self.messages.push(Message::tool_result(call, framed));
+            budget = budget.saturating_sub(text.chars().count());
+            texts.push(result.text().to_owned());
+            done.push((
+                call,
+                prompt::tool_result(&name, result.summary().target(), &text),
+            ));
         }
+        let listing = texts.first().map_or("", String::as_str);
+        let output = texts.get(1).map_or("", String::as_str);
+        for path in head_start::files_to_read(self.toolbox.workspace(), listing, output) {
+            if self.stop.is_requested() || budget == 0 {
+                break;
+            }
+            let (call, result) =
+                self.head_start_call(done.len(), "read_file", json!({"path": path}));
+            let text = prompt::cut_middle(result.text(), budget);
+            budget = budget.saturating_sub(text.chars().count());
+            done.push((call, prompt::tool_result("read_file", &path, &text)));
+        }
+        let calls = done.iter().map(|(call, _)| call.clone()).collect();
+        self.messages.push(Message::assistant("", calls));
+        for (call, framed) in &done {
+            self.messages
+                .push(Message::tool_result(call, framed.clone()));
+        }
+    }
+
+    /// Runs one call of the head start, as call number `position`.
+    fn head_start_call(
+        &mut self,
+        position: usize,
+        name: &str,
+        arguments: Value,
+    ) -> (ToolCall, ToolResult) {
+        let call = ToolCall {
+            id: format!("head_start_{position}"),
+            name: name.to_owned(),
+            arguments,
+            origin: CallOrigin::Structured,
+        };
+        let result = self.call_tool(&call);
+        (call, result)
     }
 
     /// The outcome of a budget that ran out or a stop that was asked for, if any.
@@ -480,6 +517,9 @@ impl Run<'_> {
             let result = self.call_tool(call);
             let framed = prompt::tool_result(&call.name, result.summary().target(), result.text());
             self.messages.push(Message::tool_result(call, framed));
+            if matches!(call.name.as_str(), "edit_file" | "write_file") && !result.is_error() {
+                self.edited = true;
+            }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
             }
@@ -580,6 +620,7 @@ impl Run<'_> {
             verification.command(),
             attempt,
             self.budgets.max_verifications,
+            self.edited,
         ));
         None
     }

@@ -98,6 +98,7 @@ mod checkpoint;
 mod context;
 mod event;
 mod fake;
+mod head_start;
 mod ollama;
 mod outcome;
 mod prompt;

@@ -552,6 +552,11 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
         told.content
     );
     assert!(told.content.contains("check 1 of 3"), "{}", told.content);
+    assert!(
+        told.content.contains("No file has been changed yet"),
+        "{}",
+        told.content
+    );
 
     let finished: Vec<bool> = ran
         .events_named("verification_finished")
@@ -611,7 +616,16 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
         .iter()
         .map(|c| c.name.as_str())
         .collect();
-    assert_eq!(calls, ["list_dir", "run_command"]);
+    assert_eq!(calls, ["list_dir", "run_command", "read_file", "read_file"]);
+    let reads: Vec<&Value> = first[2].tool_calls[2..]
+        .iter()
+        .map(|c| &c.arguments)
+        .collect();
+    assert_eq!(
+        reads,
+        [&json!({"path": "README"}), &json!({"path": "src/calc.py"})],
+        "a small project is read whole, smallest file first"
+    );
     assert_eq!(first[3].role, Role::Tool);
     assert!(
         first[3].content.contains("src/calc.py"),
@@ -621,7 +635,12 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
     assert!(first[3].content.contains("README"));
     assert_eq!(first[4].role, Role::Tool);
     assert!(first[4].content.contains("exit=1"), "{}", first[4].content);
-    assert_eq!(first.len(), 5);
+    assert!(
+        first[6].content.contains("1\tx = 1"),
+        "{}",
+        first[6].content
+    );
+    assert_eq!(first.len(), 7);
     assert_eq!(
         ran.report.tool_calls, 0,
         "the head start is the harness's, not the model's"
