@@ -8,6 +8,7 @@
 mod demo;
 mod local_model;
 mod mutate;
+mod reap;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,9 @@ tasks:
                 `harness run --verify 'python3 -m unittest -q'` on it, with Ollama if it
                 answers at OLLAMA_HOST, else (or with --local) the server of local-model
                 started in the background; prints how to review and undo
+  reap PROGRAM [ARGS]...
+                run PROGRAM as the init of a PID namespace, reaping orphans
+                (used by `mutate`)
   help          print this message
 ";
 
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         }
         "local-model" => Ok(local_model::run(rest)),
         "demo" => Ok(demo::run(rest)),
+        "reap" => reap::run(rest),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");
             Ok(ExitCode::from(2))

@@ -8,6 +8,12 @@
 //!
 //! Each crate is run on its own so the table can say where a problem is, with
 //! its own output directory under `target/mutants/<crate>/mutants.out`.
+//!
+//! `harness-exec` kills process trees, and a mutant can widen what it kills (to
+//! every process newer than the command, say). So that crate runs in a PID
+//! namespace of its own, under a small init that reaps orphans (`cargo xtask
+//! reap`), and its tree-killing module runs one job at a time so that a mutant
+//! cannot kill the build of another job.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,6 +31,12 @@ const SAFETY_CRATES: &[&str] = &[
     "harness-schema",
     "harness-tools",
 ];
+
+/// Crates whose tests kill processes, with the files whose mutants must run one
+/// job at a time: a mutant there can kill anything newer than the command,
+/// which includes a parallel job's build.
+const PROCESS_KILLERS: &[(&str, &[&str])] =
+    &[("harness-exec", &["crates/harness-exec/src/tree.rs"])];
 
 /// Pinned so results do not change under us when cargo-mutants releases.
 const CARGO_MUTANTS_VERSION: &str = "27.1.0";
@@ -129,6 +141,13 @@ struct CrateReport {
 }
 
 impl CrateReport {
+    fn add(&mut self, pass: PassCounts) {
+        self.caught += pass.caught;
+        self.missed.extend(pass.missed);
+        self.timed_out += pass.timed_out;
+        self.unviable += pass.unviable;
+    }
+
     fn total(&self) -> usize {
         self.caught + self.missed.len() + self.timed_out + self.unviable
     }
@@ -139,17 +158,108 @@ fn mutate_crate(root: &Path, krate: &str, options: &Options) -> Result<CrateRepo
     if !manifest.is_file() {
         bail!("{krate} has no manifest at {}", manifest.display());
     }
-    let output = root.join("target").join("mutants").join(krate);
+    let serial_files = PROCESS_KILLERS
+        .iter()
+        .find(|(name, _)| *name == krate)
+        .map(|(_, files)| *files);
+
+    println!("=== mutating {krate}");
+    let started = Instant::now();
+    let mut report = CrateReport {
+        name: krate.to_string(),
+        caught: 0,
+        missed: Vec::new(),
+        timed_out: 0,
+        unviable: 0,
+        duration: Duration::ZERO,
+    };
+    match serial_files {
+        None => {
+            let pass = Pass {
+                output: krate.to_string(),
+                jobs: options.jobs,
+                files: Files::All,
+                isolated: false,
+            };
+            report.add(run_pass(root, krate, options, &pass)?);
+        }
+        Some(files) => {
+            let parallel = Pass {
+                output: krate.to_string(),
+                jobs: options.jobs,
+                files: Files::Except(files),
+                isolated: true,
+            };
+            let serial = Pass {
+                output: format!("{krate}-serial"),
+                jobs: 1,
+                files: Files::Only(files),
+                isolated: true,
+            };
+            report.add(run_pass(root, krate, options, &parallel)?);
+            report.add(run_pass(root, krate, options, &serial)?);
+        }
+    }
+    report.duration = started.elapsed();
+    Ok(report)
+}
+
+/// One run of cargo-mutants over some of a crate's files.
+struct Pass<'a> {
+    /// The directory under `target/mutants/` for its results.
+    output: String,
+    /// Parallel jobs.
+    jobs: usize,
+    /// Which files' mutants to test.
+    files: Files<'a>,
+    /// Whether to run in a PID namespace of its own, under `cargo xtask reap`.
+    isolated: bool,
+}
+
+/// A selection of a crate's source files.
+enum Files<'a> {
+    All,
+    Only(&'a [&'a str]),
+    Except(&'a [&'a str]),
+}
+
+/// What one pass found, read back from cargo-mutants' outcome lists.
+struct PassCounts {
+    caught: usize,
+    missed: Vec<String>,
+    timed_out: usize,
+    unviable: usize,
+}
+
+fn run_pass(root: &Path, krate: &str, options: &Options, pass: &Pass) -> Result<PassCounts> {
+    let output = root.join("target").join("mutants").join(&pass.output);
     fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
 
-    let mut command = Command::new(cargo());
+    let mut command = if pass.isolated {
+        isolated_command()?
+    } else {
+        Command::new(cargo())
+    };
     command
         .current_dir(root)
         .args(["mutants", "--package", krate, "--colors", "never"])
         .arg("--jobs")
-        .arg(options.jobs.to_string())
+        .arg(pass.jobs.to_string())
         .arg("--output")
         .arg(&output);
+    match pass.files {
+        Files::All => {}
+        Files::Only(files) => {
+            for file in files {
+                command.arg("--file").arg(file);
+            }
+        }
+        Files::Except(files) => {
+            for file in files {
+                command.arg("--exclude").arg(file);
+            }
+        }
+    }
     if let Some(timeout) = options.timeout {
         command.arg("--timeout").arg(timeout.to_string());
     }
@@ -158,13 +268,9 @@ fn mutate_crate(root: &Path, krate: &str, options: &Options) -> Result<CrateRepo
         command.args(["--test-tool", "nextest"]);
     }
 
-    println!("=== mutating {krate}");
-    let started = Instant::now();
     let status = command
         .status()
         .context("running cargo mutants (is it installed?)")?;
-    let duration = started.elapsed();
-
     let results = output.join("mutants.out");
     // cargo-mutants: 0 all caught, 2 some missed, 3 some timed out. Anything
     // else means the mutants were not all tested, so the counts would lie.
@@ -176,14 +282,29 @@ fn mutate_crate(root: &Path, krate: &str, options: &Options) -> Result<CrateRepo
         ),
         _ => bail!("cargo mutants failed on {krate} ({status})"),
     }
-    Ok(CrateReport {
-        name: krate.to_string(),
+    Ok(PassCounts {
         caught: read_list(&results.join("caught.txt"))?.len(),
         missed: read_list(&results.join("missed.txt"))?,
         timed_out: read_list(&results.join("timeout.txt"))?.len(),
         unviable: read_list(&results.join("unviable.txt"))?.len(),
-        duration,
     })
+}
+
+/// `cargo` started as init of a new PID namespace: `unshare` then `cargo xtask reap cargo`.
+/// When the reaper exits, the kernel kills whatever is left in the namespace.
+fn isolated_command() -> Result<Command> {
+    let reaper = std::env::current_exe().context("finding the xtask executable")?;
+    let mut command = Command::new("unshare");
+    // Root may create a PID namespace directly; anyone else needs a user namespace too.
+    if !rustix::process::geteuid().is_root() {
+        command.args(["--user", "--map-root-user"]);
+    }
+    command
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(reaper)
+        .arg("reap")
+        .arg(cargo());
+    Ok(command)
 }
 
 fn render_table(reports: &[CrateReport]) -> String {

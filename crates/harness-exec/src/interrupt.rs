@@ -1,0 +1,94 @@
+//! Forwarding Ctrl-C to the commands that are running.
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rustix::process::Signal;
+
+use crate::tree::Tree;
+
+/// Interrupts the commands a [`Runner`](crate::Runner) is running, as Ctrl-C
+/// in a terminal would.
+///
+/// Each command runs in its own process group, so the terminal's Ctrl-C
+/// reaches the harness but not the command. The program forwards it by calling
+/// [`Interrupter::interrupt`], from a signal-handling thread for example. The
+/// command's process group gets `SIGINT`; a command still running 1 s later is
+/// ended as on a timeout (`SIGTERM`, then `SIGKILL` 1 s later), and its run
+/// reports [`Status::Interrupted`](crate::Status::Interrupted).
+///
+/// Clones share the runner's list of running commands.
+///
+/// ```
+/// use harness_exec::Runner;
+///
+/// let runner = Runner::new();
+/// let interrupter = runner.interrupter();
+/// // Nothing is running yet.
+/// assert_eq!(interrupter.interrupt(), 0);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Interrupter {
+    running: Arc<Mutex<Vec<Running>>>,
+}
+
+/// A command that can be interrupted.
+#[derive(Debug)]
+struct Running {
+    /// Tells this registration apart from the others.
+    id: u64,
+    /// Signals the command's process group.
+    group: Arc<Tree>,
+    /// An eventfd that wakes the thread watching the command.
+    wake: Arc<OwnedFd>,
+}
+
+impl Interrupter {
+    /// Sends `SIGINT` to every command running through the runner and
+    /// returns how many there were.
+    pub fn interrupt(&self) -> usize {
+        let running = self.lock();
+        for command in running.iter() {
+            command.group.signal_group(Signal::INT);
+            // The eventfd counter only grows; a failed write (the counter is
+            // full) still leaves the watcher woken.
+            let _ = rustix::io::write(&*command.wake, &1u64.to_ne_bytes());
+        }
+        running.len()
+    }
+
+    /// Makes the command of `group` interruptible until the returned guard
+    /// is dropped. The guard must be dropped before the command is reaped, so
+    /// that a signal never reaches a reused process group.
+    pub(crate) fn register(&self, group: Arc<Tree>, wake: Arc<OwnedFd>) -> Registration<'_> {
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.lock().push(Running { id, group, wake });
+        Registration {
+            interrupter: self,
+            id,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Running>> {
+        // The list stays consistent even if a holder panicked.
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Keeps a command interruptible while it lives.
+#[derive(Debug)]
+pub(crate) struct Registration<'a> {
+    /// Whose list the command is on.
+    interrupter: &'a Interrupter,
+    /// Which entry of the list is the command's.
+    id: u64,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.interrupter
+            .lock()
+            .retain(|running| running.id != self.id);
+    }
+}

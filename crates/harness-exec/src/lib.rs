@@ -1,0 +1,142 @@
+//! Run a command for a coding agent: an argv, never a shell, bounded in time
+//! and output, and leaving nothing behind.
+//!
+//! A model that runs commands needs three guarantees the obvious
+//! `std::process::Command::output()` does not give: a command that hangs is
+//! stopped (`output()` waits forever), a command that prints a gigabyte does
+//! not blow the context or the memory (`output()` keeps it all), and stopping
+//! a command stops everything it started (`Child::kill` reaches the direct
+//! child only, and a grandchild holding the pipe keeps `output()` waiting).
+//!
+//! ```
+//! use std::time::Duration;
+//! use harness_exec::{RunOptions, Runner, Status};
+//!
+//! let runner = Runner::new();
+//! let workspace = std::env::temp_dir();
+//!
+//! let outcome = runner.run(&["sh", "-c", "echo hello; exit 3"], &RunOptions::new(&workspace))?;
+//! assert_eq!(outcome.status(), Status::Exited(3));
+//! assert_eq!(outcome.output(), "hello\n");
+//! assert_eq!(outcome.to_model_text(), "exit=3\nhello");
+//!
+//! let slow = RunOptions::new(&workspace).timeout(Duration::from_millis(200));
+//! let outcome = runner.run(&["sleep", "10"], &slow)?;
+//! assert_eq!(outcome.status(), Status::TimedOut(Duration::from_millis(200)));
+//! assert_eq!(outcome.to_model_text(), "Error: command exceeded 0.2s and was killed.");
+//!
+//! let missing = runner.run(&["no-such-program"], &RunOptions::new(&workspace)).unwrap_err();
+//! assert_eq!(missing.to_model_text(), "Error: command not found: no-such-program");
+//! # Ok::<(), harness_exec::Error>(())
+//! ```
+//!
+//! # Running
+//!
+//! [`Runner::run`] takes an argv: the program (a bare name is looked up on the
+//! command's `PATH`) and its arguments, passed as they are, so `;`, `&&`,
+//! `$()` and globs mean nothing. The caller gives the working directory. The
+//! command's stdin is `/dev/null`, so a command waiting for input ends at
+//! once instead of hanging; stdout and stderr share one pipe, so the output
+//! keeps the order in which it was written.
+//!
+//! A non-zero exit, a crash and a timeout are [`Outcome`]s: the model reads
+//! them. An [`Error`] means the command could not be run at all: refused by the
+//! [`Policy`], not found, not executable, or a bad working directory or
+//! timeout.
+//!
+//! # The whole process tree, every time
+//!
+//! The command starts as the leader of a new session, so of a new process
+//! group, and without a controlling terminal: a program that would prompt on
+//! `/dev/tty` fails at once instead of waiting for the timeout. At its timeout
+//! (30 s unless the call or the runner says otherwise) the group and every
+//! process of the run get `SIGTERM`, and `SIGKILL` 1 s later. When the command
+//! exits on its own, its output is read for at most 250 ms more, so that a
+//! background process holding the pipe (`sh -c 'server & echo started'`)
+//! delays the result by no more than that; then whatever the run left behind
+//! is killed. In every case `run` returns only once no process it started is
+//! alive.
+//!
+//! Processes that left the group (`setsid`, a double fork) are found through
+//! a marker variable `HARNESS_EXEC_RUN_<token>=1` in the environment the
+//! command and its descendants inherit, by scanning `/proc`. A process that
+//! both leaves the group and clears its environment is still found when the
+//! program is a child subreaper, which [`enable_subreaper`] turns on (it is
+//! process-wide; the harness CLI enables it).
+//!
+//! # Output
+//!
+//! The output is captured as it streams, in memory bounded by the output
+//! limit (8 KiB by default, [`Runner::output_limit`]): the first half of the
+//! limit is kept as the head, the last half in a ring buffer as the tail, and
+//! the rest is only counted. A longer output reads as head, then a line such as
+//! `[… 123456 bytes, 2048 lines truncated …]`, then tail, so the error at the
+//! end is never lost. ANSI escape sequences are removed, the text is decoded
+//! as lossy UTF-8 without splitting a character at a cut, and secrets are
+//! redacted (see [`Redactor`]).
+//!
+//! # Policy, environment, secrets
+//!
+//! Before anything starts, the [`Policy`] checks the command: a blocklist of
+//! accidents (`sudo`, `rm -rf /`, `mkfs`, …) by default, or an allowlist. It
+//! is a seatbelt, not a wall: an interpreter (`sh -c`, `python -c`,
+//! `node -e`) can do anything the user can, so the policy stops accidents
+//! only, and the allowlist is the strong mode.
+//!
+//! The command does not inherit the environment: [`EnvPolicy`] passes a short
+//! list (`PATH`, `HOME`, `LANG`, …) and what the caller names; a variable whose
+//! name looks secret passes only when named exactly. The output is redacted
+//! with [`Redactor`], which also knows the values of this process's
+//! secret-named variables; [`redact`] is the same redaction for other text.
+//!
+//! # Limits, interrupts, isolation
+//!
+//! Core dumps are always off in the command; [`Limits`] adds a maximum file
+//! size and a maximum number of processes. Since the command is in its own
+//! process group, the terminal's Ctrl-C no longer reaches it: forward it with an
+//! [`Interrupter`]. Kernel isolation tiers (Landlock, bubblewrap) will plug in
+//! through [`Isolation`]; today there is only [`Isolation::None`].
+//!
+//! # What this crate does not do
+//!
+//! It does not sandbox anything: the command runs as the user, with
+//! everything the user can reach, and the policy matches argv, it does not
+//! parse shell code. Run the harness in a container, a VM or as a separate
+//! user when the input is untrusted.
+//!
+//! # Platform
+//!
+//! Linux 5.3 or newer: the runner follows processes with pidfds and finds
+//! them in `/proc`.
+
+#[cfg(not(target_os = "linux"))]
+compile_error!("harness-exec supports Linux only: it follows processes through pidfds and /proc");
+
+mod ansi;
+mod capture;
+mod env;
+mod error;
+mod interrupt;
+mod isolation;
+mod limits;
+mod outcome;
+mod policy;
+mod poll;
+mod pre_exec;
+mod redact;
+mod resolve;
+mod runner;
+mod supervise;
+mod tree;
+mod wrappers;
+
+pub use env::{EnvPolicy, is_secret_name};
+pub use error::Error;
+pub use interrupt::Interrupter;
+pub use isolation::Isolation;
+pub use limits::Limits;
+pub use outcome::{Outcome, Status};
+pub use policy::{Policy, Refusal};
+pub use redact::{REDACTED, Redactor, redact};
+pub use runner::{RunOptions, Runner};
+pub use tree::enable_subreaper;

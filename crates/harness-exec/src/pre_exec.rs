@@ -1,0 +1,92 @@
+//! The one place where code runs in the child between `fork` and `exec`.
+//!
+//! `CommandExt::pre_exec` is `unsafe` because the closure runs in a copy of a
+//! multi-threaded process in which only the forking thread exists: any lock
+//! another thread held stays locked forever, so the closure may only make
+//! async-signal-safe calls and must not allocate. Everything this crate does
+//! there is here.
+
+#![allow(unsafe_code)]
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use rustix::fs::{CWD, Mode, OFlags, RawDir, openat};
+use rustix::io::{FdFlags, fcntl_setfd};
+use rustix::process::{Resource, Rlimit, setrlimit, setsid};
+
+use crate::limits::ChildLimits;
+
+/// Makes the child start a new session, set `limits` on itself and mark
+/// every descriptor but stdin, stdout and stderr close-on-exec before it
+/// executes the program.
+///
+/// The new session makes the child the leader of its own process group, so
+/// the whole group can be signalled, and leaves it without a controlling
+/// terminal: a program that would prompt on `/dev/tty` (a password, a
+/// username) fails at once instead of waiting, stopped, for the timeout.
+pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits) {
+    // SAFETY: the closure owns a `Copy` value and makes only raw system
+    // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`, `fcntl`),
+    // with a buffer on the stack: no allocation, no lock, nothing but
+    // async-signal-safe work. An error becomes an `io::Error` from its raw
+    // errno, which does not allocate either.
+    unsafe {
+        command.pre_exec(move || {
+            setsid()?;
+            set_limits(limits)?;
+            close_inherited_on_exec()
+        });
+    }
+}
+
+fn set_limits(limits: ChildLimits) -> io::Result<()> {
+    limit(Resource::Core, 0)?;
+    if let Some(bytes) = limits.max_file_size {
+        limit(Resource::Fsize, bytes)?;
+    }
+    if let Some(count) = limits.max_processes {
+        limit(Resource::Nproc, count)?;
+    }
+    Ok(())
+}
+
+fn limit(resource: Resource, value: u64) -> io::Result<()> {
+    setrlimit(
+        resource,
+        Rlimit {
+            current: Some(value),
+            maximum: Some(value),
+        },
+    )
+    .map_err(io::Error::from)
+}
+
+/// Marks every open descriptor above stderr close-on-exec, so the command
+/// inherits nothing else of this process: not a jobserver pipe its parent
+/// passed on, not a socket a library opened without `O_CLOEXEC`.
+fn close_inherited_on_exec() -> io::Result<()> {
+    // No O_CLOEXEC needed: `dir` is closed when this returns, before `exec`.
+    let dir = openat(CWD, c"/proc/self/fd", OFlags::RDONLY, Mode::empty())?;
+    let mut buffer = [MaybeUninit::<u8>::uninit(); 1024];
+    let mut entries = RawDir::new(&dir, &mut buffer);
+    while let Some(entry) = entries.next() {
+        let name = entry?
+            .file_name()
+            .to_str()
+            .ok()
+            .and_then(|name| name.parse::<RawFd>().ok());
+        let Some(fd) = name.filter(|&fd| fd > 2 && fd != dir.as_raw_fd()) else {
+            continue;
+        };
+        // SAFETY: the child is single-threaded and `fd` is listed as open in
+        // its descriptor table, so it stays open while it is borrowed here.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        // Close-on-exec is the only descriptor flag.
+        fcntl_setfd(fd, FdFlags::CLOEXEC)?;
+    }
+    Ok(())
+}
