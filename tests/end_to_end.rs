@@ -74,7 +74,14 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         .collect();
     let head_start_calls: Vec<&str> = head_start
         .iter()
-        .map(|record| record["summary"].as_str().unwrap().split("  ").next().unwrap())
+        .map(|record| {
+            record["summary"]
+                .as_str()
+                .unwrap()
+                .split("  ")
+                .next()
+                .unwrap()
+        })
         .collect();
     assert_eq!(
         head_start_calls,

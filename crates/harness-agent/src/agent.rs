@@ -374,6 +374,7 @@ impl Run<'_> {
             self.messages
                 .push(Message::tool_result(call, framed.clone()));
         }
+        self.push(Message::user(prompt::AFTER_HEAD_START));
     }
 
     /// Runs one call of the head start, as call number `position`.

@@ -640,7 +640,9 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
         "{}",
         first[6].content
     );
-    assert_eq!(first.len(), 7);
+    assert_eq!(first[7].role, Role::User, "then the harness says to act");
+    assert!(first[7].content.contains("Nothing has been changed yet"));
+    assert_eq!(first.len(), 8);
     assert_eq!(
         ran.report.tool_calls, 0,
         "the head start is the harness's, not the model's"
