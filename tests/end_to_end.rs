@@ -270,6 +270,9 @@ fn configuration_comes_from_harness_toml_and_flags_win() {
     run.assert_exit(1)
         .assert_stdout_has(&["verify:     python3 -m unittest -q", "verification failed"]);
     assert_eq!(model.chats()[0]["model"], "from-config");
+    // Steady sampling and a bounded answer, whatever the server's defaults.
+    assert_eq!(model.chats()[0]["options"]["temperature"], 0.2);
+    assert_eq!(model.chats()[0]["options"]["num_predict"], 1024);
 
     let model = Model::start();
     model.script(vec![Turn::Text("Done.")]);

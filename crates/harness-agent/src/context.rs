@@ -3,7 +3,8 @@
 //! A server that is sent more than its window either refuses or, like Ollama, silently drops
 //! the start of the prompt: the system prompt and the task go first. So before each request
 //! the loop estimates the conversation's size and, when it does not fit, replaces the oldest
-//! tool results by a short note that keeps their first and last lines.
+//! tool results, and then older answers, by a short note that keeps their first and last
+//! lines.
 
 use harness_ollama::{Message, Role};
 
@@ -43,32 +44,38 @@ pub(crate) fn estimate_tokens(messages: &[Message], tools_chars: usize) -> usize
     (chars + tools_chars).div_ceil(CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * messages.len()
 }
 
-/// Elides the oldest tool results of `messages` until the request fits in `limit` tokens,
-/// and returns how many it elided.
+/// Elides the oldest messages of `messages` until the request fits in `limit` tokens, and
+/// returns how many it elided: tool results first, oldest first, then, if that is not
+/// enough, the text of older answers and of the harness's own messages (the tool calls of an
+/// answer stay, since their results refer to them).
 ///
-/// Never touched: the first `kept_head` messages (the system prompt and the task), the last
-/// [`KEPT_TURNS`] turns, and messages other than tool results. If the conversation still does
-/// not fit, it is left as small as these rules allow.
+/// Never touched: the first `kept_head` messages (the system prompt and the task) and the last
+/// [`KEPT_TURNS`] turns. If the conversation still does not fit, it is left as small as these
+/// rules allow.
 pub(crate) fn fit(
     messages: &mut [Message],
     kept_head: usize,
     tools_chars: usize,
     limit: usize,
 ) -> usize {
-    let kept_tail = start_of_kept_turns(messages);
+    let kept_tail = start_of_kept_turns(messages).max(kept_head);
     let mut elided = 0;
-    for index in kept_head..kept_tail {
-        if estimate_tokens(messages, tools_chars) <= limit {
-            break;
-        }
-        let message = &mut messages[index];
-        if message.role != Role::Tool || message.content.starts_with(ELIDED_MARK) {
-            continue;
-        }
-        let note = elided_note(&message.content);
-        if note.len() < message.content.len() {
-            message.content = note;
-            elided += 1;
+    // Tool results carry the bulk and are the easiest to fetch again: they go first.
+    for results_only in [true, false] {
+        for index in kept_head..kept_tail {
+            if estimate_tokens(messages, tools_chars) <= limit {
+                return elided;
+            }
+            let message = &mut messages[index];
+            let is_result = message.role == Role::Tool;
+            if results_only != is_result || message.content.starts_with(ELIDED_MARK) {
+                continue;
+            }
+            let note = elided_note(&message.content);
+            if note.len() < message.content.len() {
+                message.content = note;
+                elided += 1;
+            }
         }
     }
     elided
@@ -207,6 +214,31 @@ mod tests {
         let again = messages.clone();
         assert_eq!(fit(&mut messages, 2, 0, 1), 0);
         assert_eq!(messages, again);
+    }
+
+    #[test]
+    fn older_answers_are_elided_once_the_results_are_not_enough() {
+        let mut messages = conversation(4);
+        // Long answers with their calls, as a rambling model writes them.
+        for index in [2, 4] {
+            messages[index].content = big("answer");
+        }
+        let before = messages.clone();
+        let size = estimate_tokens(&messages, 0);
+        let one = before[3].content.len() / CHARS_PER_TOKEN;
+        // Two results' worth must go: both older results, and no answer.
+        assert_eq!(fit(&mut messages, 2, 0, size - 2 * one + one / 2), 2);
+        assert_eq!(
+            messages[2], before[2],
+            "answers wait until the results are elided"
+        );
+        // Much less room: the older answers' text goes too, their calls stay.
+        assert_eq!(fit(&mut messages, 2, 0, 1), 2);
+        for index in [2, 4] {
+            assert!(messages[index].content.starts_with(ELIDED_MARK));
+            assert_eq!(messages[index].tool_calls, before[index].tool_calls);
+        }
+        assert_eq!(messages[6..], before[6..], "the last two turns");
     }
 
     #[test]

@@ -70,7 +70,8 @@
 //! Before each request the conversation's size is estimated (3 characters a token, a
 //! deliberately safe figure). When it would not leave [`Budgets::answer_reserve_tokens`] free,
 //! the oldest tool results are replaced, one at a time, by a note with their size and their
-//! first and last lines. Never elided: the system prompt, the task, and the last two turns.
+//! first and last lines; if that is not enough, so is the text of older answers. Never
+//! elided: the system prompt, the task, and the last two turns.
 //!
 //! # Stopping
 //!
