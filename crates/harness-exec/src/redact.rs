@@ -78,7 +78,12 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 ///    or a compound such as `apikey`. Words are split at `_`, `-`, `.` and
 ///    camelCase humps, so `API_KEY`, `apiKey` and `X-Api-Key` match while
 ///    `max_tokens`, `KEYBOARD` and `monkey` do not. A quoted value keeps its
-///    quotes; an unquoted one ends at whitespace, a quote, `,` or `;`.
+///    quotes; an unquoted one ends at whitespace, a quote, `,` or `;`. An
+///    unquoted value that reads as code rather than a literal is left alone:
+///    one holding a bracket (`os.environ['API_KEY']`, `get_token()`), a
+///    dotted name (`settings.SECRET`), or `None`/`null`/`nil`/`true`/`false`/
+///    `undefined`. Source files are read through the same redaction, and a
+///    model that sees `API_KEY = [REDACTED]'X']` can no longer edit that line.
 ///
 /// Redaction is for display only: redacted text is lossy and must never be
 /// written back to a file.
@@ -167,6 +172,8 @@ struct Patterns {
     bearer: Regex,
     /// `name=value`, `name: value` and their quoted forms.
     assignment: Regex,
+    /// A whole value that is a dotted name such as `settings.SECRET`: code, not a secret.
+    dotted_name: Regex,
 }
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
@@ -188,6 +195,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
         )),
         bearer: compile(r"\b([Bb]earer|BEARER)\s+[A-Za-z0-9._~+/-]{8,}=*"),
+        dotted_name: compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"),
         assignment: compile(concat!(
             r#"(?P<name>"[A-Za-z0-9_.-]+"|'[A-Za-z0-9_.-]+'|[A-Za-z_][A-Za-z0-9_.-]*)"#,
             r"[ \t]*[=:][ \t]*",
@@ -203,7 +211,10 @@ fn redact_assignments<'a>(assignment: &Regex, text: &'a str) -> Cow<'a, str> {
     let mut at = 0;
     while let Some(caps) = assignment.captures_at(text, at) {
         let (name, value) = name_and_value(&caps);
-        if looks_secret_key(name.as_str()) && !is_redacted(value.as_str()) {
+        if looks_secret_key(name.as_str())
+            && !is_redacted(value.as_str())
+            && !is_code(value.as_str())
+        {
             let quote = &value.as_str()[..usize::from(value.as_str().starts_with(['"', '\'']))];
             out.push_str(&text[copied..value.start()]);
             out.push_str(quote);
@@ -238,6 +249,18 @@ fn name_and_value<'t>(caps: &Captures<'t>) -> (regex::Match<'t>, regex::Match<'t
 fn is_redacted(value: &str) -> bool {
     let inner = value.trim_matches(['"', '\'']);
     inner.is_empty() || inner == REDACTED
+}
+
+/// True if and only if an unquoted `value` reads as code rather than a
+/// literal: it holds a bracket, is a dotted name, or is a keyword literal.
+fn is_code(value: &str) -> bool {
+    if value.starts_with(['"', '\'']) {
+        return false;
+    }
+    const KEYWORDS: &[&str] = &["None", "null", "nil", "true", "false", "undefined"];
+    value.contains(['(', ')', '[', ']', '{', '}', '<', '>'])
+        || KEYWORDS.contains(&value)
+        || PATTERNS.dotted_name.is_match(value)
 }
 
 /// True if and only if a word of `name` is a secret word.
@@ -374,6 +397,32 @@ mod tests {
         short_github: "ghp_abc" => "ghp_abc";
         url_with_port: "http://localhost:8080/key" => "http://localhost:8080/key";
         already_redacted: "API_KEY=[REDACTED]" => "API_KEY=[REDACTED]";
+        // Code that names a secret without holding one: a model must be able to edit it.
+        python_environ: "API_KEY = os.environ['API_KEY']" => "API_KEY = os.environ['API_KEY']";
+        python_getenv: r#"token = os.getenv("GITHUB_TOKEN")"# => r#"token = os.getenv("GITHUB_TOKEN")"#;
+        call_result: "secret = load_secret()" => "secret = load_secret()";
+        index_expression: "key = keys[0]" => "key = keys[0]";
+        closing_bracket: "password=x)" => "password=x)";
+        generic_type: "token: Option<String>," => "token: Option<String>,";
+        braces: "key={k}" => "key={k}";
+        brace_close: "key=}" => "key=}";
+        dotted_attribute: "token = self.token" => "token = self.token";
+        dotted_settings: "SECRET_KEY = settings.SECRET_KEY" => "SECRET_KEY = settings.SECRET_KEY";
+        python_none: "password = None" => "password = None";
+        json_null: "token: null" => "token: null";
+        js_undefined: "apiKey = undefined" => "apiKey = undefined";
+        ruby_nil: "secret = nil" => "secret = nil";
+        bool_true: "api_key=true" => "api_key=true";
+        bool_false: "api_key=false" => "api_key=false";
+        // ...but a literal is still a secret, even when it looks a little like code.
+        quoted_literal_in_code: r#"API_KEY = "abc123def""# => r#"API_KEY = "[REDACTED]""#;
+        quoted_dotted_literal: r#"token = "a.b""# => r#"token = "[REDACTED]""#;
+        quoted_bracket_literal: r#"password = "p(a)ss""# => r#"password = "[REDACTED]""#;
+        dotted_but_starting_with_a_digit: "secret=1abc.def" => "secret=[REDACTED]";
+        trailing_dot_is_not_a_name: "token=abc." => "token=[REDACTED]";
+        single_name_is_a_literal: "token=abcdef" => "token=[REDACTED]";
+        keyword_prefix_is_a_literal: "password=nonexistent" => "password=[REDACTED]";
+        lowercase_none_is_a_literal: "password=none" => "password=[REDACTED]";
     }
 
     #[test]

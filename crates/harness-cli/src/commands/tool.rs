@@ -1,0 +1,116 @@
+//! `harness tool`: call one of the model's tools by hand, exactly as the model would.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use harness_exec::Policy;
+use harness_sandbox::Workspace;
+use harness_tools::Toolbox;
+use serde_json::Value;
+
+/// Call one of the model's tools by hand.
+///
+/// The call goes through exactly what a model's call goes through: the same argument
+/// validation, workspace confinement, command policy and redaction. The result is printed as
+/// the model would read it.
+///
+/// Exit status: 0 when the tool succeeded, 1 when it returned an error (its text starts with
+/// "Error:"), 2 for bad usage or a workspace that cannot be used.
+///
+/// Examples:
+///
+///   harness tool read_file '{"path": "src/main.rs", "start_line": 10}'
+///
+///   harness tool --workspace ../project run_command '{"argv": ["sudo", "ls"]}'
+///
+///   harness tool --allow cargo run_command '{"argv": ["cargo", "test"]}'
+#[derive(Debug, Args)]
+#[command(
+    verbatim_doc_comment,
+    about = "Call one of the model's tools by hand, as the model would"
+)]
+pub(crate) struct ToolCommand {
+    /// The workspace the tool works in: paths are confined to it, commands run in it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+
+    /// Allow only this program to run (repeat for more). Without it, a blocklist of
+    /// accidents (sudo, rm -rf /, mkfs, ...) applies.
+    #[arg(long = "allow", value_name = "PROGRAM")]
+    allow: Vec<String>,
+
+    /// Seconds a command may run: the timeout of a call that sets none, and the most a call
+    /// may ask for. [default: 30, and at most 600]
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+
+    /// Print the tools' specs (name, description, JSON Schema of the arguments) as JSON, as
+    /// the model is offered them.
+    #[arg(long, conflicts_with = "name")]
+    list: bool,
+
+    /// The tool to call: read_file, write_file, edit_file, list_dir, search_text or
+    /// run_command.
+    #[arg(value_name = "NAME", required_unless_present = "list")]
+    name: Option<String>,
+
+    /// The arguments, as the JSON object the model would send.
+    #[arg(value_name = "JSON-ARGS", default_value = "{}")]
+    arguments: String,
+}
+
+/// Prints the specs, or calls the tool and prints its result.
+pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
+    if command.list {
+        let specs = serde_json::to_string_pretty(harness_schema::catalogue())
+            .context("serializing the tool specs")?;
+        print(&specs)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(name) = command.name else {
+        unreachable!("clap requires NAME unless --list is given");
+    };
+    let workspace = Workspace::new(&command.workspace).with_context(|| {
+        format!(
+            "cannot use {} as the workspace",
+            command.workspace.display()
+        )
+    })?;
+    let mut toolbox = Toolbox::builder(workspace);
+    if !command.allow.is_empty() {
+        toolbox = toolbox.policy(Policy::allowlist(command.allow));
+    }
+    if let Some(seconds) = command.timeout {
+        let timeout = Duration::from_secs(seconds);
+        toolbox = toolbox.timeout(timeout).max_timeout(timeout);
+    }
+    // Commands that leave their process group (a daemon, `setsid`) are still found and
+    // stopped: this process adopts them. Without it they are found through their environment
+    // only, so a failure here weakens cleanup but does not stop the call.
+    let _ = harness_exec::enable_subreaper();
+    // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
+    // it exactly as it would parse the model's.
+    let result = toolbox
+        .build()
+        .call(&name, &Value::String(command.arguments));
+    print(result.text())?;
+    Ok(if result.is_error() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes `text` to stdout, ending with a newline.
+fn print(text: &str) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()
+}

@@ -1,0 +1,118 @@
+//! The tools a coding model calls: read, write and edit files, list and search the workspace,
+//! run commands. Each call is validated before anything runs, confined to one workspace,
+//! bounded, and redacted before the model reads the result.
+//!
+//! A [`Toolbox`] owns the pieces the tools go through: the [`Workspace`](harness_sandbox::Workspace)
+//! every path is resolved in, the [`Runner`](harness_exec::Runner) and
+//! [`Policy`](harness_exec::Policy) every command goes through, and the
+//! [`Redactor`](harness_exec::Redactor) every result goes through. [`Toolbox::specs`] is what
+//! the model is offered; [`Toolbox::call`] takes a call as the model sent it and returns a
+//! [`ToolResult`].
+//!
+//! ```
+//! use harness_sandbox::Workspace;
+//! use harness_tools::{Detail, Toolbox};
+//! use serde_json::json;
+//!
+//! # let directory = tempfile::tempdir().expect("a temporary directory");
+//! let toolbox = Toolbox::new(Workspace::new(directory.path()).expect("an existing directory"));
+//!
+//! let created = toolbox.call("write_file", &json!({"path": "calc.py", "content": "x = 1 - 2\n"}));
+//! assert!(!created.is_error() && created.may_have_changed_workspace());
+//!
+//! let edited = toolbox.call(
+//!     "edit_file",
+//!     &json!({"path": "calc.py", "old_text": "1 - 2", "new_text": "1 + 2"}),
+//! );
+//! assert_eq!(
+//!     edited.text(),
+//!     "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x = 1 - 2\n+x = 1 + 2\n"
+//! );
+//! assert_eq!(edited.summary().to_string(), "edit_file calc.py  +1 −1");
+//!
+//! let read = toolbox.call("read_file", &json!({"path": "calc.py"}));
+//! assert_eq!(read.text(), "     1\tx = 1 + 2\n");
+//!
+//! // Failures are results the model reads, starting with `Error:`.
+//! let escape = toolbox.call("read_file", &json!({"path": "../../etc/passwd"}));
+//! assert!(escape.is_error());
+//! assert!(escape.text().starts_with("Error: path escapes the workspace: ../../etc/passwd"));
+//!
+//! let refused = toolbox.call("run_command", &json!({"argv": ["sudo", "ls"]}));
+//! assert!(refused.text().starts_with("Error: command refused: "));
+//!
+//! let invalid = toolbox.call("list_dir", &json!({"depth": 9}));
+//! assert_eq!(invalid.text(), "Error: list_dir: \"depth\" must be at most 5, got 9");
+//! assert_eq!(invalid.summary().detail(), &Detail::Failed);
+//! ```
+//!
+//! # The tools
+//!
+//! | tool | does | through |
+//! |---|---|---|
+//! | `read_file` | numbered lines, capped (400 lines or 32 KiB) with a note naming the `start_line` to read on | [`harness_edit::Editor::view`] |
+//! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`; returns the diff | [`harness_edit::Editor::write`] |
+//! | `edit_file` | replaces text that occurs exactly once; returns the diff | [`harness_edit::Editor::replace`] |
+//! | `list_dir` | workspace-relative paths, directories ending in `/`, 2 levels unless `depth` says otherwise, at most 200 | the `ignore` crate's walk |
+//! | `search_text` | `path:line: text` for each line matching a Rust regex, at most 100, lines cut to 200 characters around the match | the same walk, files read through the workspace |
+//! | `run_command` | runs an argv (no shell) in the workspace root; the exit status and the output, cut in the middle | [`harness_exec::Runner`] |
+//!
+//! The caps are [`Limits`]; each cut ends with a note saying what was left out and how to see
+//! it.
+//!
+//! # How a call is handled
+//!
+//! 1. The arguments (a JSON object, or a string holding one) are validated against the tool's
+//!    schema with [`harness_schema::parse_call`]. An unknown tool or invalid arguments end the
+//!    call here, with the schema's message.
+//! 2. The tool runs. Every path goes through the workspace, which refuses escapes (`..`,
+//!    absolute paths elsewhere, symbolic links out) and the files its deny rules protect
+//!    (`.env`, keys; `.git/` for writing). Every command goes through the runner, which
+//!    applies the policy, the timeout and the output limit.
+//! 3. The text and the summary are redacted.
+//!
+//! # Results
+//!
+//! A [`ToolResult`] holds the text for the model; whether the call failed (its text then
+//! starts with `Error:` and says what to do instead); whether the workspace may have changed
+//! (after a write or an edit that changed a file, and after every `run_command`), so the caller
+//! knows when to checkpoint; and a [`Summary`] for the display, such as
+//! `edit_file src/lib.rs  +3 −1` or `run_command pytest -q  exit=1 0.8s`.
+//!
+//! A command that exits non-zero is not a failure: its exit status and output are what the
+//! model needs. A timeout or an interrupt is.
+//!
+//! # Listing and searching
+//!
+//! `list_dir` and `search_text` walk the workspace as git would see it: what the `.gitignore`,
+//! `.ignore` and `.git/info/exclude` files inside the workspace ignore is left out, whether or
+//! not the workspace is a git repository (ignore files outside it, above the root or the
+//! user's global excludes, do not count), and so are `.git` itself and whatever the
+//! workspace's read rules deny. Hidden files are
+//! listed. Symbolic links are listed but never followed, and never searched. `search_text`
+//! skips binary files (a NUL byte in the first 8 KiB) and files over 8 MiB, and says how many
+//! it skipped for their size.
+//!
+//! When a listing is capped, the shallowest entries are kept, so one large subdirectory
+//! cannot hide its siblings.
+//!
+//! # What this crate does not do
+//!
+//! It does not decide what is safe: confinement is the workspace's, the command policy the
+//! runner's, and neither is a sandbox, since a command the policy allows can do anything the
+//! user can. It keeps no history either: undoing what a tool did is `harness-undo`'s job.
+
+mod builder;
+mod command;
+mod failure;
+mod files;
+mod list;
+mod result;
+mod search;
+mod toolbox;
+mod walk;
+
+pub use builder::{Limits, ToolboxBuilder};
+pub use harness_exec::Status;
+pub use result::{Detail, Summary, ToolResult};
+pub use toolbox::Toolbox;

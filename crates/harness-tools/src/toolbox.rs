@@ -1,0 +1,94 @@
+//! [`Toolbox`]: the tools over one workspace, and the dispatch of a model's call.
+
+use std::time::Duration;
+
+use harness_edit::Editor;
+use harness_exec::{Interrupter, Redactor, Runner};
+use harness_sandbox::Workspace;
+use harness_schema::{ToolArgs, ToolSpec, catalogue, parse_call};
+use serde_json::Value;
+
+use crate::builder::{Limits, ToolboxBuilder};
+use crate::result::ToolResult;
+use crate::{command, files, list, search};
+
+/// The tools a model may call, over one workspace.
+///
+/// A toolbox owns the [`Workspace`] every path goes through, the [`Runner`] every command goes
+/// through (with its policy and timeouts) and the [`Redactor`] every result goes through. Build
+/// one with [`Toolbox::new`] or [`Toolbox::builder`], offer the model [`Toolbox::specs`], and
+/// hand each call it makes to [`Toolbox::call`].
+#[derive(Debug)]
+pub struct Toolbox {
+    /// Where every path is resolved, checked and opened.
+    pub(crate) workspace: Workspace,
+    /// Runs `run_command`, with the policy, default timeout and output limit.
+    pub(crate) runner: Runner,
+    /// The longest timeout a call gets; longer requests are lowered to it.
+    pub(crate) max_timeout: Duration,
+    /// Applied to every result's text and summary.
+    pub(crate) redactor: Redactor,
+    /// Caps on listings, searches, views and edits.
+    pub(crate) limits: Limits,
+}
+
+impl Toolbox {
+    /// A toolbox over `workspace` with the default runner (blocklist policy, 30 s timeout,
+    /// 600 s at most, 8 KiB of output), redaction of this process's secret-named variables,
+    /// and the default [`Limits`].
+    pub fn new(workspace: Workspace) -> Toolbox {
+        ToolboxBuilder::new(workspace).build()
+    }
+
+    /// Starts configuring a toolbox over `workspace`.
+    pub fn builder(workspace: Workspace) -> ToolboxBuilder {
+        ToolboxBuilder::new(workspace)
+    }
+
+    /// The tools, as the model is offered them: the `tools` array of a chat request is
+    /// `serde_json::to_value(toolbox.specs())`.
+    pub fn specs(&self) -> &'static [ToolSpec] {
+        catalogue()
+    }
+
+    /// The workspace the tools act in.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// A handle that interrupts the command `run_command` is running, e.g. on Ctrl-C; the
+    /// call then returns a result saying the command was interrupted.
+    pub fn interrupter(&self) -> Interrupter {
+        self.runner.interrupter()
+    }
+
+    /// Calls the tool `name` with the `arguments` the model sent (a JSON object, or a string
+    /// holding one), and returns what the model should read.
+    ///
+    /// The arguments are validated against the tool's schema before anything runs. Every
+    /// failure (unknown tool, invalid arguments, a refused path or command, a failed edit) is
+    /// a result whose text starts with `Error:`; nothing here panics or ends the run. The text
+    /// and the summary are redacted.
+    pub fn call(&self, name: &str, arguments: &Value) -> ToolResult {
+        let result = match parse_call(name, arguments) {
+            Ok(args) => self.dispatch(&args),
+            Err(error) => ToolResult::failure(name, "", &error.to_string()),
+        };
+        result.redacted(&self.redactor)
+    }
+
+    /// Runs a validated call.
+    fn dispatch(&self, args: &ToolArgs) -> ToolResult {
+        let editor = Editor::with_limits(&self.workspace, self.limits.edit);
+        match args {
+            ToolArgs::ReadFile(args) => files::read_file(&editor, args),
+            ToolArgs::WriteFile(args) => files::write_file(&editor, args),
+            ToolArgs::EditFile(args) => files::edit_file(&editor, args),
+            ToolArgs::ListDir(args) => list::list_dir(&self.workspace, args, &self.limits),
+            ToolArgs::SearchText(args) => search::search_text(&self.workspace, args, &self.limits),
+            ToolArgs::RunCommand(args) => {
+                command::run_command(&self.runner, self.workspace.root(), args, self.max_timeout)
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! `run_command`: through the runner, in the workspace, with the policy and the timeouts.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use harness_exec::Policy;
+use harness_tools::{Detail, Status};
+use serde_json::json;
+
+use crate::support::{Fixture, assert_error, ok};
+
+#[test]
+fn a_command_runs_in_the_workspace_root() {
+    let fixture = Fixture::new();
+    let result = fixture.call("run_command", json!({"argv": ["pwd"]}));
+    assert_eq!(ok(&result), format!("exit=0\n{}", fixture.root.display()));
+    assert!(result.may_have_changed_workspace());
+    assert!(
+        result
+            .summary()
+            .to_string()
+            .starts_with("run_command pwd  exit=0 ")
+    );
+}
+
+#[test]
+fn a_non_zero_exit_is_a_result_not_an_error() {
+    let fixture = Fixture::new();
+    let result = fixture.call(
+        "run_command",
+        json!({"argv": ["sh", "-c", "echo boom; exit 3"]}),
+    );
+    assert_eq!(ok(&result), "exit=3\nboom");
+    assert!(result.may_have_changed_workspace());
+    let Detail::Ran { status, .. } = result.summary().detail() else {
+        panic!("a command that ran: {:?}", result.summary());
+    };
+    assert_eq!(*status, Status::Exited(3));
+    assert_eq!(result.summary().target(), "sh -c 'echo boom; exit 3'");
+}
+
+#[test]
+fn run_command_of_sudo_ls_is_refused() {
+    let fixture = Fixture::new();
+    let result = fixture.call("run_command", json!({"argv": ["sudo", "ls"]}));
+    assert_error(&result, "Error: command refused: ");
+    assert!(result.text().contains("sudo"), "{}", result.text());
+    assert_eq!(result.summary().to_string(), "run_command sudo ls  error");
+    // Every run_command counts as a possible change, refused or not.
+    assert!(result.may_have_changed_workspace());
+}
+
+#[test]
+fn a_missing_program_is_an_error() {
+    let fixture = Fixture::new();
+    let result = fixture.call("run_command", json!({"argv": ["no-such-program-here"]}));
+    assert_eq!(
+        result.text(),
+        "Error: command not found: no-such-program-here"
+    );
+    assert!(result.is_error());
+}
+
+#[test]
+fn the_allowlist_refuses_every_other_program() {
+    let fixture = Fixture::new();
+    let toolbox = fixture
+        .builder()
+        .policy(Policy::allowlist(["echo"]))
+        .build();
+    let allowed = toolbox.call("run_command", &json!({"argv": ["echo", "hi"]}));
+    assert_eq!(ok(&allowed), "exit=0\nhi");
+    let refused = toolbox.call("run_command", &json!({"argv": ["ls"]}));
+    assert_error(&refused, "Error: command refused: ");
+}
+
+#[test]
+fn a_timeout_above_the_maximum_is_lowered_and_the_model_is_told() {
+    let fixture = Fixture::new();
+    let toolbox = fixture
+        .builder()
+        .max_timeout(Duration::from_secs(1))
+        .build();
+    let started = Instant::now();
+    let result = toolbox.call(
+        "run_command",
+        &json!({"argv": ["sleep", "30"], "timeout_s": 100}),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the command was not stopped"
+    );
+    assert_eq!(
+        result.text(),
+        "Error: command exceeded 1s and was killed.\n[timeout_s 100 was lowered to the maximum of 1s]"
+    );
+    assert!(result.is_error());
+    assert!(result.may_have_changed_workspace());
+    assert!(
+        result
+            .summary()
+            .to_string()
+            .starts_with("run_command sleep 30  timed out ")
+    );
+}
+
+#[test]
+fn a_timeout_at_the_maximum_is_kept_without_a_note() {
+    let fixture = Fixture::new();
+    let toolbox = fixture
+        .builder()
+        .max_timeout(Duration::from_secs(1))
+        .build();
+    let result = toolbox.call(
+        "run_command",
+        &json!({"argv": ["sleep", "5"], "timeout_s": 1}),
+    );
+    assert_eq!(result.text(), "Error: command exceeded 1s and was killed.");
+}
+
+#[test]
+fn a_timeout_below_the_maximum_is_kept() {
+    let fixture = Fixture::new();
+    let result = fixture.call(
+        "run_command",
+        json!({"argv": ["sleep", "5"], "timeout_s": 1}),
+    );
+    assert_eq!(result.text(), "Error: command exceeded 1s and was killed.");
+}
+
+#[test]
+fn the_default_timeout_applies_and_is_capped_by_the_maximum() {
+    let fixture = Fixture::new();
+    let short = fixture.builder().timeout(Duration::from_secs(1)).build();
+    let result = short.call("run_command", &json!({"argv": ["sleep", "5"]}));
+    assert_eq!(result.text(), "Error: command exceeded 1s and was killed.");
+    let capped = fixture
+        .builder()
+        .timeout(Duration::from_secs(30))
+        .max_timeout(Duration::from_secs(1))
+        .build();
+    let result = capped.call("run_command", &json!({"argv": ["sleep", "5"]}));
+    assert_eq!(result.text(), "Error: command exceeded 1s and was killed.");
+}
+
+#[test]
+fn long_output_is_cut_in_the_middle() {
+    let fixture = Fixture::new();
+    let toolbox = fixture.builder().output_limit(100).build();
+    let result = toolbox.call("run_command", &json!({"argv": ["seq", "1", "1000"]}));
+    let text = ok(&result);
+    assert!(text.starts_with("exit=0\n1\n2\n"), "{text}");
+    assert!(text.ends_with("\n999\n1000"), "{text}");
+    assert!(text.contains("truncated"), "{text}");
+    assert!(text.len() < 300, "{text}");
+}
+
+#[test]
+fn an_interrupted_command_is_an_error() {
+    let fixture = Fixture::new();
+    let toolbox = fixture.builder().build();
+    let interrupter = toolbox.interrupter();
+    let helper = thread::spawn(move || {
+        // Until the command is registered, there is nothing to interrupt.
+        for _ in 0..1000 {
+            if interrupter.interrupt() > 0 {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        false
+    });
+    let result = toolbox.call("run_command", &json!({"argv": ["sleep", "30"]}));
+    assert!(
+        helper.join().expect("the helper thread"),
+        "nothing was interrupted"
+    );
+    assert_eq!(result.text(), "Error: command was interrupted by the user.");
+    assert!(result.is_error());
+    assert!(
+        result
+            .summary()
+            .to_string()
+            .starts_with("run_command sleep 30  interrupted ")
+    );
+}

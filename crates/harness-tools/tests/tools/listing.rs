@@ -1,0 +1,240 @@
+//! `list_dir`: paths, depth, .gitignore, the cap and its note.
+
+use std::os::unix::fs::symlink;
+
+use harness_sandbox::Workspace;
+use harness_tools::{Detail, Limits, Toolbox};
+use serde_json::json;
+
+use crate::support::{Fixture, assert_error, ok};
+
+fn tree() -> Fixture {
+    let fixture = Fixture::new();
+    fixture
+        .file("README.md", "")
+        .file(".hidden", "")
+        .file("src/main.rs", "")
+        .file("src/parse/mod.rs", "")
+        .file("src/parse/deep/x.rs", "");
+    fixture
+}
+
+#[test]
+fn lists_two_levels_by_default_with_directories_marked() {
+    let result = tree().call("list_dir", json!({}));
+    assert_eq!(
+        ok(&result),
+        ".hidden\nREADME.md\nsrc/\nsrc/main.rs\nsrc/parse/\n"
+    );
+    assert_eq!(result.summary().to_string(), "list_dir .  5 entries");
+    assert!(!result.may_have_changed_workspace());
+}
+
+#[test]
+fn depth_counts_from_the_listed_directory() {
+    let fixture = tree();
+    let one = fixture.call("list_dir", json!({"path": "src/parse", "depth": 1}));
+    assert_eq!(ok(&one), "src/parse/deep/\nsrc/parse/mod.rs\n");
+    let five = fixture.call("list_dir", json!({"path": "src", "depth": 5}));
+    assert_eq!(
+        ok(&five),
+        "src/main.rs\nsrc/parse/\nsrc/parse/deep/\nsrc/parse/deep/x.rs\nsrc/parse/mod.rs\n"
+    );
+    assert_eq!(five.summary().target(), "src");
+}
+
+#[test]
+fn the_default_depth_is_configurable() {
+    let mut limits = Limits::default();
+    limits.list_depth = 1;
+    let result = tree().toolbox_with(limits).call("list_dir", &json!({}));
+    assert_eq!(ok(&result), ".hidden\nREADME.md\nsrc/\n");
+}
+
+#[test]
+fn gitignore_applies_without_a_repository_and_from_above_the_listed_directory() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "target/\n*.log\n")
+        .file("src/.gitignore", "generated.rs\n")
+        .file("src/lib.rs", "")
+        .file("src/generated.rs", "")
+        .file("src/run.log", "")
+        .file("target/debug/app", "")
+        .file("notes.txt", "");
+    let root = fixture.call("list_dir", json!({"depth": 3}));
+    assert_eq!(
+        ok(&root),
+        ".gitignore\nnotes.txt\nsrc/\nsrc/.gitignore\nsrc/lib.rs\n"
+    );
+    let src = fixture.call("list_dir", json!({"path": "src"}));
+    assert_eq!(ok(&src), "src/.gitignore\nsrc/lib.rs\n");
+}
+
+#[test]
+fn git_exclude_and_dot_ignore_apply_too() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".git/info/exclude", "private.txt\n")
+        .file(".ignore", "scratch/\n")
+        .file("scratch/notes.txt", "")
+        .file("private.txt", "")
+        .file("public.txt", "");
+    let result = fixture.call("list_dir", json!({}));
+    assert_eq!(ok(&result), ".ignore\npublic.txt\n");
+}
+
+#[test]
+fn ignore_files_above_the_workspace_do_not_count() {
+    let fixture = Fixture::new();
+    fixture.file(".gitignore", "*.txt\n").file("work/a.txt", "");
+    let toolbox = Toolbox::new(Workspace::new(fixture.path("work")).expect("a directory"));
+    let result = toolbox.call("list_dir", &json!({}));
+    assert_eq!(ok(&result), "a.txt\n");
+}
+
+#[test]
+fn symbolic_links_are_listed_not_entered_and_can_be_listed_through() {
+    let fixture = Fixture::new();
+    fixture.file("real/a.txt", "");
+    symlink("real", fixture.path("alias")).expect("link");
+    let root = fixture.call("list_dir", json!({}));
+    assert_eq!(ok(&root), "alias\nreal/\nreal/a.txt\n");
+    let through = fixture.call("list_dir", json!({"path": "alias"}));
+    assert_eq!(ok(&through), "real/a.txt\n");
+}
+
+#[test]
+fn a_sibling_with_the_same_prefix_is_not_listed_with_the_directory() {
+    let fixture = Fixture::new();
+    fixture.file("src/a.rs", "").file("src-old/b.rs", "");
+    let result = fixture.call("list_dir", json!({"path": "src"}));
+    assert_eq!(ok(&result), "src/a.rs\n");
+}
+
+/// Seven entries, three of them at the top: `a/` (three files), `b`, `c/` (one file).
+fn capped(cap: usize) -> (Fixture, Toolbox) {
+    let fixture = Fixture::new();
+    fixture
+        .file("a/1", "")
+        .file("a/2", "")
+        .file("a/3", "")
+        .file("b", "")
+        .file("c/4", "");
+    let mut limits = Limits::default();
+    limits.list_entries = cap;
+    let toolbox = fixture.toolbox_with(limits);
+    (fixture, toolbox)
+}
+
+#[test]
+fn a_capped_listing_keeps_the_shallowest_entries_and_says_how_many_are_left_out() {
+    let (_fixture, toolbox) = capped(4);
+    let result = toolbox.call("list_dir", &json!({}));
+    assert_eq!(
+        ok(&result),
+        "a/\na/1\nb\nc/\n[3 more entries not shown: list a subdirectory, or a smaller depth]\n"
+    );
+    assert_eq!(
+        result.summary().detail(),
+        &Detail::Listed {
+            shown: 4,
+            omitted: 3
+        }
+    );
+    assert_eq!(
+        result.summary().to_string(),
+        "list_dir .  4 entries, 3 more"
+    );
+}
+
+#[test]
+fn a_listing_at_the_cap_has_no_note_and_one_over_has() {
+    let (_fixture, toolbox) = capped(7);
+    let result = toolbox.call("list_dir", &json!({}));
+    assert_eq!(ok(&result), "a/\na/1\na/2\na/3\nb\nc/\nc/4\n");
+    assert_eq!(
+        result.summary().detail(),
+        &Detail::Listed {
+            shown: 7,
+            omitted: 0
+        }
+    );
+    let (_fixture, toolbox) = capped(6);
+    let one_more = toolbox.call("list_dir", &json!({}));
+    assert_eq!(
+        ok(&one_more),
+        "a/\na/1\na/2\na/3\nb\nc/\n[1 more entries not shown: list a subdirectory, or a smaller depth]\n"
+    );
+}
+
+#[test]
+fn a_cap_of_zero_still_shows_one_entry() {
+    let (_fixture, toolbox) = capped(0);
+    let result = toolbox.call("list_dir", &json!({}));
+    assert_eq!(
+        ok(&result),
+        "a/\n[6 more entries not shown: list a subdirectory, or a smaller depth]\n"
+    );
+}
+
+#[test]
+fn a_huge_tree_stops_the_walk_and_says_more_than() {
+    let fixture = Fixture::new();
+    for index in 0..201 {
+        fixture.file(&format!("f{index:03}"), "");
+    }
+    let mut limits = Limits::default();
+    limits.list_entries = 2;
+    let toolbox = fixture.toolbox_with(limits);
+    let result = toolbox.call("list_dir", &json!({}));
+    assert_eq!(
+        ok(&result),
+        "f000\nf001\n[more than 198 more entries not shown: list a subdirectory, or a smaller depth]\n"
+    );
+    std::fs::remove_file(fixture.path("f200")).expect("remove one");
+    let exactly = toolbox.call("list_dir", &json!({}));
+    assert_eq!(
+        ok(&exactly),
+        "f000\nf001\n[198 more entries not shown: list a subdirectory, or a smaller depth]\n"
+    );
+}
+
+#[test]
+fn an_empty_directory_says_what_is_not_listed() {
+    let fixture = Fixture::new();
+    fixture
+        .dir("empty")
+        .file(".gitignore", "ignored/\n")
+        .file("ignored/a", "");
+    let result = fixture.call("list_dir", json!({"path": "empty"}));
+    assert_eq!(
+        ok(&result),
+        "empty has no entries to show (entries ignored by .gitignore and files the workspace \
+         protects are not listed)\n"
+    );
+    assert_eq!(result.summary().to_string(), "list_dir empty  0 entries");
+}
+
+#[test]
+fn listing_a_file_points_to_read_file() {
+    let fixture = Fixture::new();
+    fixture.file("a.txt", "");
+    let result = fixture.call("list_dir", json!({"path": "a.txt"}));
+    assert_eq!(
+        result.text(),
+        "Error: a.txt is a file, not a directory; read it with read_file, or list the directory \
+         that contains it"
+    );
+    assert!(result.is_error());
+}
+
+#[test]
+fn listing_a_missing_directory_points_to_list_dir() {
+    let fixture = Fixture::new();
+    let result = fixture.call("list_dir", json!({"path": "nope"}));
+    assert_error(
+        &result,
+        "Error: no such file or directory: nope; list_dir shows",
+    );
+}

@@ -1,0 +1,14 @@
+//! The tools through the `Toolbox`, as a model calls them, on real temporary directories.
+
+#[path = "../support/escapes.rs"]
+mod escapes;
+mod support;
+
+mod commands;
+mod confinement;
+mod files;
+mod listing;
+mod redaction;
+mod schema;
+mod searching;
+mod toolbox;

@@ -1,0 +1,107 @@
+//! Calls that fail validation never run: each comes back as an `Error:` result with the
+//! schema's message.
+
+use harness_tools::Detail;
+use serde_json::{Value, json};
+
+use crate::support::Fixture;
+
+macro_rules! schema_errors {
+    ($($name:ident: $tool:expr, $arguments:expr => $text:expr,)*) => {$(
+        #[test]
+        fn $name() {
+            let fixture = Fixture::new();
+            let result = fixture.call($tool, $arguments);
+            assert_eq!(result.text(), $text);
+            assert!(result.is_error());
+            assert!(!result.may_have_changed_workspace());
+            assert_eq!(result.summary().tool(), $tool);
+            assert_eq!(result.summary().target(), "");
+            assert_eq!(result.summary().detail(), &Detail::Failed);
+            // Nothing ran: the workspace is still empty.
+            assert_eq!(std::fs::read_dir(&fixture.root).expect("the root").count(), 0);
+        }
+    )*};
+}
+
+schema_errors! {
+    read_file_without_a_path: "read_file", json!({})
+        => "Error: read_file: missing required argument \"path\"",
+    read_file_with_line_zero: "read_file", json!({"path": "a", "start_line": 0})
+        => "Error: read_file: \"start_line\" must be at least 1, got 0",
+    write_file_without_content: "write_file", json!({"path": "a.txt"})
+        => "Error: write_file: missing required argument \"content\"",
+    write_file_with_a_string_overwrite: "write_file", json!({"path": "a.txt", "content": "", "overwrite": "yes"})
+        => "Error: write_file: \"overwrite\" must be a boolean, got string \"yes\"",
+    edit_file_without_old_text: "edit_file", json!({"path": "a.txt", "new_text": "x"})
+        => "Error: edit_file: missing required argument \"old_text\"",
+    list_dir_too_deep: "list_dir", json!({"depth": 9})
+        => "Error: list_dir: \"depth\" must be at most 5, got 9",
+    search_text_with_an_unknown_argument: "search_text", json!({"pattern": "x", "regex": true})
+        => "Error: search_text: unknown argument \"regex\" (expected: pattern, path, glob)",
+    run_command_with_a_command_line: "run_command", json!({"argv": "touch pwned"})
+        => "Error: run_command: \"argv\" must be an array of strings, e.g. [\"pytest\", \"-q\"], got string \"touch pwned\"",
+    run_command_with_an_empty_argv: "run_command", json!({"argv": []})
+        => "Error: run_command: \"argv\" must have at least 1 item, e.g. [\"pytest\", \"-q\"], got []",
+    an_unknown_tool: "delete_everything", json!({})
+        => "Error: unknown tool \"delete_everything\"; the available tools are: read_file, write_file, edit_file, list_dir, search_text, run_command",
+    arguments_that_are_not_an_object: "list_dir", json!([1])
+        => "Error: list_dir: the arguments must be a JSON object such as {\"path\": \"src\", \"depth\": 2}, got an array",
+}
+
+#[test]
+fn arguments_in_a_string_are_accepted_as_openai_servers_send_them() {
+    let fixture = Fixture::new();
+    fixture.file("a.txt", "hello\n");
+    let result = fixture.call(
+        "read_file",
+        Value::String(r#"{"path": "a.txt"}"#.to_owned()),
+    );
+    assert_eq!(result.text(), "     1\thello\n");
+}
+
+#[test]
+fn a_string_that_is_not_json_is_an_error() {
+    let fixture = Fixture::new();
+    let result = fixture.call("list_dir", Value::String("{path: src}".to_owned()));
+    assert!(result.is_error());
+    assert!(
+        result
+            .text()
+            .starts_with("Error: list_dir: the arguments are a string that is not valid JSON"),
+        "{}",
+        result.text()
+    );
+}
+
+#[test]
+fn every_result_is_an_error_exactly_when_its_text_says_so() {
+    let fixture = Fixture::new();
+    fixture.file("a.txt", "a\na\n");
+    let calls = [
+        ("read_file", json!({"path": "a.txt"})),
+        ("read_file", json!({"path": "../a.txt"})),
+        ("write_file", json!({"path": "b.txt", "content": "b\n"})),
+        ("write_file", json!({"path": "b.txt", "content": "b\n"})),
+        (
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "a", "new_text": "b"}),
+        ),
+        ("list_dir", json!({})),
+        ("list_dir", json!({"path": "a.txt"})),
+        ("search_text", json!({"pattern": "a"})),
+        ("search_text", json!({"pattern": "("})),
+        ("run_command", json!({"argv": ["false"]})),
+        ("run_command", json!({"argv": ["sudo", "true"]})),
+        ("nope", json!({})),
+    ];
+    for (tool, arguments) in calls {
+        let result = fixture.call(tool, arguments.clone());
+        assert_eq!(
+            result.is_error(),
+            result.text().starts_with("Error:"),
+            "{tool} {arguments}: {:?}",
+            result.text()
+        );
+    }
+}
