@@ -401,7 +401,7 @@ struct StopOn {
 
 impl Observer for StopOn {
     fn on_event(&mut self, event: &Event<'_>) {
-        let value = serde_json::to_value(event).unwrap();
+        let value = serde_json::to_value(event).expect("events serialize");
         if value["event"] == self.on && !self.stop.is_requested() {
             self.stop.request();
         }
