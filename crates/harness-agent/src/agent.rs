@@ -287,6 +287,12 @@ impl Run<'_> {
                 Answer::Stopped => return self.interrupted(),
                 Answer::OutOfTime => return self.out_of_time(),
             };
+            tracing::debug!(
+                step = self.step,
+                tool_calls = reply.tool_calls.len(),
+                seconds = took.as_secs_f64(),
+                "the model answered"
+            );
             self.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
             self.completion_tokens += reply.completion_tokens.unwrap_or(0);
             self.observer.on_event(&Event::Replied {

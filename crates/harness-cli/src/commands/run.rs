@@ -202,10 +202,18 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
     guard::refuse_own_harness(&workspace)?;
 
+    tracing::info!(
+        workspace = %root.display(),
+        config_files = ?loaded.files,
+        allow = ?settings.allow,
+        "settings resolved"
+    );
     let client = model_client(&settings)?;
+    tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
     let context_window = client
         .context_length()
         .context("asking the model server about the model")?;
+    tracing::info!(context_window, "the model server answered");
 
     let mut session = Session::begin(
         &root,
@@ -217,6 +225,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
             ..BeginOptions::default()
         },
     )?;
+    tracing::info!(run = %session.id(), "recorded the state before the run");
     let transcript = Transcript::create(session.transcript_path()).with_context(|| {
         format!(
             "cannot create the transcript {}",

@@ -1,10 +1,11 @@
 //! `harness runs`: the runs recorded in a repository.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use harness_agent::Transcript;
 use harness_undo::Session;
 
 use crate::commands::workspace_root;
@@ -29,13 +30,16 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
     }
     writeln!(
         out,
-        "{:<20}  {:<12}  {:>5}  {:<9}  task",
+        "{:<19}  {:<19}  {:>5}  {:<8}  task",
         "run", "outcome", "steps", "state"
     )?;
     for run in runs {
-        let outcome = match (run.outcome, run.ended_at) {
-            (Some(outcome), _) => outcome.to_string(),
-            (None, _) => "unfinished".to_owned(),
+        // The agent's own outcome ("verification failed") says more than the undo record's
+        // ("failed"); a run without a transcript still has the latter.
+        let outcome = match (agent_outcome(&run.dir), run.outcome) {
+            (Some(outcome), _) => outcome,
+            (None, Some(outcome)) => outcome.to_string(),
+            (None, None) => "unfinished".to_owned(),
         };
         let state = if run.accepted.is_some() {
             "accepted"
@@ -57,10 +61,19 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
             .collect();
         writeln!(
             out,
-            "{:<20}  {outcome:<12}  {steps:>5}  {state:<9}  {task}",
+            "{:<19}  {outcome:<19}  {steps:>5}  {state:<8}  {task}",
             run.id
         )?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The outcome the agent wrote last in the run's transcript, in words.
+fn agent_outcome(run_dir: &Path) -> Option<String> {
+    let records = Transcript::read(run_dir.join("transcript.jsonl")).ok()?;
+    let last = records
+        .last()
+        .filter(|record| record["type"] == "outcome")?;
+    Some(last["outcome"].as_str()?.replace('_', " "))
 }
