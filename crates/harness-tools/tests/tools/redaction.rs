@@ -82,7 +82,10 @@ fn error_messages_are_redacted() {
 #[test]
 fn code_that_names_a_secret_reads_and_edits_as_written() {
     let fixture = Fixture::new();
-    fixture.file("settings.py", "API_KEY = os.environ['API_KEY']\nTIMEOUT = 5\n");
+    fixture.file(
+        "settings.py",
+        "API_KEY = os.environ['API_KEY']\nTIMEOUT = 5\n",
+    );
     let read = fixture.call("read_file", json!({"path": "settings.py"}));
     assert_eq!(
         ok(&read),

@@ -1,0 +1,265 @@
+//! Side-by-side timings on a generated repository of 100,000 files.
+//!
+//! Targets (issue #4): `begin`'s clean-tree check no slower than
+//! `git status --porcelain` measured in the same run (≤ 1.0×), and a checkpoint
+//! of one changed file in at most 50 ms.
+//!
+//! ```text
+//! cargo bench -p harness-undo
+//! HARNESS_UNDO_BENCH_FILES=10000 cargo bench -p harness-undo   # another size
+//! HARNESS_UNDO_BENCH_DIR=/some/disk cargo bench -p harness-undo # another filesystem
+//! ```
+//!
+//! The repository lives in the system's temporary directory (a real disk on
+//! most machines) unless `HARNESS_UNDO_BENCH_DIR` says otherwise. Each
+//! measurement runs several times, interleaved with its baseline so both see
+//! the same machine load, and the report shows median, minimum and maximum.
+
+#![allow(clippy::print_stdout)] // A benchmark reports on stdout.
+#![allow(clippy::unwrap_used)] // A benchmark program: a failed unwrap is a failed run.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use harness_undo::{BeginOptions, Force, Session, Tracking, check_clean};
+
+fn main() {
+    let files: usize = env_number("HARNESS_UNDO_BENCH_FILES", 100_000);
+    let parent =
+        std::env::var_os("HARNESS_UNDO_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::tempdir_in(&parent).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+
+    let started = Instant::now();
+    let dirs = generate(&root, files);
+    println!(
+        "harness-undo benchmark: {files} files in {dirs} directories under {} (generated in {:.1} s)",
+        root.display(),
+        started.elapsed().as_secs_f64()
+    );
+    // Other work on the machine moves every figure; say how much there was.
+    if let Ok(load) = fs::read_to_string("/proc/loadavg") {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        println!(
+            "load average {} on {cpus} CPUs",
+            load.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    println!();
+
+    let mut report = Report::default();
+
+    // The clean-tree check against plain `git status`, interleaved.
+    let mut git_status = Vec::new();
+    let mut ours = Vec::new();
+    let mut libgit2 = Vec::new();
+    for _ in 0..11 {
+        git_status.push(time(|| {
+            let output = git(&root).args(["status", "--porcelain"]).output().unwrap();
+            assert!(
+                output.status.success() && output.stdout.is_empty(),
+                "the tree must be clean"
+            );
+        }));
+        ours.push(time(|| check_clean(&root).unwrap()));
+        libgit2.push(time(|| libgit2_status(&root)));
+    }
+    let baseline = median(&git_status);
+    report.row(
+        "git status --porcelain (git CLI, baseline)",
+        &git_status,
+        String::new(),
+    );
+    report.row(
+        "check_clean: begin's clean-tree check",
+        &ours,
+        format!(
+            "{:.2}x git status (target <= 1.00x)",
+            ratio(median(&ours), baseline)
+        ),
+    );
+    report.row(
+        "libgit2 status (reference, not used)",
+        &libgit2,
+        format!("{:.2}x git status", ratio(median(&libgit2), baseline)),
+    );
+
+    // Begin with change notes, then one changed file per checkpoint.
+    let mut begins = Vec::new();
+    let mut session = None;
+    for _ in 0..3 {
+        drop(session.take());
+        begins.push(time(|| {
+            session = Some(Session::begin(&root, BeginOptions::default()).unwrap());
+        }));
+    }
+    report.row("Session::begin, clean tree (Watch)", &begins, String::new());
+    let mut session = session.unwrap();
+    let watched = checkpoints(&root, &mut session, 25, 0);
+    report.row(
+        "checkpoint of one changed file (Watch)",
+        &watched,
+        format!(
+            "target <= 50 ms: {}",
+            verdict(median(&watched) <= Duration::from_millis(50))
+        ),
+    );
+
+    let options = BeginOptions {
+        allow_dirty: true,
+        tracking: Tracking::FullScan,
+        ..BeginOptions::default()
+    };
+    let mut scanning = Session::begin(&root, options).unwrap();
+    let scanned = checkpoints(&root, &mut scanning, 5, 1000);
+    report.row(
+        "checkpoint of one changed file (FullScan)",
+        &scanned,
+        "the fallback".into(),
+    );
+
+    let undo = vec![time(|| {
+        session.undo(Force::Yes).unwrap();
+    })];
+    report.row("undo of 30 changed files (full scan)", &undo, String::new());
+
+    report.print();
+}
+
+/// Writes `files` files in directories of 100 and commits them; returns the
+/// number of directories.
+fn generate(root: &Path, files: usize) -> usize {
+    let status = git(root).args(["init", "-q"]).status().unwrap();
+    assert!(status.success());
+    let mut dirs = 0;
+    for i in 0..files {
+        let path = file_path(root, i);
+        if i % 100 == 0 {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            dirs += 1;
+        }
+        fs::write(path, format!("file {i}\n")).unwrap();
+    }
+    for args in [&["add", "--all"][..], &["commit", "-q", "-m", "generated"]] {
+        let status = git(root).args(args).status().unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+    // Let git refresh the index's stat data once, as any user's git would.
+    git(root)
+        .args(["status", "--porcelain"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    dirs + dirs / 10 + 1
+}
+
+/// The path of generated file number `i`: 100 files a directory, 10
+/// directories a top-level directory.
+fn file_path(root: &Path, i: usize) -> std::path::PathBuf {
+    root.join(format!(
+        "d{:03}/s{:02}/f{}.txt",
+        i / 1000,
+        i / 100 % 10,
+        i % 100
+    ))
+}
+
+/// Times `count` checkpoints, each after changing one file (spread over the tree).
+fn checkpoints(root: &Path, session: &mut Session, count: usize, offset: usize) -> Vec<Duration> {
+    let files = env_number("HARNESS_UNDO_BENCH_FILES", 100_000);
+    (0..count)
+        .map(|i| {
+            let n = offset + i;
+            let path = file_path(root, (n * 7919 + 13) % files);
+            fs::write(&path, format!("changed by step {n}\n")).unwrap();
+            time(|| {
+                session.checkpoint("one file").unwrap().unwrap();
+            })
+        })
+        .collect()
+}
+
+fn libgit2_status(root: &Path) {
+    let repo = git2::Repository::open(root).unwrap();
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false);
+    assert!(repo.statuses(Some(&mut options)).unwrap().is_empty());
+}
+
+/// git with no global or system configuration and a fixed identity.
+fn git(root: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .current_dir(root)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.org")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.org");
+    command
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<(String, Vec<Duration>, String)>,
+}
+
+impl Report {
+    fn row(&mut self, name: &str, samples: &[Duration], note: String) {
+        self.rows.push((name.to_string(), samples.to_vec(), note));
+    }
+
+    fn print(&self) {
+        let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
+        println!(
+            "{:<44} {:>10} {:>10} {:>10} {:>5}  note",
+            "operation", "median", "min", "max", "runs"
+        );
+        for (name, samples, note) in &self.rows {
+            let min = samples.iter().min().copied().unwrap_or_default();
+            let max = samples.iter().max().copied().unwrap_or_default();
+            println!(
+                "{name:<44} {:>10} {:>10} {:>10} {:>5}  {note}",
+                ms(median(samples)),
+                ms(min),
+                ms(max),
+                samples.len()
+            );
+        }
+    }
+}

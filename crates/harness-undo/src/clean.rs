@@ -1,0 +1,358 @@
+//! The clean-tree check: which paths have staged, unstaged or untracked changes.
+//!
+//! git's command line is the fast way to ask: it refreshes stat data with several
+//! threads and may use the untracked cache, where libgit2 walks alone (measured in
+//! `benches/undo.rs`). libgit2 stays as the way to ask where git is not installed.
+//!
+//! Neither way takes the index lock or writes the index.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use git2::{Repository, Status, StatusOptions};
+
+use crate::error::GitContext;
+use crate::{Error, paths};
+
+/// How the check asks which paths are dirty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    /// Run this git program: `git status --porcelain=v2 -z`.
+    GitCli(OsString),
+    /// Ask libgit2's status.
+    Libgit2,
+}
+
+impl Probe {
+    /// The probe for this machine: the `git` on `PATH` if it runs, else libgit2.
+    /// Found once per process.
+    pub(crate) fn for_this_machine() -> &'static Probe {
+        static PROBE: OnceLock<Probe> = OnceLock::new();
+        PROBE.get_or_init(|| Probe::detect(OsStr::new("git")))
+    }
+
+    /// [`Probe::GitCli`] if `program --version` runs and exits 0, else [`Probe::Libgit2`].
+    pub(crate) fn detect(program: &OsStr) -> Probe {
+        let runs = Command::new(program)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        if runs {
+            Probe::GitCli(program.to_os_string())
+        } else {
+            Probe::Libgit2
+        }
+    }
+
+    /// Every path that is staged, modified, deleted, unmerged, or untracked and
+    /// not ignored, as git prints it (an untracked directory as `dir/`), sorted,
+    /// each once.
+    pub(crate) fn dirty_paths(
+        &self,
+        repo: &Repository,
+        root: &Path,
+    ) -> Result<Vec<PathBuf>, Error> {
+        let mut paths = match self {
+            Probe::GitCli(program) => git_status(program, repo.path(), root)?,
+            Probe::Libgit2 => libgit2_status(repo)?,
+        };
+        // git lists a path twice when it is both staged for deletion and untracked.
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+}
+
+/// The check through git's command line.
+///
+/// One `git status`: splitting the work (`git status -uno` beside `git
+/// ls-files --others`) was measured slower on a busy two-core machine, where
+/// there is no idle core for the second command and both read the index.
+fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut command = Command::new(program);
+    command
+        // Plain `git status` may rewrite the index to refresh its stat data; the
+        // user's index is not ours to touch.
+        .arg("--no-optional-locks")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .arg("--work-tree")
+        .arg(root)
+        .args([
+            "status",
+            "--porcelain=v2",
+            "-z",
+            // Explicit, because status.showUntrackedFiles=no in a user's config
+            // would hide exactly the files an undo must not lose.
+            "--untracked-files=normal",
+            "--ignore-submodules=none",
+            "--no-renames",
+        ])
+        .current_dir(root)
+        // Set by git hooks; it would point status at another index.
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null());
+    let output = command
+        .output()
+        .map_err(|e| Error::io(Path::new(program), e))?;
+    if !output.status.success() {
+        return Err(Error::GitCommand {
+            command: format!("{command:?}"),
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    parse_porcelain_v2(&output.stdout)
+}
+
+/// The paths of `git status --porcelain=v2 -z --no-renames` output.
+fn parse_porcelain_v2(output: &[u8]) -> Result<Vec<PathBuf>, Error> {
+    let mut paths = Vec::new();
+    for record in output.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        // The path is the last field; it may itself contain spaces.
+        let fields_before_path = match record[0] {
+            b'1' => 8,
+            b'u' => 10,
+            b'?' => 1,
+            _ => {
+                return Err(Error::GitCommand {
+                    command: "git status --porcelain=v2".into(),
+                    status: "unexpected output".into(),
+                    stderr: String::from_utf8_lossy(record).into_owned(),
+                });
+            }
+        };
+        match record
+            .splitn(fields_before_path + 1, |&b| b == b' ')
+            .nth(fields_before_path)
+        {
+            Some(path) => paths.push(paths::from_bytes(path)),
+            None => {
+                return Err(Error::GitCommand {
+                    command: "git status --porcelain=v2".into(),
+                    status: "truncated output".into(),
+                    stderr: String::from_utf8_lossy(record).into_owned(),
+                });
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// The check through libgit2.
+fn libgit2_status(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false)
+        .exclude_submodules(false)
+        .renames_head_to_index(false)
+        .renames_index_to_workdir(false);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .context("read the status of the working tree")?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| !entry.status().intersects(Status::IGNORED))
+        .map(|entry| paths::from_bytes(entry.path_bytes()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    macro_rules! parses {
+        ($($name:ident: $output:expr => $paths:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let got = parse_porcelain_v2($output).unwrap();
+                let want: Vec<PathBuf> = $paths.iter().map(PathBuf::from).collect();
+                assert_eq!(got, want);
+            }
+        )*};
+    }
+
+    const HASH: &str = "1234567890123456789012345678901234567890";
+
+    parses! {
+        nothing: b"" => Vec::<&str>::new();
+        untracked_line: b"? new file.txt\0" => ["new file.txt"];
+        untracked_directory_line: b"? dir/\0" => ["dir/"];
+        ordinary: format!("1 .M N... 100644 100644 100644 {HASH} {HASH} a b/c d\0").as_bytes()
+            => ["a b/c d"];
+        unmerged: format!("u UU N... 100644 100644 100644 100644 {HASH} {HASH} {HASH} both.txt\0").as_bytes()
+            => ["both.txt"];
+        several: format!("1 D. N... 100644 000000 000000 {HASH} {HASH} gone\0? x\0? y\0").as_bytes()
+            => ["gone", "x", "y"];
+    }
+
+    #[test]
+    fn unknown_and_truncated_records_are_errors() {
+        for bad in [
+            &b"# branch.oid abc\0"[..],
+            b"1 .M N... 100644\0",
+            b"u UU\0",
+            b"?\0",
+        ] {
+            let err = parse_porcelain_v2(bad).unwrap_err();
+            assert!(matches!(err, Error::GitCommand { .. }), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn detect_finds_git_and_falls_back_without_it() {
+        let missing = OsStr::new("/nonexistent/harness-undo-test/git");
+        assert_eq!(Probe::detect(missing), Probe::Libgit2);
+        // `false` runs but fails, which is not a working git either.
+        assert_eq!(Probe::detect(OsStr::new("false")), Probe::Libgit2);
+        if Command::new("git").arg("--version").output().is_ok() {
+            assert_eq!(
+                Probe::detect(OsStr::new("git")),
+                Probe::GitCli("git".into())
+            );
+            assert_eq!(Probe::for_this_machine(), &Probe::GitCli("git".into()));
+        }
+    }
+
+    #[test]
+    fn a_failing_git_is_reported_with_its_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        // `--git-dir` of a directory that is not a repository makes git fail.
+        let err = git_status(OsStr::new("git"), &dir.path().join("nope"), dir.path());
+        if let Err(Error::GitCommand { stderr, .. }) = &err {
+            assert!(!stderr.is_empty());
+        } else if Command::new("git").arg("--version").output().is_ok() {
+            panic!("expected a git failure, got {err:?}");
+        }
+        drop(repo);
+        let err = git_status(OsStr::new("/nonexistent/git"), dir.path(), dir.path()).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+    }
+
+    /// A repository with one commit and a `.gitignore`.
+    fn fixture() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        fs::write(dir.path().join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        fs::write(dir.path().join("sub/b.txt"), "b\n").unwrap();
+        fs::write(dir.path().join("sub/c.txt"), "c\n").unwrap();
+        let mut index = repo.index().unwrap();
+        for path in [".gitignore", "a.txt", "sub/b.txt", "sub/c.txt"] {
+            index.add_path(Path::new(path)).unwrap();
+        }
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+            .unwrap();
+        drop(tree);
+        (dir, repo)
+    }
+
+    fn sorted(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+        paths.sort();
+        paths
+    }
+
+    #[test]
+    fn a_path_listed_twice_counts_once() {
+        for probe in probes() {
+            let (dir, repo) = fixture();
+            // git prints tracked changes before untracked files, so the two
+            // lines of a.txt are apart until sorted.
+            fs::write(dir.path().join("z.txt"), "z").unwrap();
+            fs::write(dir.path().join("sub/c.txt"), "changed").unwrap();
+            let mut index = repo.index().unwrap();
+            index.remove_path(Path::new("a.txt")).unwrap();
+            index.write().unwrap();
+            let got = probe.dirty_paths(&repo, dir.path()).unwrap();
+            let want = ["a.txt", "sub/c.txt", "z.txt"].map(PathBuf::from);
+            assert_eq!(got, want, "{probe:?}");
+        }
+    }
+
+    /// Both probes, or only libgit2 where git is not installed.
+    fn probes() -> Vec<Probe> {
+        let mut probes = vec![Probe::Libgit2];
+        if let Probe::GitCli(git) = Probe::detect(OsStr::new("git")) {
+            probes.push(Probe::GitCli(git));
+        }
+        probes
+    }
+
+    type Setup = fn(&Path, &Repository);
+
+    macro_rules! both_probes_agree {
+        ($($name:ident: $setup:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let setup: Setup = $setup;
+                let want: Vec<PathBuf> = sorted($want.iter().map(PathBuf::from).collect());
+                for probe in probes() {
+                    let (dir, repo) = fixture();
+                    setup(dir.path(), &repo);
+                    let got = probe.dirty_paths(&repo, dir.path()).unwrap();
+                    assert_eq!(got, want, "{probe:?}");
+                }
+            }
+        )*};
+    }
+
+    both_probes_agree! {
+        clean_tree: |_, _| {} => Vec::<&str>::new();
+        ignored_files_are_clean: |root, _| {
+            fs::write(root.join("x.log"), "log").unwrap();
+            fs::create_dir(root.join("build")).unwrap();
+            fs::write(root.join("build/out"), "o").unwrap();
+        } => Vec::<&str>::new();
+        empty_directory_is_clean: |root, _| fs::create_dir(root.join("empty")).unwrap()
+            => Vec::<&str>::new();
+        directory_of_ignored_files_is_clean: |root, _| {
+            fs::create_dir_all(root.join("traces/deep")).unwrap();
+            fs::write(root.join("traces/one.log"), "l").unwrap();
+            fs::write(root.join("traces/deep/two.log"), "l").unwrap();
+        } => Vec::<&str>::new();
+        untracked_file_beside_ignored_ones: |root, _| {
+            fs::create_dir_all(root.join("traces")).unwrap();
+            fs::write(root.join("traces/one.log"), "l").unwrap();
+            fs::write(root.join("traces/notes.txt"), "n").unwrap();
+        } => ["traces/"];
+        untracked_file_in_a_tracked_directory: |root, _| {
+            fs::write(root.join("sub/new.txt"), "n").unwrap();
+        } => ["sub/new.txt"];
+        modified: |root, _| fs::write(root.join("a.txt"), "changed\n").unwrap() => ["a.txt"];
+        deleted: |root, _| fs::remove_file(root.join("sub/b.txt")).unwrap() => ["sub/b.txt"];
+        untracked_file: |root, _| fs::write(root.join("new.txt"), "n").unwrap() => ["new.txt"];
+        untracked_files_in_a_directory: |root, _| {
+            fs::create_dir(root.join("newdir")).unwrap();
+            fs::write(root.join("newdir/one"), "1").unwrap();
+            fs::write(root.join("newdir/two"), "2").unwrap();
+        } => ["newdir/"];
+        staged: |root, repo| {
+            fs::write(root.join("sub/c.txt"), "staged\n").unwrap();
+            let mut index = repo.index().unwrap();
+            index.add_path(Path::new("sub/c.txt")).unwrap();
+            index.write().unwrap();
+        } => ["sub/c.txt"];
+        staged_deletion: |_, repo| {
+            let mut index = repo.index().unwrap();
+            index.remove_path(Path::new("a.txt")).unwrap();
+            index.write().unwrap();
+        } => ["a.txt"];
+        mode_change: |root, _| {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(root.join("a.txt"), fs::Permissions::from_mode(0o755)).unwrap();
+        } => ["a.txt"];
+    }
+}

@@ -1,0 +1,367 @@
+//! The one error type of the crate.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::RunId;
+
+/// How many dirty paths an error message lists before it only counts.
+pub(crate) const LISTED_PATHS: usize = 20;
+
+/// Everything that can go wrong, each message naming the input and the way out.
+///
+/// The way out is phrased with the harness command line's flags (`--init`,
+/// `--allow-dirty`, `--force`), which map one to one onto [`BeginOptions`] fields
+/// and [`Force`].
+///
+/// [`BeginOptions`]: crate::BeginOptions
+/// [`Force`]: crate::Force
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The workspace is not inside a git repository.
+    #[error(
+        "{} is not a git repository; pass --init to create one with an initial commit \
+         of the current files, so that the run can be undone",
+        root.display()
+    )]
+    NotARepository {
+        /// The workspace root that was given.
+        root: PathBuf,
+    },
+
+    /// The workspace is a subdirectory of a repository instead of its top level.
+    #[error(
+        "{} is inside the git repository at {}; point the workspace at {} so that \
+         undo covers every file git sees",
+        root.display(),
+        top.display(),
+        top.display()
+    )]
+    NotRepositoryRoot {
+        /// The workspace root that was given.
+        root: PathBuf,
+        /// The top level of the repository that contains it.
+        top: PathBuf,
+    },
+
+    /// The repository has no working tree to protect.
+    #[error("{} is a bare repository; point the workspace at a clone with a working tree", root.display())]
+    BareRepository {
+        /// The workspace root that was given.
+        root: PathBuf,
+    },
+
+    /// The repository has no commit yet, so there is nothing to go back to.
+    #[error(
+        "the repository at {} has no commit yet; pass --init to commit the current \
+         files first, so that the run can be undone",
+        root.display()
+    )]
+    NoCommits {
+        /// The workspace root that was given.
+        root: PathBuf,
+    },
+
+    /// Sparse checkouts hide files from the working tree, which a snapshot cannot tell from deletions.
+    #[error(
+        "{} uses a sparse checkout (core.sparseCheckout), which undo does not support; \
+         run `git sparse-checkout disable` or use a full clone",
+        root.display()
+    )]
+    SparseCheckout {
+        /// The workspace root that was given.
+        root: PathBuf,
+    },
+
+    /// The working tree has uncommitted changes and `allow_dirty` was not set.
+    #[error(
+        "the working tree has {count} uncommitted change{s}: {listing}; commit or stash \
+         them first, or pass --allow-dirty to snapshot them so that undo restores them exactly",
+        s = if *count == 1 { "" } else { "s" },
+        listing = PathListing { paths, count: *count }
+    )]
+    DirtyTree {
+        /// Up to 20 of the changed paths, as git reports them (an untracked
+        /// directory ends with `/`).
+        paths: Vec<PathBuf>,
+        /// How many paths are changed in total.
+        count: usize,
+    },
+
+    /// The index has unmerged paths, which cannot be recorded as a tree.
+    #[error(
+        "the index has {count} unmerged path{s}: {listing}; finish or abort the merge \
+         (`git merge --abort`, or resolve and `git add`) first",
+        count = paths.len(),
+        s = if paths.len() == 1 { "" } else { "s" },
+        listing = PathListing { paths, count: paths.len() }
+    )]
+    Unmerged {
+        /// The unmerged paths.
+        paths: Vec<PathBuf>,
+    },
+
+    /// HEAD is no longer where it was, so restoring files would mix with new history.
+    #[error(
+        "HEAD moved from {recorded} to {current} since {when} of run {run} (a commit, \
+         reset or branch switch); restoring the files would leave them on top of the new \
+         HEAD; pass --force to restore them anyway (HEAD, branches and commits are never changed)",
+        current = current.as_deref().unwrap_or("an unborn branch")
+    )]
+    HeadMoved {
+        /// The run.
+        run: RunId,
+        /// Which moment HEAD was recorded at: "the start" or "the undo".
+        when: &'static str,
+        /// HEAD then, as a commit id.
+        recorded: String,
+        /// HEAD now, as a commit id, or `None` on an unborn branch.
+        current: Option<String>,
+    },
+
+    /// Files changed after an undo; redo would overwrite them.
+    #[error(
+        "the working tree or index changed since run {run} was undone; redo would \
+         replace those changes (they would stay recoverable under refs/harness/{run}/saved); \
+         pass --force to redo anyway"
+    )]
+    ChangedSinceUndo {
+        /// The run.
+        run: RunId,
+    },
+
+    /// Another git command holds the index, so restoring it could not finish.
+    #[error(
+        "{} exists: another git command is running, or one crashed; wait for it to \
+         finish, or remove the file if no git command is running",
+        path.display()
+    )]
+    IndexLocked {
+        /// The lock file.
+        path: PathBuf,
+    },
+
+    /// Redo was asked for a run that was never undone.
+    #[error("run {run} has not been undone, so there is nothing to redo")]
+    NothingToRedo {
+        /// The run.
+        run: RunId,
+    },
+
+    /// Accept was asked for a run that changed nothing.
+    #[error("run {run} changed no files (or was undone), so there is nothing to accept")]
+    NothingToAccept {
+        /// The run.
+        run: RunId,
+    },
+
+    /// The run's changes overlap changes made since, so they cannot be committed alone.
+    #[error(
+        "the changes of run {run} overlap other changes in {listing}, so they cannot be \
+         committed on their own; commit by hand with `git add` and `git commit`",
+        listing = PathListing { paths, count: paths.len() }
+    )]
+    AcceptConflict {
+        /// The run.
+        run: RunId,
+        /// The paths where the changes overlap.
+        paths: Vec<PathBuf>,
+    },
+
+    /// No run with this id exists in the repository.
+    #[error("there is no run {run} in {}; list the runs to see their ids", root.display())]
+    UnknownRun {
+        /// The run id that was asked for.
+        run: RunId,
+        /// The workspace root.
+        root: PathBuf,
+    },
+
+    /// A string that is not a run id.
+    #[error("{text:?} is not a run id; a run id looks like 20250131-235959-042")]
+    InvalidRunId {
+        /// The string that was given.
+        text: String,
+    },
+
+    /// A checkpoint number the run does not have.
+    #[error("run {run} has no checkpoint {number}; it has {count} (numbered from 1)")]
+    UnknownCheckpoint {
+        /// The run.
+        run: RunId,
+        /// The number that was asked for.
+        number: u32,
+        /// How many checkpoints the run has.
+        count: u32,
+    },
+
+    /// A run's metadata file could not be understood.
+    #[error("{} is not valid run metadata ({detail}); move it away to hide the run", path.display())]
+    Metadata {
+        /// The metadata file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+
+    /// libgit2 failed.
+    #[error("git could not {action}: {detail}")]
+    Git {
+        /// What was being done, phrased to follow "could not".
+        action: String,
+        /// libgit2's message.
+        detail: String,
+    },
+
+    /// The git command line failed.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    GitCommand {
+        /// The command line.
+        command: String,
+        /// How it ended.
+        status: String,
+        /// What it wrote to stderr, trimmed.
+        stderr: String,
+    },
+
+    /// A filesystem operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// [`Error::DirtyTree`] counting all of `paths` and keeping the first 20.
+    pub(crate) fn dirty(paths: Vec<PathBuf>) -> Error {
+        Error::DirtyTree {
+            count: paths.len(),
+            paths: paths.into_iter().take(LISTED_PATHS).collect(),
+        }
+    }
+}
+
+/// Adds "could not <action>" context to a libgit2 result.
+pub(crate) trait GitContext<T> {
+    /// Maps the libgit2 error into [`Error::Git`] with the given action.
+    fn context(self, action: impl fmt::Display) -> Result<T, Error>;
+}
+
+impl<T> GitContext<T> for Result<T, git2::Error> {
+    fn context(self, action: impl fmt::Display) -> Result<T, Error> {
+        self.map_err(|e| Error::Git {
+            action: action.to_string(),
+            detail: e.message().to_string(),
+        })
+    }
+}
+
+/// Up to [`LISTED_PATHS`] paths joined by commas, then how many more.
+struct PathListing<'a> {
+    paths: &'a [PathBuf],
+    count: usize,
+}
+
+impl fmt::Display for PathListing<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = &self.paths[..self.paths.len().min(LISTED_PATHS)];
+        for (i, path) in shown.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", path.display())?;
+        }
+        let more = self.count - shown.len();
+        if more > 0 {
+            write!(f, " and {more} more")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(n: usize) -> Vec<PathBuf> {
+        (0..n).map(|i| PathBuf::from(format!("f{i}"))).collect()
+    }
+
+    macro_rules! listing {
+        ($($name:ident: $given:expr, $count:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let given = paths($given);
+                let got = PathListing { paths: &given, count: $count }.to_string();
+                assert_eq!(got, $want);
+            }
+        )*};
+    }
+
+    listing! {
+        one_path: 1, 1 => "f0";
+        two_paths: 2, 2 => "f0, f1";
+        twenty_paths_listed_whole: 20, 20 =>
+            "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19";
+        twenty_one_paths_cut_at_twenty: 21, 21 =>
+            "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19 and 1 more";
+        count_beyond_the_list: 2, 30 => "f0, f1 and 28 more";
+    }
+
+    #[test]
+    fn dirty_message_counts_and_names_the_flag() {
+        let one = Error::DirtyTree {
+            paths: paths(1),
+            count: 1,
+        }
+        .to_string();
+        assert!(one.contains("has 1 uncommitted change: f0;"), "{one}");
+        let many = Error::DirtyTree {
+            paths: paths(2),
+            count: 2,
+        }
+        .to_string();
+        assert!(
+            many.contains("has 2 uncommitted changes: f0, f1;"),
+            "{many}"
+        );
+        assert!(many.contains("--allow-dirty"), "{many}");
+    }
+
+    #[test]
+    fn unmerged_message_counts() {
+        let one = Error::Unmerged { paths: paths(1) }.to_string();
+        assert!(one.contains("1 unmerged path: f0;"), "{one}");
+        let two = Error::Unmerged { paths: paths(2) }.to_string();
+        assert!(two.contains("2 unmerged paths: f0, f1;"), "{two}");
+    }
+
+    #[test]
+    fn head_moved_names_unborn_and_force() {
+        let run: RunId = "20250101-000000-000".parse().unwrap();
+        let message = Error::HeadMoved {
+            run,
+            when: "the start",
+            recorded: "abc".into(),
+            current: None,
+        }
+        .to_string();
+        assert!(
+            message.contains("from abc to an unborn branch"),
+            "{message}"
+        );
+        assert!(message.contains("--force"), "{message}");
+    }
+}

@@ -1,0 +1,162 @@
+//! Git as the undo button for a coding agent, with no user work ever lost.
+//!
+//! Before the agent's first edit, [`Session::begin`] checks that the working
+//! tree is clean (or, with `allow_dirty`, snapshots the uncommitted work) and
+//! records the pre-run state under the harness's own refs. After each step,
+//! [`Session::checkpoint`] snapshots the working tree. [`Session::diff`] shows
+//! what the run changed, [`Session::undo`] brings everything back,
+//! [`Session::redo`] brings the agent's work back again, and
+//! [`Session::accept`] commits it.
+//!
+//! ```
+//! use harness_undo::{BeginOptions, DiffTarget, Force, Outcome, Session};
+//! # let dir = tempfile::tempdir()?;
+//! # let workspace = dir.path();
+//! # std::fs::write(workspace.join("notes.txt"), "hello\n")?;
+//!
+//! // A fresh directory: `init` commits its files first, so there is a state to go back to.
+//! let options = BeginOptions { init: true, task: "greet louder".into(), ..Default::default() };
+//! let mut session = Session::begin(workspace, options)?;
+//!
+//! std::fs::write(workspace.join("notes.txt"), "HELLO\n")?; // the agent's step
+//! let checkpoint = session.checkpoint("edit notes.txt")?.expect("a file changed");
+//! assert_eq!(checkpoint.number, 1);
+//!
+//! let diff = session.diff(DiffTarget::WorkingTree)?;
+//! assert_eq!((diff.additions(), diff.deletions()), (1, 1));
+//! session.finish(Outcome::Succeeded, 1)?;
+//!
+//! // Later, maybe from another process: open the newest run and undo it.
+//! let run = Session::latest(workspace)?.expect("one run").id;
+//! let mut session = Session::open(workspace, &run)?;
+//! session.undo(Force::No)?;
+//! assert_eq!(std::fs::read_to_string(workspace.join("notes.txt"))?, "hello\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What begin records
+//!
+//! 1. The workspace must be the top level of a git repository with at least
+//!    one commit. Otherwise begin fails with [`Error::NotARepository`] or
+//!    [`Error::NoCommits`], unless `init`: then it creates the repository
+//!    and/or commits every file that is not ignored, as
+//!    `harness <harness@localhost>`, on the current branch.
+//! 2. A tree with staged, modified, deleted or untracked (not ignored) files
+//!    is dirty. A dirty tree fails with [`Error::DirtyTree`], listing up to 20
+//!    paths and the count, unless `allow_dirty`.
+//! 3. The pre-run state is HEAD itself when the tree is clean. When it is
+//!    dirty, it is a snapshot commit of the working tree (untracked files
+//!    included) whose parents are HEAD and a commit of the index, like a
+//!    `git stash` entry, so that undo restores both exactly.
+//! 4. It is kept by the ref `refs/harness/<id>/pre` and the lightweight tag
+//!    `harness/<id>`: `git diff harness/<id>` shows what the run changed. Plain
+//!    git compares only paths in the index, so a file the run created shows
+//!    once added (`git add -N <file>`), and after a dirty start, a file that was
+//!    untracked shows as deleted until added; [`Session::diff`] has neither
+//!    blind spot. Run ids ([`RunId`]) sort by time and are unique.
+//! 5. The metadata ([`RunInfo`]) goes to `.git/harness/runs/<id>/run.json`;
+//!    the directory also takes the agent's transcript
+//!    ([`Session::transcript_path`]). [`Session::runs`] lists the runs.
+//!
+//! Begin, checkpoint and diff never change the user's branch, HEAD, index,
+//! stash list or files. The clean-tree check runs `git status` (or libgit2's
+//! status where git is not installed) without taking the index lock.
+//!
+//! # Checkpoints
+//!
+//! A checkpoint is a snapshot commit of the working tree, chained on the
+//! previous one under `refs/harness/<id>/checkpoints`, built in a private
+//! index and never in the user's. With [`Tracking::Watch`] (the default) the
+//! kernel's change notes (inotify, on Linux) say which paths to look at, so a
+//! checkpoint costs what changed rather than the size of the tree; the notes'
+//! limits are listed on [`Tracking::Watch`]. Undo, redo and accept always scan
+//! the whole tree.
+//!
+//! # Undo and redo
+//!
+//! [`Session::undo`] first saves the working tree and index as they are (a
+//! commit under `refs/harness/<id>/saved`, chained, so no state is ever
+//! unreachable), then makes them what they were before the run: changed files
+//! rewritten, created files removed, deleted files back, executable bits and
+//! symlinks restored, and the index as recorded. [`Session::redo`] does the
+//! same in the other direction. Both refuse when HEAD moved (a commit, reset or
+//! branch switch) unless forced, and neither ever moves HEAD or a branch.
+//!
+//! Exactly what is restored:
+//!
+//! - the content of every file git would record, written the way `git
+//!   checkout` writes it (in a repository that converts line endings through
+//!   `core.autocrlf` or `.gitattributes`, that is with the converted endings,
+//!   as `git stash` would restore them);
+//! - the kind (file or symlink) and the executable bit, the only permission
+//!   git records; other permission bits of a rewritten file follow git's
+//!   defaults;
+//! - the index's entries (path, mode, content); flags such as intent-to-add
+//!   or assume-unchanged are not recorded.
+//!
+//! **Ignored files are left alone**: they are in no snapshot, so undo neither
+//! restores nor removes them, and a directory that still holds one stays. The
+//! one exception is an ignored file standing where undo must put back a
+//! recorded one (an ignored file where a recorded directory goes, or ignored
+//! files in a directory where a recorded file goes): git's checkout would
+//! remove it, and so does undo, but only after saving it with the state undo
+//! replaces ([`Restored::displaced`]), so redo puts it back. Empty
+//! directories, the contents of nested repositories and submodules are not
+//! recorded.
+//!
+//! Nothing lives only in the process: a run whose process died (between
+//! checkpoints, or in the middle of one) is opened by id with
+//! [`Session::open`] and undone like any other. A restore that finds the
+//! index locked by another git command refuses before it changes anything.
+//!
+//! # Platform behavior
+//!
+//! Change notes exist on Linux only; elsewhere every checkpoint scans the
+//! whole tree. Paths are handled as bytes on Unix; the crate is tested on
+//! Linux.
+//!
+//! # What this crate does not do
+//!
+//! It does not isolate the agent: a command the agent runs can still change
+//! `.git` itself, and only a sandbox (see `harness-sandbox`) keeps it out.
+//! It never pushes, never runs git hooks, and never deletes a recorded run's
+//! refs; the tags `harness/<id>` are ordinary tags, which `git push --tags`
+//! would send.
+
+mod clean;
+mod diff;
+mod error;
+mod open;
+mod paths;
+mod record;
+mod restore;
+mod run_id;
+mod scan;
+mod session;
+mod state;
+mod watch;
+
+pub use diff::{Diff, FileDiff, FileMode, FileStatus};
+pub use error::Error;
+pub use record::{CommitId, Outcome, RunInfo};
+pub use run_id::RunId;
+pub use scan::Tracking;
+pub use session::{Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session};
+
+/// Checks that the working tree at `root` is clean, as [`Session::begin`] does
+/// without `allow_dirty`: no staged, modified, deleted, or untracked files that
+/// are not ignored.
+///
+/// # Errors
+///
+/// [`Error::DirtyTree`] with up to 20 of the paths and the count; the errors of
+/// opening the repository.
+pub fn check_clean(root: &std::path::Path) -> Result<(), Error> {
+    let (repo, root) = open::open(root)?;
+    let dirty = clean::Probe::for_this_machine().dirty_paths(&repo, &root)?;
+    if dirty.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::dirty(dirty))
+    }
+}

@@ -1,0 +1,513 @@
+//! Snapshots of the working tree: the tree `git add --all` would record, kept
+//! up to date between checkpoints for the cost of what changed.
+//!
+//! A [`Scanner`] owns a private index (a copy of the user's, so its stat data
+//! spares rehashing unchanged files) and never reads or writes the user's index
+//! afterwards. What the snapshot contains follows git:
+//!
+//! 1. every file or symlink in the private index that still exists (so a file
+//!    tracked before stays even if it matches an ignore pattern),
+//! 2. every other file or symlink that is not ignored,
+//! 3. never the contents of `.git`, of nested repositories or of submodules,
+//!    and never an empty directory (git records none).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use git2::build::CheckoutBuilder;
+use git2::{Delta, DiffOptions, Index, Oid, Repository};
+
+use crate::error::GitContext;
+use crate::watch::{Changes, Watcher};
+use crate::{Error, paths};
+
+/// How checkpoints find what changed in the working tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tracking {
+    /// Follow the kernel's change notes (inotify, on Linux), so that a
+    /// checkpoint costs what changed rather than the size of the tree.
+    ///
+    /// The whole tree is scanned instead where the platform has no such notes,
+    /// when the kernel dropped notes (its queue overflowed), when watches ran
+    /// out (`fs.inotify.max_user_watches`), when a `.gitignore` changed, and
+    /// when a nested repository appeared. Changes the kernel does not report
+    /// are missed until one of those full scans: writes through a shared
+    /// memory map, changes made on a network filesystem by another machine,
+    /// and changes of ignore rules outside the tree (`.git/info/exclude`,
+    /// `core.excludesFile`). Undo, redo and accept never rely on notes.
+    #[default]
+    Watch,
+    /// Scan the whole working tree at every checkpoint, comparing stat data
+    /// with the previous snapshot's. Slower on large trees, and independent
+    /// of the kernel (for example on network filesystems).
+    FullScan,
+}
+
+/// Brings a private index up to date with the working tree on demand.
+pub(crate) struct Scanner {
+    /// The working tree's top level.
+    root: PathBuf,
+    /// A handle on the repository whose index is `index`, so that libgit2's
+    /// add, ignore and checkout logic see the scanner's view, not the user's.
+    repo: Repository,
+    /// The working tree as of the last snapshot.
+    index: Index,
+    /// Where libgit2 writes `index` when it writes it (a full scan may, to
+    /// refresh stat data); never the user's index.
+    index_path: PathBuf,
+    /// The temporary directory holding `index_path`, removed on drop.
+    _index_dir: tempfile::TempDir,
+    /// Change notes since the last snapshot; `None` means scan in full.
+    watcher: Option<Watcher>,
+    /// True if and only if the next snapshot must scan in full.
+    rescan_due: bool,
+}
+
+impl Scanner {
+    /// A scanner of the working tree at `root`, whose private index starts as a
+    /// copy of the user's and then, if given, takes the content of tree `base`
+    /// (keeping the stat data of entries that are the same in both).
+    ///
+    /// With [`Tracking::Watch`] the directories are watched from here on, so
+    /// create the scanner before looking at the tree by other means.
+    pub(crate) fn new(
+        repo: &Repository,
+        root: &Path,
+        base: Option<Oid>,
+        tracking: Tracking,
+    ) -> Result<Scanner, Error> {
+        let harness_dir = repo.path().join("harness");
+        fs::create_dir_all(&harness_dir).map_err(|e| Error::io(&harness_dir, e))?;
+        let index_dir = tempfile::Builder::new()
+            .prefix("scan-")
+            .tempdir_in(&harness_dir)
+            .map_err(|e| Error::io(&harness_dir, e))?;
+        let index_path = index_dir.path().join("index");
+        let user_index = repo.path().join("index");
+        // Without an index (none yet, or deleted), start empty, as git does.
+        if user_index.exists() {
+            fs::copy(&user_index, &index_path).map_err(|e| Error::io(&user_index, e))?;
+        }
+        let mut index = Index::open(&index_path).context("read a copy of the index")?;
+        if let Some(base) = base {
+            let tree = repo.find_tree(base).context("find the snapshot tree")?;
+            index.read_tree(&tree).context("load the snapshot tree")?;
+        }
+        let own = Repository::open(repo.path()).context("open the repository")?;
+        own.set_index(&mut index).context("use a private index")?;
+        let mut scanner = Scanner {
+            root: root.to_path_buf(),
+            repo: own,
+            index,
+            index_path,
+            _index_dir: index_dir,
+            watcher: None,
+            rescan_due: true,
+        };
+        if tracking == Tracking::Watch {
+            scanner.watcher = Watcher::new(root).ok();
+            scanner.walk(Path::new(""), None)?;
+        }
+        Ok(scanner)
+    }
+
+    /// Tells the scanner that its index already matches the working tree (the
+    /// clean-tree check proved it), so the next snapshot need not scan in full.
+    pub(crate) fn assume_current(&mut self) {
+        self.rescan_due = false;
+    }
+
+    /// True if and only if change notes are being followed.
+    #[cfg(test)]
+    pub(crate) fn is_watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// The repository handle whose index is the scanner's.
+    pub(crate) fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    /// Writes the files at `paths` as tree `tree` has them, the way `git
+    /// checkout` writes files (filters, executable bit, symlinks).
+    pub(crate) fn checkout(&self, tree: Oid, paths: &[PathBuf]) -> Result<(), Error> {
+        // libgit2's checkout reasons from HEAD's tree when the index has a
+        // file on disk, and from an empty tree otherwise. HEAD has nothing to
+        // do with the states restored here (reasoning from it, checkout left
+        // out a directory that had to become a symlink), so drop the file:
+        // the index in memory is all the scanner uses.
+        if self.index_path.exists() {
+            fs::remove_file(&self.index_path).map_err(|e| Error::io(&self.index_path, e))?;
+        }
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("find the tree to restore")?;
+        let mut checkout = CheckoutBuilder::new();
+        checkout
+            .force()
+            .recreate_missing(true)
+            .update_index(false)
+            // Exactly these paths: without them, checkout rewrites every file
+            // the index has no stat data for.
+            .disable_pathspec_match(true);
+        for path in paths {
+            checkout.path(path.as_path());
+        }
+        self.repo
+            .checkout_tree(tree.as_object(), Some(&mut checkout))
+            .context("write the restored files")
+    }
+
+    /// Brings the private index up to date with the working tree and returns
+    /// the tree it describes.
+    pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
+        let changes = match self.watcher.as_mut().map(Watcher::drain) {
+            Some(Ok(changes)) => changes,
+            Some(Err(_)) => {
+                // Without a readable queue there are no more notes to trust.
+                self.watcher = None;
+                Changes::default()
+            }
+            None => Changes::default(),
+        };
+        if self.watcher.is_none() || self.rescan_due || changes.rescan {
+            self.rescan()?;
+        } else {
+            for path in &changes.paths {
+                self.update(path)?;
+            }
+        }
+        self.index.write_tree().context("write the snapshot's tree")
+    }
+
+    /// Compares every file with the private index (stat data first, content
+    /// where stat data differs) and records what differs.
+    fn rescan(&mut self) -> Result<(), Error> {
+        self.rescan_due = false;
+        if self.watcher.is_some() {
+            // Ignore rules may have changed, and with them the directories to watch.
+            self.walk(Path::new(""), None)?;
+        }
+        let mut options = DiffOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_typechange(true)
+            .ignore_submodules(true)
+            // Refresh stat data of files that were touched but not changed, so
+            // the next scan need not hash them again.
+            .update_index(true);
+        let diff = self
+            .repo
+            .diff_index_to_workdir(Some(&self.index), Some(&mut options))
+            .context("compare the working tree with the last snapshot")?;
+        let mut removed = Vec::new();
+        let mut present = Vec::new();
+        for delta in diff.deltas() {
+            if delta.status() == Delta::Deleted {
+                removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
+            } else if let Some(path) = delta.new_file().path_bytes() {
+                // A nested repository shows as one untracked `dir/`; git
+                // records none of it.
+                if !path.ends_with(b"/") {
+                    present.push(paths::from_bytes(path));
+                }
+            }
+        }
+        drop(diff);
+        for path in removed {
+            self.remove_file(&path)?;
+        }
+        for path in present {
+            self.add_file(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Records the current state of one path that may have changed.
+    fn update(&mut self, path: &Path) -> Result<(), Error> {
+        let full = self.root.join(path);
+        let metadata = if self.is_under_real_dirs(path) {
+            fs::symlink_metadata(&full)
+        } else {
+            // Reached through a symlink or a file: not in the tree git sees.
+            Err(ErrorKind::NotFound.into())
+        };
+        match metadata {
+            Ok(m) if m.is_dir() => {
+                self.remove_file(path)?;
+                if self.is_visible_dir(path)? {
+                    self.add_dir(path)
+                } else {
+                    self.remove_dir(path)
+                }
+            }
+            Ok(m) if m.is_file() || m.is_symlink() => {
+                self.remove_dir(path)?;
+                if self.is_tracked(path) || !self.is_ignored(path)? {
+                    self.add_file(path)
+                } else {
+                    Ok(())
+                }
+            }
+            // Something git does not record (a socket, a fifo).
+            Ok(_) => self.forget(path),
+            Err(e) => {
+                if is_gone(&e) {
+                    self.forget(path)
+                } else {
+                    Err(Error::io(&full, e))
+                }
+            }
+        }
+    }
+
+    /// Records directory `dir` afresh: every file below it, and the removal of
+    /// every recorded file below it that is no longer there.
+    fn add_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        let mut found = Vec::new();
+        self.walk(dir, Some(&mut found))?;
+        let found_set: HashSet<&Path> = found.iter().map(PathBuf::as_path).collect();
+        let mut prefix = dir.as_os_str().to_os_string();
+        prefix.push("/");
+        let mut gone = Vec::new();
+        if let Ok(start) = self.index.find_prefix(Path::new(&prefix)) {
+            for position in start..self.index.len() {
+                let Some(entry) = self.index.get(position) else {
+                    break;
+                };
+                let path = paths::from_bytes(&entry.path);
+                if !path
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .starts_with(prefix.as_encoded_bytes())
+                {
+                    break;
+                }
+                if !found_set.contains(path.as_path()) {
+                    gone.push(path);
+                }
+            }
+        }
+        for path in gone {
+            self.remove_file(&path)?;
+        }
+        for path in &found {
+            if self.is_tracked(path) || !self.is_ignored(path)? {
+                self.add_file(path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits directory `dir` and every directory below it that git sees:
+    /// watches each (when watching) and collects the files and symlinks (when
+    /// given `files`).
+    fn walk(&mut self, dir: &Path, mut files: Option<&mut Vec<PathBuf>>) -> Result<(), Error> {
+        if let Some(watcher) = &mut self.watcher
+            && let Err(e) = watcher.watch(dir)
+        {
+            if is_gone(&e) {
+                // Gone since it was listed: its parent's notes cover it.
+                return Ok(());
+            }
+            // Out of watches (fs.inotify.max_user_watches) or similar:
+            // notes from here on would be incomplete, so scan in full.
+            self.watcher = None;
+            self.rescan_due = true;
+        }
+        let full = self.root.join(dir);
+        let entries = match fs::read_dir(&full) {
+            Ok(entries) => entries,
+            Err(e) => {
+                return if is_gone(&e) {
+                    Ok(())
+                } else {
+                    Err(Error::io(&full, e))
+                };
+            }
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&full, e))?;
+            let path = dir.join(entry.file_name());
+            let file_type = entry.file_type().map_err(|e| Error::io(&entry.path(), e))?;
+            if file_type.is_dir() {
+                if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
+                    self.walk(&path, files.as_deref_mut())?;
+                }
+            } else if let Some(files) = files.as_deref_mut()
+                && (file_type.is_file() || file_type.is_symlink())
+            {
+                files.push(path);
+            }
+        }
+        Ok(())
+    }
+
+    /// True if and only if git looks inside directory `dir`: it is not a nested
+    /// repository, and it holds recorded files or is not ignored.
+    fn is_visible_dir(&self, dir: &Path) -> Result<bool, Error> {
+        if fs::symlink_metadata(self.root.join(dir).join(".git")).is_ok() {
+            return Ok(false);
+        }
+        let mut prefix = dir.as_os_str().to_os_string();
+        prefix.push("/");
+        Ok(self.index.find_prefix(Path::new(&prefix)).is_ok() || !self.is_ignored(dir)?)
+    }
+
+    /// True if and only if every proper ancestor of `path` is a real directory
+    /// (not a symlink, not a file).
+    fn is_under_real_dirs(&self, path: &Path) -> bool {
+        path.ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .all(|a| fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir()))
+    }
+
+    fn is_tracked(&self, path: &Path) -> bool {
+        self.index.get_path(path, 0).is_some()
+    }
+
+    fn is_ignored(&self, path: &Path) -> Result<bool, Error> {
+        self.repo
+            .is_path_ignored(path)
+            .context(format_args!("check whether {} is ignored", path.display()))
+    }
+
+    /// Hashes the file or symlink at `path` into the private index.
+    fn add_file(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .add_path(path)
+            .context(format_args!("record {}", path.display()))
+    }
+
+    fn remove_file(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .remove_path(path)
+            .context(format_args!("forget {}", path.display()))
+    }
+
+    fn remove_dir(&mut self, path: &Path) -> Result<(), Error> {
+        self.index
+            .remove_dir(path, 0)
+            .context(format_args!("forget {}", path.display()))
+    }
+
+    /// Removes `path` and everything below it from the private index.
+    fn forget(&mut self, path: &Path) -> Result<(), Error> {
+        self.remove_file(path)?;
+        self.remove_dir(path)
+    }
+}
+
+/// True if and only if `error` says the path is not there (any more), or
+/// that one of its parents is not a directory.
+fn is_gone(error: &std::io::Error) -> bool {
+    matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gone_means_not_found_or_not_a_directory() {
+        use std::io::Error as E;
+        assert!(is_gone(&E::from(ErrorKind::NotFound)));
+        assert!(is_gone(&E::from(ErrorKind::NotADirectory)));
+        assert!(!is_gone(&E::from(ErrorKind::PermissionDenied)));
+        assert!(!is_gone(&E::from(ErrorKind::InvalidFilename)));
+    }
+
+    #[test]
+    fn assume_current_spares_the_first_full_scan() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::FullScan).unwrap();
+        assert!(scanner.rescan_due);
+        scanner.assume_current();
+        assert!(!scanner.rescan_due);
+    }
+
+    fn repo() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        fs::write(dir.path().join("sub/file"), "f").unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn only_watch_tracking_watches() {
+        let (dir, repo) = repo();
+        let watching = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        assert_eq!(watching.is_watching(), cfg!(target_os = "linux"));
+        let scanning = Scanner::new(&repo, dir.path(), None, Tracking::FullScan).unwrap();
+        assert!(!scanning.is_watching());
+    }
+
+    #[test]
+    fn a_directory_that_vanished_is_walked_as_empty() {
+        let (dir, repo) = repo();
+        for tracking in [Tracking::Watch, Tracking::FullScan] {
+            let mut scanner = Scanner::new(&repo, dir.path(), None, tracking).unwrap();
+            let mut files = Vec::new();
+            scanner
+                .walk(Path::new("missing"), Some(&mut files))
+                .unwrap();
+            scanner
+                .walk(Path::new("sub/file"), Some(&mut files))
+                .unwrap();
+            assert!(files.is_empty());
+            let watching = tracking == Tracking::Watch && cfg!(target_os = "linux");
+            assert_eq!(scanner.is_watching(), watching);
+        }
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere nothing is watched.
+    #[test]
+    fn every_directory_git_sees_is_watched_and_no_other() {
+        let (dir, repo) = repo();
+        let root = dir.path();
+        fs::write(root.join(".gitignore"), "build/\nlogs/\n").unwrap();
+        for path in [
+            "build/deep/x",
+            "logs/keep.txt",
+            "vendor/lib/x",
+            "empty/.keep",
+            "sub/inner/y",
+        ] {
+            fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            fs::write(root.join(path), "x").unwrap();
+        }
+        fs::remove_file(root.join("empty/.keep")).unwrap();
+        // A nested repository, and a file tracked inside an ignored directory.
+        Repository::init(root.join("vendor")).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("logs/keep.txt")).unwrap();
+        index.write().unwrap();
+        let scanner = Scanner::new(&repo, root, None, Tracking::Watch).unwrap();
+        let watched = scanner.watcher.as_ref().unwrap().watched();
+        let expected: Vec<PathBuf> = ["", "empty", "logs", "sub", "sub/inner"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(watched, expected);
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere there is no watch to fail.
+    #[test]
+    fn a_watch_that_fails_otherwise_turns_to_full_scans() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        scanner.assume_current();
+        // A name longer than the system allows fails with neither NotFound
+        // nor NotADirectory, like running out of watches would.
+        let err = scanner.walk(Path::new(&"n".repeat(300)), None).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        assert!(!scanner.is_watching());
+        assert!(scanner.rescan_due);
+    }
+}

@@ -1,0 +1,804 @@
+//! A run of the agent: its pre-run state, checkpoints, diff, undo, redo and accept.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use git2::{Oid, Repository};
+
+use crate::clean::Probe;
+use crate::diff::{self, Diff};
+use crate::error::GitContext;
+use crate::record::{self, METADATA_FILE, RunRecord, State, Store};
+use crate::scan::{Scanner, Tracking};
+use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
+
+/// How [`Session::begin`] starts a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BeginOptions {
+    /// Begin on a dirty tree, snapshotting the uncommitted work (`--allow-dirty`).
+    pub allow_dirty: bool,
+    /// Create the repository, or its first commit, when missing (`--init`).
+    pub init: bool,
+    /// The task, recorded in the run's metadata and in the message of
+    /// [`Session::accept`]'s commit.
+    pub task: String,
+    /// The model, recorded in the run's metadata.
+    pub model: String,
+    /// How checkpoints find what changed.
+    pub tracking: Tracking,
+}
+
+/// Whether to restore even though HEAD moved since the state was recorded
+/// (`--force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Force {
+    /// Refuse when HEAD moved, or when redo would overwrite changes.
+    #[default]
+    No,
+    /// Restore anyway. HEAD, branches and commits are still never changed.
+    Yes,
+}
+
+/// What [`Session::diff`] compares the pre-run state with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiffTarget {
+    /// The working tree as it is now.
+    #[default]
+    WorkingTree,
+    /// Checkpoint number `n`, counted from 1.
+    Checkpoint(u32),
+}
+
+/// A snapshot of the working tree taken after a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Checkpoint {
+    /// Its number in the run, from 1.
+    pub number: u32,
+    /// The label it was taken with, on one line.
+    pub label: String,
+    /// The snapshot commit, reachable from `refs/harness/<run-id>/checkpoints`.
+    pub commit: CommitId,
+}
+
+/// What [`Session::undo`] or [`Session::redo`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Restored {
+    /// The paths whose file was written or removed, sorted.
+    pub changed: Vec<PathBuf>,
+    /// The commit that saved the working tree and index as they were just
+    /// before; `None` if they already were in the asked-for state and nothing
+    /// was done.
+    pub saved: Option<CommitId>,
+    /// Ignored files that stood where a restored file had to go (a file where
+    /// its directory must be, or a directory where it must be), and so were
+    /// removed; they are in the `saved` commit, and redo puts them back.
+    pub displaced: Vec<PathBuf>,
+}
+
+/// What [`Session::accept`] committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Accepted {
+    /// The new commit on the current branch.
+    pub commit: CommitId,
+    /// Its message.
+    pub message: String,
+}
+
+/// One run of the agent in one repository.
+///
+/// See the [crate documentation](crate) for what each operation guarantees.
+pub struct Session {
+    /// The working tree's top level, canonical.
+    root: PathBuf,
+    /// The repository; its index is the user's.
+    repo: Repository,
+    /// Where runs are recorded.
+    store: Store,
+    /// This run's metadata as last read or written.
+    record: RunRecord,
+    /// How checkpoints find changes.
+    tracking: Tracking,
+    /// Follows the working tree between checkpoints; made on first use when
+    /// the run was opened rather than begun.
+    scanner: Option<Scanner>,
+    /// The newest checkpoint.
+    last: Option<Checkpoint>,
+    /// The tree of the newest checkpoint, or of the pre-run state.
+    last_tree: Oid,
+}
+
+impl Session {
+    /// Records the pre-run state of the working tree at `root` and starts a run.
+    ///
+    /// In order: open the repository (creating it, or its first commit, with
+    /// `init`); check the tree is clean, refusing a dirty one unless
+    /// `allow_dirty`; record the pre-run state under `refs/harness/<id>/pre`
+    /// and the tag `harness/<id>`; write the run's metadata. The user's branch,
+    /// HEAD, index, stash and files are not changed (except by `init`, which
+    /// commits onto the new branch).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotARepository`] and [`Error::NoCommits`] without `init`,
+    /// [`Error::DirtyTree`] without `allow_dirty`, [`Error::Unmerged`] during a
+    /// merge, [`Error::NotRepositoryRoot`], [`Error::BareRepository`],
+    /// [`Error::SparseCheckout`], and failures of git or the filesystem. On an
+    /// error nothing is recorded.
+    pub fn begin(root: &Path, options: BeginOptions) -> Result<Session, Error> {
+        let (repo, root) = open::open_for_run(root, options.init)?;
+        let head =
+            open::head_commit(&repo)?.ok_or_else(|| Error::NoCommits { root: root.clone() })?;
+        // Watch before looking, so that nothing changing meanwhile is missed.
+        let mut scanner = Scanner::new(&repo, &root, None, options.tracking)?;
+        let dirty = Probe::for_this_machine().dirty_paths(&repo, &root)?;
+        if !dirty.is_empty() && !options.allow_dirty {
+            return Err(Error::dirty(dirty));
+        }
+        let store = Store::new(repo.path());
+        let started = SystemTime::now();
+        let id = store.reserve(started)?;
+        let recorded = record_start(
+            &repo,
+            &store,
+            &id,
+            &mut scanner,
+            head,
+            !dirty.is_empty(),
+            &options,
+            started,
+        );
+        let record = match recorded {
+            Ok(record) => record,
+            Err(e) => {
+                delete_refs(&repo, &id);
+                store.release(&id);
+                return Err(e);
+            }
+        };
+        Ok(Session {
+            last_tree: record.pre.tree,
+            root,
+            repo,
+            store,
+            record,
+            tracking: options.tracking,
+            scanner: Some(scanner),
+            last: None,
+        })
+    }
+
+    /// Opens run `run` of the repository at `root`, for example to undo a run
+    /// whose process died. Checkpoints taken here continue the run's chain.
+    pub fn open(root: &Path, run: &RunId) -> Result<Session, Error> {
+        let (repo, root) = open::open(root)?;
+        let store = Store::new(repo.path());
+        let record = store.find(run)?.ok_or_else(|| Error::UnknownRun {
+            run: run.clone(),
+            root: root.clone(),
+        })?;
+        let mut session = Session {
+            last_tree: record.pre.tree,
+            root,
+            repo,
+            store,
+            record,
+            tracking: Tracking::default(),
+            scanner: None,
+            last: None,
+        };
+        if let Some(last) = session.checkpoints()?.pop() {
+            session.last_tree = session
+                .repo
+                .find_commit(last.commit.0)
+                .context("find the last checkpoint")?
+                .tree_id();
+            session.last = Some(last);
+        }
+        Ok(session)
+    }
+
+    /// Every run recorded in the repository at `root`, oldest first.
+    pub fn runs(root: &Path) -> Result<Vec<RunInfo>, Error> {
+        let (repo, _) = open::open(root)?;
+        Store::new(repo.path()).list()
+    }
+
+    /// The newest run recorded in the repository at `root`, if any.
+    pub fn latest(root: &Path) -> Result<Option<RunInfo>, Error> {
+        Ok(Session::runs(root)?.pop())
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        &self.record.id
+    }
+
+    /// The run's metadata, as this session last read or wrote it.
+    pub fn info(&self) -> RunInfo {
+        self.record.info(&self.run_dir())
+    }
+
+    /// The working tree's top level.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The run's directory, `.git/harness/runs/<id>/`, for files that belong to
+    /// the run (the agent's transcript). It exists from [`Session::begin`] on.
+    pub fn run_dir(&self) -> PathBuf {
+        self.store.run_dir(&self.record.id)
+    }
+
+    /// The run's metadata file, `run.json` in [`run_dir`](Self::run_dir).
+    pub fn metadata_path(&self) -> PathBuf {
+        self.run_dir().join(METADATA_FILE)
+    }
+
+    /// Where the agent writes its JSONL transcript: `transcript.jsonl` in
+    /// [`run_dir`](Self::run_dir).
+    pub fn transcript_path(&self) -> PathBuf {
+        self.run_dir().join("transcript.jsonl")
+    }
+
+    /// Snapshots the working tree as the run's next checkpoint, or returns
+    /// `None` when nothing changed since the last one (or since the start).
+    ///
+    /// The snapshot is a commit under `refs/harness/<id>/checkpoints` whose
+    /// parent is the previous checkpoint (or the pre-run state), built in a
+    /// private index. With [`Tracking::Watch`] it costs what changed.
+    pub fn checkpoint(&mut self, label: &str) -> Result<Option<Checkpoint>, Error> {
+        let tree = self.scanner()?.snapshot()?;
+        if tree == self.last_tree {
+            return Ok(None);
+        }
+        let number = self.last.as_ref().map_or(1, |c| c.number + 1);
+        let parent = self
+            .last
+            .as_ref()
+            .map_or(self.record.pre.commit, |c| c.commit.0);
+        let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
+        let message = format!("checkpoint {number}: {label}\n\nRun {}.\n", self.record.id);
+        let parent = self
+            .repo
+            .find_commit(parent)
+            .context("find the previous checkpoint")?;
+        let commit = state::commit(
+            &self.repo,
+            &state::harness_signature()?,
+            &message,
+            tree,
+            &[parent],
+        )?;
+        self.repo
+            .reference(
+                &self.run_ref("checkpoints"),
+                commit,
+                true,
+                &format!("checkpoint {number}"),
+            )
+            .context("update the checkpoint ref")?;
+        let checkpoint = Checkpoint {
+            number,
+            label,
+            commit: CommitId(commit),
+        };
+        self.last = Some(checkpoint.clone());
+        self.last_tree = tree;
+        Ok(Some(checkpoint))
+    }
+
+    /// The run's checkpoints, oldest first.
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, Error> {
+        let name = self.run_ref("checkpoints");
+        let mut next = match self.repo.refname_to_id(&name) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                // No checkpoint yet; anything else is a damaged ref.
+                if e.code() != git2::ErrorCode::NotFound {
+                    return Err(e).context(format_args!("read {name}"));
+                }
+                None
+            }
+        };
+        let mut checkpoints = Vec::new();
+        while let Some(id) = next.filter(|id| *id != self.record.pre.commit) {
+            let commit = self.repo.find_commit(id).context("find a checkpoint")?;
+            let Some((number, label)) = commit
+                .summary()
+                .ok()
+                .flatten()
+                .and_then(parse_checkpoint_summary)
+            else {
+                break;
+            };
+            checkpoints.push(Checkpoint {
+                number,
+                label,
+                commit: CommitId(id),
+            });
+            next = commit.parent_ids().next();
+        }
+        checkpoints.reverse();
+        Ok(checkpoints)
+    }
+
+    /// Records the end of the run: its outcome and how many steps it took.
+    pub fn finish(&mut self, outcome: Outcome, steps: u32) -> Result<(), Error> {
+        self.reload()?;
+        self.record.ended_ms = Some(crate::run_id::unix_millis(SystemTime::now()));
+        self.record.outcome = Some(outcome);
+        self.record.steps = Some(steps);
+        self.store.write(&self.record)
+    }
+
+    /// What the run changed: the diff from the pre-run state to `to`.
+    pub fn diff(&mut self, to: DiffTarget) -> Result<Diff, Error> {
+        let to_tree = match to {
+            DiffTarget::WorkingTree => self.scanner()?.snapshot()?,
+            DiffTarget::Checkpoint(number) => {
+                let checkpoints = self.checkpoints()?;
+                let count = u32::try_from(checkpoints.len()).unwrap_or(u32::MAX);
+                let index = usize::try_from(number).unwrap_or(usize::MAX);
+                let checkpoint = index
+                    .checked_sub(1)
+                    .and_then(|i| checkpoints.get(i))
+                    .ok_or_else(|| Error::UnknownCheckpoint {
+                        run: self.record.id.clone(),
+                        number,
+                        count,
+                    })?;
+                self.repo
+                    .find_commit(checkpoint.commit.0)
+                    .context("find the checkpoint")?
+                    .tree_id()
+            }
+        };
+        diff::between(&self.repo, self.record.pre.tree, to_tree)
+    }
+
+    /// Brings the working tree and index back to the pre-run state.
+    ///
+    /// First the current working tree and index are saved as a commit under
+    /// `refs/harness/<id>/saved`, which [`redo`](Self::redo) restores. Then
+    /// files the run changed are rewritten, files it created are removed (with
+    /// directories left empty), files it deleted come back, and the index is
+    /// set to the one recorded at the start. Ignored files are never touched.
+    ///
+    /// Refuses with [`Error::HeadMoved`] when HEAD is not where it was at the
+    /// start, unless `force`. Does nothing when the tree and index already are
+    /// in the pre-run state (so a second undo does not replace what redo
+    /// brings back).
+    pub fn undo(&mut self, force: Force) -> Result<Restored, Error> {
+        self.reload()?;
+        let pre = self.record.pre;
+        let head = open::head_commit(&self.repo)?;
+        if force == Force::No && head != Some(pre.head) {
+            return Err(self.head_moved("the start", pre.head, head));
+        }
+        self.refuse_locked_index()?;
+        let (scanner, tree) = self.full_snapshot(pre.tree)?;
+        let index_tree = state::index_tree(&self.repo)?;
+        if tree == pre.tree && index_tree == pre.index_tree {
+            return Ok(Restored {
+                changed: Vec::new(),
+                saved: None,
+                displaced: Vec::new(),
+            });
+        }
+        let current = (tree, index_tree, head.unwrap_or(pre.head));
+        self.replace(&scanner, current, &pre, Direction::Undo)
+    }
+
+    /// Brings back the working tree and index that the last [`undo`](Self::undo)
+    /// replaced, after saving the current ones under `refs/harness/<id>/saved`.
+    ///
+    /// Refuses with [`Error::NothingToRedo`] unless the run's last restore was an
+    /// undo; with [`Error::HeadMoved`] when HEAD moved since the undo and with
+    /// [`Error::ChangedSinceUndo`] when the tree or index changed since the
+    /// undo, both unless `force`.
+    pub fn redo(&mut self, force: Force) -> Result<Restored, Error> {
+        self.reload()?;
+        let (Some(redo), true) = (self.record.redo, self.record.undone) else {
+            return Err(Error::NothingToRedo {
+                run: self.record.id.clone(),
+            });
+        };
+        let head = open::head_commit(&self.repo)?;
+        if force == Force::No && head != Some(redo.head) {
+            return Err(self.head_moved("the undo", redo.head, head));
+        }
+        self.refuse_locked_index()?;
+        let pre = self.record.pre;
+        // The state undo left: the pre-run state, unless something changed.
+        let (scanner, tree) = self.full_snapshot(pre.tree)?;
+        let index_tree = state::index_tree(&self.repo)?;
+        if force == Force::No && (tree != pre.tree || index_tree != pre.index_tree) {
+            return Err(Error::ChangedSinceUndo {
+                run: self.record.id.clone(),
+            });
+        }
+        let current = (tree, index_tree, head.unwrap_or(redo.head));
+        self.replace(&scanner, current, &redo, Direction::Redo)
+    }
+
+    /// Commits what the run changed onto the current branch as one commit,
+    /// whose message names the task and the run, and updates the index to
+    /// match (the working tree already does).
+    ///
+    /// Only the run's changes are committed: uncommitted work that was there
+    /// before the run (`allow_dirty`) stays uncommitted, and commits made since
+    /// the run are kept (the changes are merged onto HEAD). Author and
+    /// committer are the user's `user.name` and `user.email`, or
+    /// `harness <harness@localhost>` when those are not configured. Commit
+    /// hooks do not run.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NothingToAccept`] when the working tree is in the pre-run state,
+    /// [`Error::AcceptConflict`] when the run's changes overlap other changes,
+    /// [`Error::IndexLocked`] while another git command holds the index.
+    pub fn accept(&mut self) -> Result<Accepted, Error> {
+        self.reload()?;
+        self.refuse_locked_index()?;
+        let pre = self.record.pre;
+        let (_, now) = self.full_snapshot(self.last_tree)?;
+        if now == pre.tree {
+            return Err(Error::NothingToAccept {
+                run: self.record.id.clone(),
+            });
+        }
+        let head = self
+            .repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .context("read HEAD's commit")?;
+        let tree = self.merge(pre.tree, head.tree_id(), now)?;
+        let index_tree = self.merge(pre.tree, state::index_tree(&self.repo)?, now)?;
+        let signature =
+            state::user_signature(&self.repo.config().context("read the configuration")?)?;
+        let message = accept_message(&self.record);
+        let tree = self.repo.find_tree(tree).context("find the merged tree")?;
+        let commit = self
+            .repo
+            .commit(
+                Some("HEAD"),
+                &signature,
+                &signature,
+                &message,
+                &tree,
+                &[&head],
+            )
+            .context("commit the run's changes")?;
+        let mut index =
+            git2::Index::open(&state::index_path(self.repo.path())).context("read the index")?;
+        let index_tree = self
+            .repo
+            .find_tree(index_tree)
+            .context("find the new index")?;
+        index.read_tree(&index_tree).context("load the new index")?;
+        index.write().context("write the index")?;
+        self.record.accepted = Some(commit);
+        self.store.write(&self.record)?;
+        Ok(Accepted {
+            commit: CommitId(commit),
+            message,
+        })
+    }
+
+    /// Saves the current state (tree, index tree, HEAD) together with the
+    /// ignored files restoring `target` would displace, records the restore,
+    /// then restores `target`.
+    fn replace(
+        &mut self,
+        scanner: &Scanner,
+        (tree, index_tree, head): (Oid, Oid, Oid),
+        target: &State,
+        direction: Direction,
+    ) -> Result<Restored, Error> {
+        let plan = restore::plan(&self.repo, &self.root, tree, target.tree)?;
+        let displaced = plan.displaced.clone();
+        let saved_tree = state::with_files(&self.repo, &self.root, tree, &displaced)?;
+        let message = format!("state before {direction} of run {}", self.record.id);
+        let saved = self.save(saved_tree, index_tree, head, &message)?;
+        // Recorded before any file changes, so that a restore cut short can
+        // still be redone.
+        if direction == Direction::Undo {
+            self.record.redo = Some(saved);
+        }
+        self.record.undone = direction == Direction::Undo;
+        self.store.write(&self.record)?;
+        let changed = restore::apply(scanner, &self.root, plan, target)?;
+        Ok(Restored {
+            changed,
+            saved: Some(CommitId(saved.commit)),
+            displaced,
+        })
+    }
+
+    /// Re-reads the metadata, which another process may have changed.
+    fn reload(&mut self) -> Result<(), Error> {
+        if let Some(record) = self.store.find(&self.record.id)? {
+            self.record = record;
+        }
+        Ok(())
+    }
+
+    /// Refuses to start a restore that could not write the index at its end.
+    fn refuse_locked_index(&self) -> Result<(), Error> {
+        let lock = self.repo.path().join("index.lock");
+        if lock.exists() {
+            return Err(Error::IndexLocked { path: lock });
+        }
+        Ok(())
+    }
+
+    /// The session's scanner, made on first use.
+    fn scanner(&mut self) -> Result<&mut Scanner, Error> {
+        match &mut self.scanner {
+            Some(scanner) => Ok(scanner),
+            empty => Ok(empty.insert(Scanner::new(
+                &self.repo,
+                &self.root,
+                Some(self.last_tree),
+                self.tracking,
+            )?)),
+        }
+    }
+
+    /// A full scan of the working tree, starting from tree `base`: undo, redo
+    /// and accept trust no change notes.
+    fn full_snapshot(&self, base: Oid) -> Result<(Scanner, Oid), Error> {
+        let mut scanner = Scanner::new(&self.repo, &self.root, Some(base), Tracking::FullScan)?;
+        let tree = scanner.snapshot()?;
+        Ok((scanner, tree))
+    }
+
+    /// Saves a state on the chain of `refs/harness/<id>/saved`.
+    fn save(&self, tree: Oid, index_tree: Oid, head: Oid, message: &str) -> Result<State, Error> {
+        let name = self.run_ref("saved");
+        let previous = self.repo.refname_to_id(&name).ok();
+        let saved = state::record(&self.repo, tree, index_tree, head, message, previous)?;
+        self.repo
+            .reference(&name, saved.commit, true, message)
+            .context(format_args!("update {name}"))?;
+        Ok(saved)
+    }
+
+    /// The three-way merge of `theirs` and `ours` from `base`.
+    fn merge(&self, base: Oid, ours: Oid, theirs: Oid) -> Result<Oid, Error> {
+        let find = |id| self.repo.find_tree(id).context("find a tree to merge");
+        let mut merged = self
+            .repo
+            .merge_trees(&find(base)?, &find(ours)?, &find(theirs)?, None)
+            .context("merge the run's changes")?;
+        if merged.has_conflicts() {
+            let mut conflicted: Vec<PathBuf> = merged
+                .conflicts()
+                .context("read the merge's conflicts")?
+                .filter_map(Result::ok)
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|entry| paths::from_bytes(&entry.path))
+                .collect();
+            conflicted.sort();
+            return Err(Error::AcceptConflict {
+                run: self.record.id.clone(),
+                paths: conflicted,
+            });
+        }
+        merged
+            .write_tree_to(&self.repo)
+            .context("write the merged tree")
+    }
+
+    fn head_moved(&self, when: &'static str, recorded: Oid, current: Option<Oid>) -> Error {
+        Error::HeadMoved {
+            run: self.record.id.clone(),
+            when,
+            recorded: recorded.to_string(),
+            current: current.map(|id| id.to_string()),
+        }
+    }
+
+    /// `refs/harness/<id>/<leaf>`.
+    fn run_ref(&self, leaf: &str) -> String {
+        run_ref(&self.record.id, leaf)
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.record.id)
+            .field("root", &self.root)
+            .field("tracking", &self.tracking)
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which way a restore goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    /// Back to the pre-run state.
+    Undo,
+    /// Back to the state the last undo replaced.
+    Redo,
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Direction::Undo => "undo",
+            Direction::Redo => "redo",
+        })
+    }
+}
+
+/// Records the pre-run state of a run that passed the checks.
+#[allow(clippy::too_many_arguments)]
+fn record_start(
+    repo: &Repository,
+    store: &Store,
+    id: &RunId,
+    scanner: &mut Scanner,
+    head: Oid,
+    dirty: bool,
+    options: &BeginOptions,
+    started: SystemTime,
+) -> Result<RunRecord, Error> {
+    let pre = if dirty {
+        let index_tree = state::index_tree(repo)?;
+        let tree = scanner.snapshot()?;
+        state::record(
+            repo,
+            tree,
+            index_tree,
+            head,
+            &format!("pre-run state of run {id}"),
+            None,
+        )?
+    } else {
+        scanner.assume_current();
+        state::clean(repo, head)?
+    };
+    repo.reference(
+        &run_ref(id, "pre"),
+        pre.commit,
+        false,
+        "harness: pre-run state",
+    )
+    .context("record the pre-run state")?;
+    repo.reference(&tag_ref(id), pre.commit, false, "harness: pre-run tag")
+        .context(format_args!("create the tag harness/{id}"))?;
+    let record = record::new_record(
+        id.clone(),
+        options.task.clone(),
+        options.model.clone(),
+        started,
+        pre,
+        dirty,
+    );
+    store.write(&record)?;
+    Ok(record)
+}
+
+/// Removes what a failed begin may have created.
+fn delete_refs(repo: &Repository, id: &RunId) {
+    for name in [run_ref(id, "pre"), tag_ref(id)] {
+        // Best effort: a ref that was not created is not there to delete.
+        if let Ok(mut reference) = repo.find_reference(&name) {
+            let _ = reference.delete();
+        }
+    }
+}
+
+fn run_ref(id: &RunId, leaf: &str) -> String {
+    format!("refs/harness/{id}/{leaf}")
+}
+
+fn tag_ref(id: &RunId) -> String {
+    format!("refs/tags/harness/{id}")
+}
+
+/// The number and label of a checkpoint commit's summary line.
+fn parse_checkpoint_summary(summary: &str) -> Option<(u32, String)> {
+    let (number, label) = summary.strip_prefix("checkpoint ")?.split_once(':')?;
+    // git trims the space after the colon when the label is empty.
+    Some((number.parse().ok()?, label.trim_start().to_string()))
+}
+
+/// The message of the commit accept makes.
+fn accept_message(record: &RunRecord) -> String {
+    const SUBJECT_CHARS: usize = 72;
+    let task = record.task.trim();
+    let first_line = task.lines().next().unwrap_or_default();
+    let mut subject: String = first_line.chars().take(SUBJECT_CHARS).collect();
+    if subject.len() < first_line.len() {
+        subject.push('…');
+    }
+    if subject.is_empty() {
+        subject = format!("Changes of harness run {}", record.id);
+    }
+    let mut message = format!("{subject}\n\n");
+    if !task.is_empty() {
+        message.push_str(&format!("Task: {task}\n\n"));
+    }
+    message.push_str(&format!("Harness-Run: {}\n", record.id));
+    if !record.model.is_empty() {
+        message.push_str(&format!("Harness-Model: {}\n", record.model));
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! summaries {
+        ($($name:ident: $summary:expr => $parsed:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let parsed: Option<(u32, &str)> = $parsed;
+                assert_eq!(
+                    parse_checkpoint_summary($summary),
+                    parsed.map(|(n, l)| (n, l.to_string()))
+                );
+            }
+        )*};
+    }
+
+    summaries! {
+        labelled: "checkpoint 3: edit src/lib.rs" => Some((3, "edit src/lib.rs"));
+        label_with_colon: "checkpoint 12: run: cargo test" => Some((12, "run: cargo test"));
+        empty_label: "checkpoint 1: " => Some((1, ""));
+        empty_label_trimmed: "checkpoint 1:" => Some((1, ""));
+        not_a_checkpoint: "pre-run state of run x" => None;
+        no_number: "checkpoint x: y" => None;
+        no_colon: "checkpoint 4" => None;
+    }
+
+    fn record(task: &str, model: &str) -> RunRecord {
+        let oid = Oid::ZERO_SHA1;
+        let state = State {
+            commit: oid,
+            tree: oid,
+            index_tree: oid,
+            head: oid,
+        };
+        record::new_record(
+            "20250101-000000-000".parse().unwrap(),
+            task.into(),
+            model.into(),
+            SystemTime::UNIX_EPOCH,
+            state,
+            false,
+        )
+    }
+
+    macro_rules! messages {
+        ($($name:ident: $task:expr, $model:expr => $message:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(accept_message(&record($task, $model)), $message);
+            }
+        )*};
+    }
+
+    messages! {
+        short_task: "Fix the failing test", "qwen3" =>
+            "Fix the failing test\n\nTask: Fix the failing test\n\n\
+             Harness-Run: 20250101-000000-000\nHarness-Model: qwen3\n";
+        multi_line_task: "Fix it\nin src/", "" =>
+            "Fix it\n\nTask: Fix it\nin src/\n\nHarness-Run: 20250101-000000-000\n";
+        no_task: "  ", "m" =>
+            "Changes of harness run 20250101-000000-000\n\n\
+             Harness-Run: 20250101-000000-000\nHarness-Model: m\n";
+        exactly_72: &"x".repeat(72), "" =>
+            format!("{x}\n\nTask: {x}\n\nHarness-Run: 20250101-000000-000\n", x = "x".repeat(72));
+        long_task: &"y".repeat(73), "" =>
+            format!("{}…\n\nTask: {}\n\nHarness-Run: 20250101-000000-000\n", "y".repeat(72), "y".repeat(73));
+    }
+}

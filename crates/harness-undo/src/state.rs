@@ -1,0 +1,197 @@
+//! Recording a state (working tree, index, HEAD) as commits under our own refs.
+//!
+//! A recorded state has the shape of a `git stash` entry: a commit of the
+//! working tree whose first parent is HEAD and whose second parent is a commit
+//! of the index, plus, when states form a chain, the previous state as a third
+//! parent. Every object of every state stays reachable from a ref, so git's
+//! garbage collection never takes one.
+
+use std::path::{Path, PathBuf};
+
+use git2::build::TreeUpdateBuilder;
+use git2::{Commit, FileMode, Index, Oid, Repository, Signature};
+
+use crate::error::GitContext;
+use crate::record::State;
+use crate::{Error, paths};
+
+/// The name and address of the commits the harness makes on its own.
+pub(crate) const HARNESS_NAME: &str = "harness";
+/// See [`HARNESS_NAME`].
+pub(crate) const HARNESS_EMAIL: &str = "harness@localhost";
+
+/// The identity of the harness's own commits: snapshots, checkpoints and the
+/// initial commit of `--init`.
+pub(crate) fn harness_signature() -> Result<Signature<'static>, Error> {
+    Signature::now(HARNESS_NAME, HARNESS_EMAIL).context("make the harness's signature")
+}
+
+/// The user's identity from git's configuration (`user.name` and `user.email`),
+/// or the harness's when either is missing or empty.
+pub(crate) fn user_signature(config: &git2::Config) -> Result<Signature<'static>, Error> {
+    let name = config.get_string("user.name").unwrap_or_default();
+    let email = config.get_string("user.email").unwrap_or_default();
+    if name.is_empty() || email.is_empty() {
+        harness_signature()
+    } else {
+        Signature::now(&name, &email).context("make the user's signature")
+    }
+}
+
+/// The path of the index of the repository at `git_dir`.
+pub(crate) fn index_path(git_dir: &Path) -> PathBuf {
+    git_dir.join("index")
+}
+
+/// Writes the tree of the user's index into the object database, without
+/// writing the index itself. Unmerged paths cannot be a tree, so they are refused.
+pub(crate) fn index_tree(repo: &Repository) -> Result<Oid, Error> {
+    let mut index = Index::open(&index_path(repo.path())).context("read the index")?;
+    if index.has_conflicts() {
+        let mut unmerged: Vec<PathBuf> = index
+            .conflicts()
+            .context("read the index's conflicts")?
+            .filter_map(Result::ok)
+            .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+            .map(|entry| paths::from_bytes(&entry.path))
+            .collect();
+        unmerged.sort();
+        return Err(Error::Unmerged { paths: unmerged });
+    }
+    index.write_tree_to(repo).context("write the index's tree")
+}
+
+/// Records the working tree `tree` and the index `index_tree` on top of
+/// `head`, chained after `previous` if given.
+pub(crate) fn record(
+    repo: &Repository,
+    tree: Oid,
+    index_tree: Oid,
+    head: Oid,
+    message: &str,
+    previous: Option<Oid>,
+) -> Result<State, Error> {
+    let signature = harness_signature()?;
+    let head_commit = repo.find_commit(head).context("find HEAD's commit")?;
+    let index_commit = commit(
+        repo,
+        &signature,
+        &format!("index of {message}"),
+        index_tree,
+        std::slice::from_ref(&head_commit),
+    )?;
+    let mut parents = vec![
+        head_commit,
+        repo.find_commit(index_commit)
+            .context("find the index commit")?,
+    ];
+    if let Some(previous) = previous {
+        parents.push(
+            repo.find_commit(previous)
+                .context("find the previous state")?,
+        );
+    }
+    let commit = commit(repo, &signature, message, tree, &parents)?;
+    Ok(State {
+        commit,
+        tree,
+        index_tree,
+        head,
+    })
+}
+
+/// Tree `tree` with the files and symlinks at `paths` (relative to `root`)
+/// added as they are on disk, byte for byte.
+pub(crate) fn with_files(
+    repo: &Repository,
+    root: &Path,
+    tree: Oid,
+    paths: &[PathBuf],
+) -> Result<Oid, Error> {
+    let mut update = TreeUpdateBuilder::new();
+    for path in paths {
+        let full = root.join(path);
+        let metadata = std::fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
+        let (content, mode) = if metadata.is_symlink() {
+            let target = std::fs::read_link(&full).map_err(|e| Error::io(&full, e))?;
+            (paths::to_bytes(&target), FileMode::Link)
+        } else if paths::is_executable(&metadata) {
+            (
+                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
+                FileMode::BlobExecutable,
+            )
+        } else {
+            (
+                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
+                FileMode::Blob,
+            )
+        };
+        let blob = repo.blob(&content).context("store a displaced file")?;
+        update.upsert(path.as_path(), blob, mode);
+    }
+    let base = repo.find_tree(tree).context("find the tree to extend")?;
+    update
+        .create_updated(repo, &base)
+        .context("add displaced files to the saved tree")
+}
+
+/// The state of a clean tree at `head`: its tree is the working tree and the index.
+pub(crate) fn clean(repo: &Repository, head: Oid) -> Result<State, Error> {
+    let tree = repo
+        .find_commit(head)
+        .context("find HEAD's commit")?
+        .tree_id();
+    Ok(State {
+        commit: head,
+        tree,
+        index_tree: tree,
+        head,
+    })
+}
+
+/// Makes a commit of `tree` with `parents`, updating no ref.
+pub(crate) fn commit(
+    repo: &Repository,
+    signature: &Signature<'_>,
+    message: &str,
+    tree: Oid,
+    parents: &[Commit<'_>],
+) -> Result<Oid, Error> {
+    let tree = repo.find_tree(tree).context("find the tree to commit")?;
+    let parents: Vec<&Commit<'_>> = parents.iter().collect();
+    repo.commit(None, signature, signature, message, &tree, &parents)
+        .context("write a commit")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> (tempfile::TempDir, git2::Config) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, text).unwrap();
+        let config = git2::Config::open(&path).unwrap();
+        (dir, config)
+    }
+
+    macro_rules! signs_as {
+        ($($name:ident: $config:expr => $who:expr, $address:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let (_dir, config) = config($config);
+                let signature = user_signature(&config).unwrap();
+                assert_eq!(signature.name().unwrap(), $who);
+                assert_eq!(signature.email().unwrap(), $address);
+            }
+        )*};
+    }
+
+    signs_as! {
+        configured_user: "[user]\n\tname = Ada\n\temail = ada@example.org\n" => "Ada", "ada@example.org";
+        nothing_configured: "" => HARNESS_NAME, HARNESS_EMAIL;
+        name_only: "[user]\n\tname = Ada\n" => HARNESS_NAME, HARNESS_EMAIL;
+        email_only: "[user]\n\temail = ada@example.org\n" => HARNESS_NAME, HARNESS_EMAIL;
+        empty_name: "[user]\n\tname = \"\"\n\temail = ada@example.org\n" => HARNESS_NAME, HARNESS_EMAIL;
+    }
+}

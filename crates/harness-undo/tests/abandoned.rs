@@ -1,0 +1,107 @@
+//! A run whose process is killed between checkpoints can still be undone, and
+//! redone, from a new process.
+//!
+//! This target has no test harness, because it needs a process to kill: it is
+//! the parent, which starts itself again as the child (an agent run), kills it
+//! with SIGKILL once the child says it is mid-run, and then undoes the run from
+//! here. It answers `--list` like libtest, so `cargo nextest` runs it too.
+
+#![cfg(unix)] // Fixtures use Unix permissions and symlinks; the child is killed with a signal.
+#![allow(clippy::print_stdout)]
+// The child tells the parent where it is.
+// Test helpers outside #[test] functions unwrap too: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::Repo;
+use harness_undo::{BeginOptions, Force, Session};
+
+/// Set in the child's environment to the repository it works in.
+const CHILD: &str = "HARNESS_UNDO_ABANDONED_CHILD";
+
+/// The one test of this target, as listed.
+const NAME: &str = "a_killed_run_is_undone_and_redone_from_a_new_process";
+
+fn main() {
+    if let Some(root) = std::env::var_os(CHILD) {
+        return child(Path::new(&root));
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    if flag("--list") {
+        // There are no ignored tests to list.
+        if !flag("--ignored") {
+            println!("{NAME}: test");
+        }
+        return;
+    }
+    let mut filters = args.iter().filter(|a| !a.starts_with("--")).peekable();
+    let selected = filters.peek().is_none() || filters.any(|f| NAME.contains(f.as_str()));
+    if selected && !flag("--ignored") {
+        parent();
+        println!("test {NAME} ... ok");
+    }
+}
+
+/// An agent run that never finishes: begin, a checkpointed step, an
+/// unrecorded step, then wait to be killed.
+fn child(root: &Path) {
+    let options = BeginOptions {
+        task: "a run that will be killed".into(),
+        ..BeginOptions::default()
+    };
+    let mut session = Session::begin(root, options).unwrap();
+    std::fs::write(root.join("a.txt"), "step 1\n").unwrap();
+    std::fs::write(root.join("created.txt"), "step 1 created this\n").unwrap();
+    session.checkpoint("step 1").unwrap().unwrap();
+    std::fs::write(root.join("a.txt"), "step 2, never checkpointed\n").unwrap();
+    std::fs::remove_file(root.join("b.txt")).unwrap();
+    println!("mid-run");
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(Duration::from_secs(600));
+    unreachable!("the parent kills this process");
+}
+
+fn parent() {
+    let repo = Repo::with_files(&[("a.txt", "original\n"), ("b.txt", "b\n")]);
+    let before = repo.tree();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, &repo.root)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(
+        line, "mid-run\n",
+        "the child failed before its run was under way"
+    );
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+    let agents = repo.tree();
+    assert_ne!(agents, before);
+
+    let run = Session::latest(&repo.root)
+        .unwrap()
+        .expect("the killed run is recorded");
+    assert_eq!(run.task, "a run that will be killed");
+    assert_eq!((run.ended_at, run.outcome), (None, None), "never finished");
+    let mut session = Session::open(&repo.root, &run.id).unwrap();
+    let checkpoints = session.checkpoints().unwrap();
+    assert_eq!(checkpoints.len(), 1);
+    assert_eq!(checkpoints[0].label, "step 1");
+
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before);
+    let mut again = Session::open(&repo.root, &run.id).unwrap();
+    again.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), agents);
+}
