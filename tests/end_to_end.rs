@@ -151,7 +151,7 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
     // The run is listed, and its transcript reads back.
     repo.harness(&["runs"])
         .assert_exit(0)
-        .assert_stdout_has(&["succeeded", "make the failing test pass"]);
+        .assert_stdout_has(&["verified", "make the failing test pass"]);
     repo.harness(&["show"]).assert_exit(0).assert_stdout_has(&[
         "task: make the failing test pass",
         "edit_file calc.py  +1 −1",
