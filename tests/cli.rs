@@ -6,6 +6,7 @@
 
 mod adversarial;
 mod end_to_end;
+mod help;
 mod interrupt;
 mod refusals;
 mod support;

@@ -314,3 +314,67 @@ fn the_model_cannot_rewrite_the_configuration_of_its_next_run() {
         .unwrap();
     assert_eq!(tool["is_error"], true);
 }
+
+#[test]
+fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_it() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    // The user's file names the server: a run without --host reaching the stub proves it
+    // was read. Its budgets reach the loop too: no head start, two failed calls end a run.
+    let user = repo.outer.join("home/.config/harness");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        format!(
+            "host = \"{}\"\nmodel = \"from-user\"\nhead_start_chars = 0\nmax_failed_calls = 2\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    repo.file("harness.toml", "model = \"from-project\"\n");
+    repo.git(&["add", "harness.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "config"]);
+    model.script(vec![
+        Turn::call("no_such_tool", json!({})),
+        Turn::call("read_file", json!({"path": "/etc/hostname"})),
+        Turn::Text("never asked"),
+    ]);
+
+    let run = repo.harness(&["run", "t"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "model:      from-project via Ollama",
+        "config/harness/config.toml, ",
+        "outcome:       stuck — 2 tool calls in a row failed",
+    ]);
+    assert!(
+        run.stdout
+            .contains(&format!("{}", repo.root.join("harness.toml").display()))
+    );
+    assert_eq!(
+        model.chats().len(),
+        2,
+        "the run ended after the second failed call"
+    );
+    assert_eq!(model.chats()[0]["model"], "from-project");
+    assert!(
+        repo.records("tool")
+            .iter()
+            .all(|record| record["step"] != 0),
+        "head_start_chars = 0 turns the head start off"
+    );
+
+    let model_of_flag = Model::start();
+    model_of_flag.script(vec![Turn::Text("Done.")]);
+    repo.harness(&[
+        "run",
+        "--host",
+        &model_of_flag.url(),
+        "--model",
+        "from-flag",
+        "t",
+    ])
+    .assert_exit(1)
+    .assert_stdout_has(&["outcome:       unverified"]);
+    assert_eq!(model_of_flag.chats()[0]["model"], "from-flag");
+    assert_eq!(model.chats().len(), 2, "--host won over the user's host");
+}

@@ -24,6 +24,9 @@ pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
 /// timeout = 1800                      # seconds for the whole run
 /// command_timeout = 60                # seconds for one command
 /// max_steps = 40
+/// max_failed_calls = 5                # failed tool calls in a row that end the run
+/// max_tokens = 200000                 # prompt + generated tokens; default: no limit
+/// head_start_chars = 6000             # what the model is shown first; 0 turns it off
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
 /// ```
@@ -39,6 +42,9 @@ pub(crate) struct FileConfig {
     pub(crate) timeout: Option<u64>,
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_steps: Option<u32>,
+    pub(crate) max_failed_calls: Option<u32>,
+    pub(crate) max_tokens: Option<u64>,
+    pub(crate) head_start_chars: Option<usize>,
     pub(crate) context_length: Option<u32>,
     pub(crate) temperature: Option<f64>,
 }
@@ -108,6 +114,9 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         timeout: over.timeout.or(base.timeout),
         command_timeout: over.command_timeout.or(base.command_timeout),
         max_steps: over.max_steps.or(base.max_steps),
+        max_failed_calls: over.max_failed_calls.or(base.max_failed_calls),
+        max_tokens: over.max_tokens.or(base.max_tokens),
+        head_start_chars: over.head_start_chars.or(base.head_start_chars),
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
     }
@@ -140,11 +149,15 @@ mod tests {
             host: Some("http://user".into()),
             deny: Some(vec!["a".into()]),
             allow: Some(vec!["git".into()]),
+            max_tokens: Some(1000),
+            head_start_chars: Some(10),
             ..FileConfig::default()
         };
         let project = FileConfig {
             model: Some("project-model".into()),
             deny: Some(vec!["b".into()]),
+            head_start_chars: Some(0),
+            max_failed_calls: Some(2),
             ..FileConfig::default()
         };
         let merged = merge(user, project);
@@ -152,6 +165,9 @@ mod tests {
         assert_eq!(merged.host.as_deref(), Some("http://user"));
         assert_eq!(merged.deny, Some(vec!["a".to_owned(), "b".to_owned()]));
         assert_eq!(merged.allow, Some(vec!["git".to_owned()]));
+        assert_eq!(merged.max_tokens, Some(1000));
+        assert_eq!(merged.head_start_chars, Some(0));
+        assert_eq!(merged.max_failed_calls, Some(2));
         let only_project = merge(
             FileConfig::default(),
             FileConfig {
@@ -174,6 +190,9 @@ mod tests {
             timeout = 1800
             command_timeout = 60
             max_steps = 40
+            max_failed_calls = 4
+            max_tokens = 200000
+            head_start_chars = 0
             context_length = 16384
             temperature = 0.1
         "#;
@@ -181,6 +200,9 @@ mod tests {
         assert_eq!(config.command_timeout, Some(60));
         assert_eq!(config.context_length, Some(16384));
         assert_eq!(config.temperature, Some(0.1));
+        assert_eq!(config.max_failed_calls, Some(4));
+        assert_eq!(config.max_tokens, Some(200_000));
+        assert_eq!(config.head_start_chars, Some(0));
         assert_eq!(config.allow.unwrap().len(), 2);
     }
 }

@@ -19,9 +19,18 @@ pub(crate) struct Style {
 impl Style {
     /// Colors when stdout is a terminal and `NO_COLOR` is unset or empty.
     pub(crate) fn for_stdout() -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+        Style::choose(
+            io::stdout().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        )
+    }
+
+    /// Colors for a terminal, unless `no_color` (the `NO_COLOR` variable) is set to anything
+    /// but the empty string, as <https://no-color.org> asks.
+    fn choose(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
+        let no_color = no_color.is_some_and(|value| !value.is_empty());
         Style {
-            color: io::stdout().is_terminal() && !no_color,
+            color: terminal && !no_color,
         }
     }
 
@@ -325,6 +334,28 @@ impl Spinner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn color_only_on_a_terminal_and_never_with_no_color() {
+        let cases: [(bool, Option<&str>, bool); 6] = [
+            (true, None, true),
+            (true, Some(""), true),
+            (true, Some("1"), false),
+            (true, Some("0"), false),
+            (false, None, false),
+            (false, Some("1"), false),
+        ];
+        for (terminal, no_color, color) in cases {
+            let style = Style::choose(terminal, no_color.map(OsStr::new));
+            assert_eq!(
+                style.color, color,
+                "terminal {terminal}, NO_COLOR {no_color:?}"
+            );
+            let red = style.red("x");
+            assert_eq!(red != "x", color, "{red:?}");
+        }
+    }
 
     #[test]
     fn diffs_are_colored_line_by_line_only_with_color() {

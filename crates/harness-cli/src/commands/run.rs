@@ -34,7 +34,8 @@ use crate::guard;
 ///
 /// Settings come from the flags, then harness.toml in the workspace, then
 /// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
-/// command_timeout, max_steps, context_length, temperature).
+/// command_timeout, max_steps, max_failed_calls, max_tokens, head_start_chars,
+/// context_length, temperature).
 ///
 /// Exit status: 0 verified; 1 not verified (verification failed, none was given, or a
 /// budget ran out); 2 usage or configuration error; 3 model server problem; 130
@@ -119,12 +120,16 @@ struct Settings {
     timeout: Duration,
     command_timeout: Option<Duration>,
     max_steps: u32,
+    max_failed_calls: u32,
+    max_tokens: Option<u64>,
+    head_start_chars: usize,
     context_length: Option<u32>,
     temperature: f64,
 }
 
 impl Settings {
     fn resolve(command: &RunCommand, files: FileConfig) -> anyhow::Result<Settings> {
+        refuse_zero_limits(&files)?;
         let api = match command.api.as_deref().or(files.api.as_deref()) {
             None => Api::Ollama,
             Some(name) => name.parse().map_err(|_| {
@@ -137,6 +142,7 @@ impl Settings {
             .or(files.verify)
             .map(|text| Verification::parse(&text))
             .transpose()?;
+        let defaults = Budgets::default();
         let allow = if command.allow.is_empty() {
             files.allow.unwrap_or_default()
         } else {
@@ -153,9 +159,18 @@ impl Settings {
             verification,
             allow,
             deny: files.deny.unwrap_or_default(),
-            timeout: Duration::from_secs(command.timeout.or(files.timeout).unwrap_or(1800)),
+            timeout: command
+                .timeout
+                .or(files.timeout)
+                .map_or(defaults.max_duration, Duration::from_secs),
             command_timeout: files.command_timeout.map(Duration::from_secs),
-            max_steps: command.max_steps.or(files.max_steps).unwrap_or(40),
+            max_steps: command
+                .max_steps
+                .or(files.max_steps)
+                .unwrap_or(defaults.max_steps),
+            max_failed_calls: files.max_failed_calls.unwrap_or(defaults.max_failed_calls),
+            max_tokens: files.max_tokens.or(defaults.max_tokens),
+            head_start_chars: files.head_start_chars.unwrap_or(defaults.head_start_chars),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
         })
@@ -167,6 +182,26 @@ impl Settings {
         } else {
             Policy::allowlist(self.allow.clone())
         }
+    }
+}
+
+/// A limit of 0 in a configuration file would end every run before its first step (or
+/// every command at once): refused, naming the key. The flags cannot be 0 (clap checks).
+fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
+    let limits = [
+        ("timeout", files.timeout),
+        ("command_timeout", files.command_timeout),
+        ("max_steps", files.max_steps.map(u64::from)),
+        ("max_failed_calls", files.max_failed_calls.map(u64::from)),
+        ("max_tokens", files.max_tokens),
+        ("context_length", files.context_length.map(u64::from)),
+    ];
+    match limits.into_iter().find(|(_, value)| *value == Some(0)) {
+        Some((key, _)) => Err(anyhow!(
+            "`{key} = 0` in the configuration would stop every run at once: use at least 1, \
+             or leave the key out for the default"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -270,6 +305,9 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let budgets = Budgets {
         max_steps: settings.max_steps,
         max_duration: settings.timeout,
+        max_failed_calls: settings.max_failed_calls,
+        max_tokens: settings.max_tokens,
+        head_start_chars: settings.head_start_chars,
         ..Budgets::default()
     };
     let mut agent = Agent::new(Arc::new(client), &toolbox)
@@ -595,6 +633,73 @@ mod tests {
     fn durations_read_in_seconds_or_minutes() {
         assert_eq!(duration(Duration::from_millis(8_340)), "8.3s");
         assert_eq!(duration(Duration::from_secs(72)), "1m 12s");
+    }
+
+    #[test]
+    fn a_zero_limit_in_the_configuration_is_refused_by_name() {
+        let none = FileConfig::default;
+        let cases = [
+            (
+                "timeout",
+                FileConfig {
+                    timeout: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "command_timeout",
+                FileConfig {
+                    command_timeout: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_steps",
+                FileConfig {
+                    max_steps: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_failed_calls",
+                FileConfig {
+                    max_failed_calls: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_tokens",
+                FileConfig {
+                    max_tokens: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "context_length",
+                FileConfig {
+                    context_length: Some(0),
+                    ..none()
+                },
+            ),
+        ];
+        for (key, files) in cases {
+            let error = refuse_zero_limits(&files).unwrap_err().to_string();
+            assert!(error.contains(&format!("`{key} = 0`")), "{error}");
+        }
+        let ones = FileConfig {
+            timeout: Some(1),
+            command_timeout: Some(1),
+            max_steps: Some(1),
+            max_failed_calls: Some(1),
+            max_tokens: Some(1),
+            context_length: Some(1),
+            head_start_chars: Some(0),
+            ..FileConfig::default()
+        };
+        assert!(
+            refuse_zero_limits(&ones).is_ok(),
+            "1 is a limit; a head start of 0 is off"
+        );
     }
 
     #[test]
