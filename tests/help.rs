@@ -65,3 +65,15 @@ fn a_usage_error_exits_2() {
         .assert_exit(2)
         .assert_stderr_has(&["--max-steps"]);
 }
+
+#[test]
+fn verbose_adds_tracing_logs_on_stderr() {
+    let repo = Repo::from_fixture("calc");
+    let url = harness_stub_server::closed_port_url().unwrap();
+    let quiet = repo.harness(&["run", "--host", &url, "t"]);
+    quiet.assert_exit(3);
+    assert!(!quiet.stderr.contains("settings resolved"), "{quiet}");
+    repo.harness(&["-v", "run", "--host", &url, "t"])
+        .assert_exit(3)
+        .assert_stderr_has(&["INFO", "settings resolved", "asking the model server"]);
+}
