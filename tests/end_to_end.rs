@@ -144,7 +144,13 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         .assert_stdout_has(&["restored 1 file: calc.py"]);
     assert_eq!(repo.snapshot(), before);
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
-    repo.harness(&["redo"]).assert_exit(0);
+    // A second undo has nothing to do, and leaves the first one's redo in place.
+    repo.harness(&["undo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["already as it was before run", "nothing to undo"]);
+    repo.harness(&["redo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["restored 1 file: calc.py"]);
     assert!(repo.read("calc.py").contains("return a + b"));
     assert!(!repo.read("calc.py").contains("return a - b"));
 

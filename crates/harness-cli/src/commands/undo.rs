@@ -27,7 +27,11 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
     let force = if command.force { Force::Yes } else { Force::No };
     let restored = session.undo(force)?;
     if restored.saved.is_none() {
-        println!("run {} is already undone: nothing changed", session.id());
+        // Either undone already, or the run changed nothing: there is nothing to save.
+        println!(
+            "the workspace is already as it was before run {}: nothing to undo",
+            session.id()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let paths: Vec<String> = restored
@@ -42,6 +46,17 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
         if paths.len() == 1 { "" } else { "s" },
         paths.join(", ")
     );
+    if !restored.displaced.is_empty() {
+        let displaced: Vec<String> = restored
+            .displaced
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        println!(
+            "moved aside ignored files in the way (redo puts them back): {}",
+            displaced.join(", ")
+        );
+    }
     println!("to bring the run's work back: {}", hint("redo", &session));
     Ok(ExitCode::SUCCESS)
 }
