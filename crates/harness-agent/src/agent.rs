@@ -336,9 +336,11 @@ impl Run<'_> {
 
     /// Gives the model what a person looks at first: the listing of the workspace, with a
     /// verification command its output now, and the files that output names (in a small
-    /// project, every file). All are presented as calls the assistant made, so the results
-    /// arrive the way every tool result does (as data, in tool messages), and a small model
-    /// sees how a call is written.
+    /// project, every file). Each is presented as a turn of its own in which the assistant
+    /// made the call, so the results arrive the way every tool result does (as data, in tool
+    /// messages), and a small model sees, turn after turn, that working means calling tools.
+    /// (Measured with Qwen2.5-Coder-1.5B: all the calls in one turn, followed by the
+    /// harness's instruction, made it repeat that instruction back as its answer.)
     fn head_start(&mut self) {
         let mut budget = self.budgets.head_start_chars;
         let mut done: Vec<(ToolCall, String)> = Vec::new();
@@ -374,11 +376,10 @@ impl Run<'_> {
             budget = budget.saturating_sub(text.chars().count());
             done.push((call, prompt::tool_result("read_file", &path, &text)));
         }
-        let calls = done.iter().map(|(call, _)| call.clone()).collect();
-        self.messages.push(Message::assistant("", calls));
-        for (call, framed) in &done {
+        for (call, framed) in done {
             self.messages
-                .push(Message::tool_result(call, framed.clone()));
+                .push(Message::assistant("", vec![call.clone()]));
+            self.messages.push(Message::tool_result(&call, framed));
         }
         self.push(Message::user(prompt::AFTER_HEAD_START));
     }

@@ -71,10 +71,17 @@ pub(crate) fn task_message(task: &str, head_start: bool) -> String {
 }
 
 /// What the model is told after the head start, so that its first turn acts instead of
-/// summing up: small models otherwise take the harness's calls for work they did.
-pub(crate) const AFTER_HEAD_START: &str = "The harness has looked at the repository for you: \
-     the tool results above. Nothing has been changed yet. Now do the task: find what is \
-     wrong, then change the code with edit_file.";
+/// summing up. Phrased as a request, not a statement a model could take for its own words:
+/// Qwen2.5-Coder-1.5B answered "The harness has looked at the repository for you…" with
+/// that very sentence.
+pub(crate) const AFTER_HEAD_START: &str = "Nothing has been changed yet. Now do the task: \
+     find what is wrong, then change the code with edit_file.";
+
+/// The one-line shape of an edit, for a model that described a change instead of making it.
+/// Small models copy a filled-in template where they ignore a description of one.
+pub(crate) const EDIT_TEMPLATE: &str = "{\"name\": \"edit_file\", \"arguments\": {\"path\": \
+     \"<file>\", \"old_text\": \"<the exact text to replace, copied from the file>\", \
+     \"new_text\": \"<the new text>\"}}";
 
 /// A tool result as the model reads it: framed, and marked as data.
 pub(crate) fn tool_result(tool: &str, target: &str, text: &str) -> String {
@@ -101,25 +108,29 @@ pub(crate) const CUT_OFF_NUDGE: &str = "Your answer was cut off at the output li
      make one tool call at a time, or answer briefly if the task is done.";
 
 /// What the model is told when the verification command failed after it said it was done.
-/// `edited` is whether any file was written or edited in the run so far.
+/// `edited` is whether any file was written or edited in the run so far; if none was, the
+/// model described a change instead of making it, and is shown the shape of the call.
 pub(crate) fn verification_failed(
     command: &str,
     attempt: u32,
     attempts: u32,
     edited: bool,
 ) -> String {
-    let unchanged = if edited {
-        ""
+    if edited {
+        format!(
+            "The task is not done: the harness ran the verification command `{command}` and \
+             it failed (its output is the tool result above). Fix the code with the tools; \
+             when the verification would pass, answer without a tool call. This was check \
+             {attempt} of {attempts}."
+        )
     } else {
-        " No file has been changed yet: code shown in an answer changes nothing. Call \
-         edit_file with the path, the old_text copied from the file and the new_text."
-    };
-    format!(
-        "The task is not done: the harness ran the verification command `{command}` and it \
-         failed (its output is the tool result above).{unchanged} Fix the code with the tools; \
-         when the verification would pass, answer without a tool call. This was check \
-         {attempt} of {attempts}."
-    )
+        format!(
+            "The task is not done: `{command}` still fails (its output is the tool result \
+             above), because no file has been changed yet: code shown in an answer changes \
+             nothing. This was check {attempt} of {attempts}. Make the change now by \
+             answering with only this, filled in:\n{EDIT_TEMPLATE}"
+        )
+    }
 }
 
 /// Cuts `text` to at most about `limit` characters, keeping its start and its end.
@@ -163,17 +174,33 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_check_says_when_no_file_was_changed() {
+    fn a_failed_check_says_when_no_file_was_changed_and_shows_the_call() {
         let edited = verification_failed("make test", 1, 3, true);
         assert!(edited.contains("`make test`"));
         assert!(edited.ends_with("This was check 1 of 3."));
-        assert!(!edited.contains("No file has been changed"));
+        assert!(!edited.contains("no file has been changed"));
+        assert!(!edited.contains(EDIT_TEMPLATE));
         let unchanged = verification_failed("make test", 2, 3, false);
         assert!(
-            unchanged.contains("No file has been changed yet"),
+            unchanged.contains("no file has been changed yet"),
             "{unchanged}"
         );
-        assert!(unchanged.contains("Call edit_file"));
+        assert!(unchanged.contains("This was check 2 of 3."));
+        assert!(unchanged.ends_with(&format!("filled in:\n{EDIT_TEMPLATE}")));
+    }
+
+    #[test]
+    fn the_edit_template_is_a_call_the_model_can_copy() {
+        let call: serde_json::Value = serde_json::from_str(EDIT_TEMPLATE).unwrap();
+        assert_eq!(call["name"], "edit_file");
+        let mut keys: Vec<&str> = call["arguments"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["new_text", "old_text", "path"]);
     }
 
     #[test]

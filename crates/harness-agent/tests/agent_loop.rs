@@ -553,8 +553,14 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
     );
     assert!(told.content.contains("check 1 of 3"), "{}", told.content);
     assert!(
-        told.content.contains("No file has been changed yet"),
+        told.content.contains("no file has been changed yet"),
         "{}",
+        told.content
+    );
+    assert!(
+        told.content
+            .contains(r#"{"name": "edit_file", "arguments": {"path": "<file>""#),
+        "a model that described a change is shown the call to make: {}",
         told.content
     );
 
@@ -610,39 +616,45 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
     assert_eq!(first[0].role, Role::System);
     assert_eq!(first[1].role, Role::User);
     assert!(first[1].content.starts_with("fix the bug"));
-    assert_eq!(first[2].role, Role::Assistant);
-    let calls: Vec<&str> = first[2]
-        .tool_calls
-        .iter()
-        .map(|c| c.name.as_str())
+    // One turn per call: the assistant calls one tool, the result follows, and so on.
+    let turns: Vec<(&str, &Value)> = first[2..10]
+        .chunks(2)
+        .map(|turn| {
+            assert_eq!(turn[0].role, Role::Assistant);
+            assert_eq!(turn[0].tool_calls.len(), 1, "{:?}", turn[0]);
+            assert_eq!(turn[1].role, Role::Tool);
+            assert_eq!(
+                turn[1].tool_call_id.as_ref(),
+                Some(&turn[0].tool_calls[0].id)
+            );
+            (
+                turn[0].tool_calls[0].name.as_str(),
+                &turn[0].tool_calls[0].arguments,
+            )
+        })
         .collect();
-    assert_eq!(calls, ["list_dir", "run_command", "read_file", "read_file"]);
-    let reads: Vec<&Value> = first[2].tool_calls[2..]
-        .iter()
-        .map(|c| &c.arguments)
-        .collect();
+    let names: Vec<&str> = turns.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["list_dir", "run_command", "read_file", "read_file"]);
     assert_eq!(
-        reads,
+        [turns[2].1, turns[3].1],
         [&json!({"path": "README"}), &json!({"path": "src/calc.py"})],
         "a small project is read whole, smallest file first"
     );
-    assert_eq!(first[3].role, Role::Tool);
     assert!(
         first[3].content.contains("src/calc.py"),
         "{}",
         first[3].content
     );
     assert!(first[3].content.contains("README"));
-    assert_eq!(first[4].role, Role::Tool);
-    assert!(first[4].content.contains("exit=1"), "{}", first[4].content);
+    assert!(first[5].content.contains("exit=1"), "{}", first[5].content);
     assert!(
-        first[6].content.contains("1\tx = 1"),
+        first[9].content.contains("1\tx = 1"),
         "{}",
-        first[6].content
+        first[9].content
     );
-    assert_eq!(first[7].role, Role::User, "then the harness says to act");
-    assert!(first[7].content.contains("Nothing has been changed yet"));
-    assert_eq!(first.len(), 8);
+    assert_eq!(first[10].role, Role::User, "then the harness says to act");
+    assert!(first[10].content.contains("Nothing has been changed yet"));
+    assert_eq!(first.len(), 11);
     assert_eq!(
         ran.report.tool_calls, 0,
         "the head start is the harness's, not the model's"
@@ -668,7 +680,7 @@ fn the_head_start_is_cut_to_its_budget() {
         budgets,
         Some("cat big.txt"),
     );
-    let output = &ran.request(0)[4].content;
+    let output = &ran.request(0)[5].content;
     assert!(
         output.contains("characters cut to fit the head start"),
         "{output}"
