@@ -200,6 +200,9 @@ fn the_boundary_statement_opens_and_closes_every_run() {
             .ends_with("separate user for untrusted input."),
         "{run}"
     );
+    // Not a terminal: no spinner, and (NO_COLOR or not) no escape codes.
+    assert!(!run.stdout.contains("waiting for the model"), "{run}");
+    assert!(!run.stdout.contains('\x1b'), "{run}");
 }
 
 #[test]

@@ -117,5 +117,5 @@ pub use fake::{FakeChat, Request};
 pub use harness_ollama::{Message, Role, ToolCall};
 pub use outcome::{Outcome, RunReport, VerificationReport};
 pub use stop::StopSignal;
-pub use transcript::Transcript;
+pub use transcript::{Transcript, TranscriptError};
 pub use verify::{Verification, VerificationError};

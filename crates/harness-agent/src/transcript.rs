@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 /// let lines = Transcript::read(&path)?;
 /// assert_eq!(lines[0]["type"], "message");
 /// assert_eq!(lines[0]["content"], "use API_KEY=[REDACTED]");
-/// # Ok::<(), std::io::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct Transcript {
@@ -47,20 +47,60 @@ pub struct Transcript {
     failure: Option<String>,
 }
 
+/// Why a transcript could not be created or read back.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TranscriptError {
+    /// The file could not be created (its directory is missing or not writable).
+    #[error(
+        "cannot create the transcript {}: {source}; check that its directory exists and is writable",
+        path.display()
+    )]
+    Create {
+        /// The transcript's path.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The file could not be opened or read.
+    #[error("cannot read the transcript {}: {source}", path.display())]
+    Read {
+        /// The transcript's path.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// A line is not a JSON object, so the file is damaged or not a transcript.
+    #[error(
+        "{} line {line}: not a transcript record (a JSON object); the file is damaged or is not a transcript",
+        path.display()
+    )]
+    NotARecord {
+        /// The transcript's path.
+        path: PathBuf,
+        /// The line, counting from 1.
+        line: usize,
+    },
+}
+
 impl Transcript {
     /// Creates (or truncates) the transcript at `path`, redacting with this process's
     /// secret-named variables and the built-in patterns.
     ///
     /// # Errors
     ///
-    /// When the file cannot be created.
-    pub fn create(path: impl Into<PathBuf>) -> io::Result<Transcript> {
+    /// [`TranscriptError::Create`] when the file cannot be created.
+    pub fn create(path: impl Into<PathBuf>) -> Result<Transcript, TranscriptError> {
         let path = path.into();
-        let file = OpenOptions::new()
+        let file = match OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
-            .open(&path)?;
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(source) => return Err(TranscriptError::Create { path, source }),
+        };
         Ok(Transcript {
             path,
             file: Some(file),
@@ -123,28 +163,28 @@ impl Transcript {
     ///
     /// # Errors
     ///
-    /// When the file cannot be read, or a line is not a JSON object (the error names the
-    /// line).
-    pub fn read(path: impl AsRef<Path>) -> io::Result<Vec<Value>> {
+    /// [`TranscriptError::Read`] when the file cannot be read, and
+    /// [`TranscriptError::NotARecord`] naming the first line that is not a JSON object.
+    pub fn read(path: impl AsRef<Path>) -> Result<Vec<Value>, TranscriptError> {
         let path = path.as_ref();
-        let reader = BufReader::new(File::open(path)?);
+        let unreadable = |source| TranscriptError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let reader = BufReader::new(File::open(path).map_err(unreadable)?);
         let mut records = Vec::new();
         for (number, line) in reader.lines().enumerate() {
-            let line = line?;
+            let line = line.map_err(unreadable)?;
             if line.trim().is_empty() {
                 continue;
             }
             match serde_json::from_str::<Value>(&line) {
                 Ok(record @ Value::Object(_)) => records.push(record),
                 _ => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!(
-                            "{} line {}: not a transcript record (a JSON object)",
-                            path.display(),
-                            number + 1
-                        ),
-                    ));
+                    return Err(TranscriptError::NotARecord {
+                        path: path.to_owned(),
+                        line: number + 1,
+                    });
                 }
             }
         }
@@ -218,7 +258,26 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .ends_with("t.jsonl line 3: not a transcript record (a JSON object)")
+                .contains("t.jsonl line 3: not a transcript record (a JSON object)"),
+            "{error}"
+        );
+        assert!(matches!(error, TranscriptError::NotARecord { line: 3, .. }));
+    }
+
+    #[test]
+    fn a_missing_or_uncreatable_file_is_named() {
+        let directory = tempfile::tempdir().unwrap();
+        let missing = directory.path().join("none/t.jsonl");
+        let error = Transcript::read(&missing).unwrap_err();
+        assert!(matches!(error, TranscriptError::Read { .. }), "{error}");
+        assert!(error.to_string().contains("none/t.jsonl"), "{error}");
+        let error = Transcript::create(&missing).unwrap_err();
+        assert!(matches!(error, TranscriptError::Create { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("check that its directory exists"),
+            "{error}"
         );
     }
 

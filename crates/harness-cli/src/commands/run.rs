@@ -261,12 +261,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         },
     )?;
     tracing::info!(run = %session.id(), "recorded the state before the run");
-    let transcript = Transcript::create(session.transcript_path()).with_context(|| {
-        format!(
-            "cannot create the transcript {}",
-            session.transcript_path().display()
-        )
-    })?;
+    let transcript = Transcript::create(session.transcript_path())?;
 
     // Python writes bytecode caches keyed on a source's mtime in whole seconds and its size,
     // and an edit the harness makes within the same second that keeps the size (`a - b` to

@@ -39,8 +39,7 @@ pub(crate) fn exec(command: ShowCommand) -> anyhow::Result<ExitCode> {
         out.write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let records = Transcript::read(&path)
-        .with_context(|| format!("cannot read the transcript {}", path.display()))?;
+    let records = Transcript::read(&path)?;
     let style = Style::for_stdout();
     writeln!(out, "{} {}", style.bold("run"), session.id())?;
     for record in &records {
