@@ -323,6 +323,11 @@ impl Run<'_> {
                     self.nudge(prompt::CUT_OFF_NUDGE.to_owned());
                     continue;
                 }
+                match self.unreadable_call(&reply.text) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
                 if let Some(end) = self.done() {
                     return end;
                 }
@@ -558,6 +563,32 @@ impl Run<'_> {
             self.nudge(message);
         }
         end
+    }
+
+    /// An answer that spells out a call the client could not read (small models write JSON
+    /// with unescaped quotes) is not "done": the model is told its call did not run, and it
+    /// counts as a failed call. `None` if the text names no call; otherwise whether the run
+    /// goes on (the model was told) or ends (one failed call too many).
+    fn unreadable_call(&mut self, text: &str) -> Option<TurnEnd> {
+        let tool = self
+            .toolbox
+            .specs()
+            .iter()
+            .map(|spec| spec.name())
+            .find(|name| prompt::names_a_call(text, name))?
+            .to_owned();
+        self.failed_in_row += 1;
+        if self.failed_in_row >= self.budgets.max_failed_calls {
+            return Some(TurnEnd::Ended(
+                Outcome::Stuck,
+                format!(
+                    "{} tool calls in a row failed (the last, a call of {tool}, could not be read)",
+                    self.failed_in_row
+                ),
+            ));
+        }
+        self.nudge(prompt::unreadable_call(&tool));
+        Some(TurnEnd::Continue)
     }
 
     /// The model says it is done: verify, and either end or send it back to work.

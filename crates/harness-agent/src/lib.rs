@@ -51,11 +51,14 @@
 //!    result the model reads (starting with `Error:`), and the loop goes on. Each result goes
 //!    back in a `tool` message, framed by `[result of …]` and `[end of result]` lines.
 //! 5. After a step whose calls may have changed files, a checkpoint ([`Checkpoints`]).
-//! 6. An answer without tool calls means "done". With a [`Verification`] command, the command
-//!    runs: exit 0 ends the run [`Outcome::Verified`]; otherwise its output goes back to the
-//!    model as the result of a check and the run goes on, until the command has failed
-//!    [`Budgets::max_verifications`] times ([`Outcome::VerificationFailed`]). Without one the
-//!    run ends [`Outcome::Unverified`]: nothing checked the model's claim.
+//! 6. An answer without tool calls means "done", unless it spells out a call as JSON that
+//!    the client could not read (small models leave quotes unescaped): then the model is
+//!    told its call did not run, and that counts as a failed call. With a [`Verification`]
+//!    command, the command runs: exit 0 ends the run [`Outcome::Verified`]; otherwise its
+//!    output goes back to the model as the result of a check and the run goes on, until the
+//!    command has failed [`Budgets::max_verifications`] times
+//!    ([`Outcome::VerificationFailed`]). Without one the run ends [`Outcome::Unverified`]:
+//!    nothing checked the model's claim.
 //!
 //! # Budgets and stuck runs
 //!

@@ -133,6 +133,34 @@ pub(crate) fn verification_failed(
     }
 }
 
+/// True if and only if `text` spells out a call of `tool` the way a model writes one as
+/// JSON: `"name"`, a colon and `"tool"`, and an `"arguments"` key.
+pub(crate) fn names_a_call(text: &str, tool: &str) -> bool {
+    if !text.contains("\"arguments\"") {
+        return false;
+    }
+    let quoted = format!("\"{tool}\"");
+    text.match_indices("\"name\"").any(|(at, key)| {
+        let rest = text[at + key.len()..].trim_start();
+        rest.strip_prefix(':')
+            .is_some_and(|value| value.trim_start().starts_with(&quoted))
+    })
+}
+
+/// What the model is told when its answer spells out a call of `tool` that could not be read.
+pub(crate) fn unreadable_call(tool: &str) -> String {
+    let short = if tool == "edit_file" {
+        " Keep old_text short: the line to change, copied exactly from the file."
+    } else {
+        ""
+    };
+    format!(
+        "Your answer spells out a call of {tool}, but it did not run: the harness could not read \
+         it as a call, so nothing changed. Write the call again as valid JSON on one line: \
+         inside a string, write a double quote as \\\" and a line break as \\n.{short}"
+    )
+}
+
 /// Cuts `text` to at most about `limit` characters, keeping its start and its end.
 pub(crate) fn cut_middle(text: &str, limit: usize) -> String {
     let chars = text.chars().count();
@@ -201,6 +229,38 @@ mod tests {
             .collect();
         keys.sort_unstable();
         assert_eq!(keys, ["new_text", "old_text", "path"]);
+    }
+
+    #[test]
+    fn a_call_spelled_out_in_text_is_recognized() {
+        let cases = [
+            (r#"{"name": "edit_file", "arguments": {}}"#, true),
+            (
+                "```json\n{\n  \"name\" :\"edit_file\",\n  \"arguments\": {\"old_text\": \"\"\"x\"\"\"}}",
+                true,
+            ),
+            (r#"{"name": "read_file", "arguments": {}}"#, false),
+            (r#"{"name": "edit_file"}"#, false),
+            (r#"{"arguments": {}, "tool": "edit_file"}"#, false),
+            (r#"{"name": "edit_file_2", "arguments": {}}"#, false),
+            (r#"{"name": x "edit_file", "arguments": {}}"#, false),
+            ("I changed calc.py with edit_file; the tests pass.", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(names_a_call(text, "edit_file"), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unreadable_call_is_explained_with_how_to_escape() {
+        let edit = unreadable_call("edit_file");
+        assert!(edit.starts_with("Your answer spells out a call of edit_file, but it did not run"));
+        assert!(
+            edit.contains(r#"write a double quote as \" and a line break as \n."#),
+            "{edit}"
+        );
+        assert!(edit.ends_with("copied exactly from the file."));
+        assert!(!unreadable_call("read_file").contains("old_text"));
     }
 
     #[test]
