@@ -5,6 +5,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod demo;
 mod local_model;
 mod mutate;
 mod reap;
@@ -31,6 +32,12 @@ tasks:
       --background        start the server detached (log in the cache), return when ready
       --print-url         print only the base URL once ready, for scripts
       --no-start          build and download only; print how to start the server
+  demo [--local] [-- HARNESS-RUN-FLAGS]
+                the agent on a throwaway git repository: copies fixtures/calc (a Python
+                project with a failing test) to a new temporary git repository and runs
+                `harness run --verify 'python3 -m unittest -q'` on it, with Ollama if it
+                answers at OLLAMA_HOST, else (or with --local) the server of local-model
+                started in the background; prints how to review and undo
   reap PROGRAM [ARGS]...
                 run PROGRAM as the init of a PID namespace, reaping orphans
                 (used by `mutate`)
@@ -50,6 +57,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         "local-model" => Ok(local_model::run(rest)),
+        "demo" => Ok(demo::run(rest)),
         "reap" => reap::run(rest),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");

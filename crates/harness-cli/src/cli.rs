@@ -6,11 +6,27 @@ use crate::commands::Command;
 
 /// A coding agent confined to a workspace.
 ///
-/// Exit status: 0 success; 1 a tool returned an error; 2 bad usage, or a workspace that
-/// cannot be used.
+/// `harness run` gives a task to a local model, which reads, edits and creates files and
+/// runs commands in a git repository through confined tools. Every change is a diff you can
+/// review (`harness diff`), undo (`harness undo`) or commit (`harness accept`); a run counts
+/// as done only when its verification command (`--verify`) exits 0.
+///
+/// Path confinement and a command policy stop accidents, not an adversary: use a container,
+/// VM or separate user for untrusted input (`harness sandbox explain`).
+///
+/// Exit status:
+///   0    verified: the verification command exited 0 (or the command succeeded)
+///   1    not verified: the run ended otherwise, or a tool called by hand failed
+///   2    usage or configuration error, or a workspace that cannot be used
+///   3    model server problem: unreachable, model missing, unreadable answer
+///   130  interrupted (Ctrl-C)
 #[derive(Debug, Parser)]
-#[command(name = "harness", version)]
+#[command(name = "harness", version, verbatim_doc_comment)]
 pub(crate) struct Cli {
+    /// Log what the harness does on stderr (-v: info, -vv: debug, -vvv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,

@@ -1,32 +1,62 @@
 //! `harness`: a coding agent confined to a workspace, and the tools it uses, by hand.
 //!
 //! This binary is thin: it parses arguments, builds the library objects and prints what they
-//! return. Each subcommand lives in its own file under `commands/`.
+//! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
+//! run is in `display`, configuration files in `config`.
 //!
-//! Exit status: 0 on success, 1 when a called tool returned an error, 2 for bad usage or a
-//! workspace that cannot be used.
+//! Exit status: 0 verified (or success), 1 not verified (or a tool error), 2 bad usage or
+//! configuration, 3 a model server problem, 130 interrupted.
 
-use std::io::{self, Write};
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
+mod boundary;
 mod cli;
 mod commands;
+mod config;
+mod display;
+mod exit;
+mod guard;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.
     let cli = cli::Cli::parse();
+    init_logging(cli.verbose);
     match commands::run(cli.command) {
         Ok(code) => code,
-        // The reader went away (`harness tool --list | head -1`): nothing more to say.
+        // The reader went away (`harness runs | head -1`): nothing more to say.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             // The one place an error is printed. If stderr is gone too, there is no one to tell.
             let _ = writeln!(io::stderr().lock(), "harness: {error:#}");
-            ExitCode::from(2)
+            exit::for_error(&error)
         }
     }
+}
+
+/// Logs to stderr at the level `-v` asks for; without it, warnings only, and `RUST_LOG`
+/// still works.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(
+            io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
+        .with_target(false)
+        .try_init();
 }
 
 /// True if and only if `error` was caused by writing to a closed pipe.

@@ -1,22 +1,102 @@
 //! One module per subcommand, each with its clap definition and an `exec` function that hands
 //! off to the libraries.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use harness_undo::{RunId, Session};
 
+mod accept;
+mod diff;
+mod redo;
+mod run;
+mod runs;
+mod sandbox;
+mod show;
 mod tool;
+mod undo;
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Run(run::RunCommand),
+    Diff(diff::DiffCommand),
+    Undo(undo::UndoCommand),
+    Redo(redo::RedoCommand),
+    Accept(accept::AcceptCommand),
+    Runs(runs::RunsCommand),
+    Show(show::ShowCommand),
     Tool(tool::ToolCommand),
+    Sandbox(sandbox::SandboxCommand),
 }
 
-/// Runs `command`. An `Err` is a usage or configuration problem (exit status 2); the exit
-/// status of everything else is the subcommand's.
+/// Runs `command`. An `Err` is a usage or configuration problem (exit status 2) or a model
+/// server problem (3); the exit status of everything else is the subcommand's.
 pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Run(command) => run::exec(command),
+        Command::Diff(command) => diff::exec(command),
+        Command::Undo(command) => undo::exec(command),
+        Command::Redo(command) => redo::exec(command),
+        Command::Accept(command) => accept::exec(command),
+        Command::Runs(command) => runs::exec(command),
+        Command::Show(command) => show::exec(command),
         Command::Tool(command) => tool::exec(command),
+        Command::Sandbox(command) => sandbox::exec(command),
     }
+}
+
+/// Which run of which repository a review command is about.
+#[derive(Debug, Args)]
+pub(crate) struct RunSelector {
+    /// The run's id (as `harness runs` lists them). [default: the latest run]
+    #[arg(value_name = "RUN")]
+    run: Option<String>,
+
+    /// The repository the run worked in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+}
+
+impl RunSelector {
+    /// Opens the selected run.
+    pub(crate) fn open(&self) -> anyhow::Result<Session> {
+        let root = self.root()?;
+        let id = match &self.run {
+            Some(text) => text.parse::<RunId>()?,
+            None => {
+                Session::latest(&root)?
+                    .with_context(|| {
+                        format!(
+                            "no harness run is recorded in {}; start one with `harness run`",
+                            root.display()
+                        )
+                    })?
+                    .id
+            }
+        };
+        Ok(Session::open(&root, &id)?)
+    }
+
+    /// The workspace, canonical.
+    pub(crate) fn root(&self) -> anyhow::Result<PathBuf> {
+        workspace_root(&self.workspace)
+    }
+}
+
+/// `directory`, canonical, or an error naming it.
+pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::canonicalize(directory)
+        .with_context(|| format!("{} is not an existing directory", directory.display()))
+}
+
+/// `harness <verb> <run> --workspace <root>`, ready to paste.
+pub(crate) fn hint(verb: &str, session: &Session) -> String {
+    format!(
+        "harness {verb} {} --workspace {}",
+        session.id(),
+        run::quote(&session.root().display().to_string())
+    )
 }

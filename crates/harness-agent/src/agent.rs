@@ -1,0 +1,783 @@
+//! [`Agent`]: the loop. Ask the model, run the tools it calls, feed the results back, until
+//! it says it is done and the verification command agrees, or a budget runs out.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use harness_ollama::{CallOrigin, Message, ToolCall};
+use harness_tools::{ToolResult, Toolbox};
+use serde_json::{Value, json};
+
+use crate::budget::Budgets;
+use crate::chat::{ChatClient, ChatError, Reply};
+use crate::checkpoint::Checkpoints;
+use crate::context;
+use crate::event::{Event, Observer};
+use crate::head_start;
+use crate::outcome::{Outcome, RunReport, VerificationReport};
+use crate::prompt;
+use crate::repeat::Repeats;
+use crate::stop::StopSignal;
+use crate::transcript::Transcript;
+use crate::verify::{self, Verification};
+
+/// How often the loop looks at the stop signal and the clock while the model is answering.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The system prompt and the task: never elided.
+const KEPT_HEAD: usize = 2;
+
+/// A coding agent: a model, the tools it may call, and the rules of one run.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use harness_agent::{Agent, FakeChat, NoCheckpoints, Reply, Verification};
+/// use harness_sandbox::Workspace;
+/// use harness_tools::Toolbox;
+///
+/// let toolbox = Toolbox::new(Workspace::new("/path/to/repo")?);
+/// let chat = Arc::new(FakeChat::new([Reply::text("Nothing to do.")]));
+/// let report = Agent::new(chat, &toolbox)
+///     .verification(Verification::parse("cargo test")?)
+///     .run("make the failing test pass", &mut (), &mut NoCheckpoints);
+/// println!("{}: {}", report.outcome, report.reason);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Agent<'a> {
+    /// The model.
+    chat: Arc<dyn ChatClient>,
+    /// The tools, over the workspace.
+    toolbox: &'a Toolbox,
+    /// The limits of the run.
+    budgets: Budgets,
+    /// The command that decides whether the run succeeded.
+    verification: Option<Verification>,
+    /// Where the record of the run goes.
+    transcript: Option<Transcript>,
+    /// Raised to stop the run.
+    stop: StopSignal,
+}
+
+impl<'a> Agent<'a> {
+    /// An agent asking `chat` and calling the tools of `toolbox`, with default [`Budgets`],
+    /// no verification command, no transcript and a stop signal of its own.
+    pub fn new(chat: Arc<dyn ChatClient>, toolbox: &'a Toolbox) -> Agent<'a> {
+        Agent {
+            chat,
+            toolbox,
+            budgets: Budgets::default(),
+            verification: None,
+            transcript: None,
+            stop: StopSignal::new(),
+        }
+    }
+
+    /// Sets the limits of the run.
+    pub fn budgets(mut self, budgets: Budgets) -> Agent<'a> {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Sets the verification command: without one, a run the model says is done ends
+    /// [`Outcome::Unverified`].
+    pub fn verification(mut self, verification: Verification) -> Agent<'a> {
+        self.verification = Some(verification);
+        self
+    }
+
+    /// Writes the run's record to `transcript`.
+    pub fn transcript(mut self, transcript: Transcript) -> Agent<'a> {
+        self.transcript = Some(transcript);
+        self
+    }
+
+    /// Stops the run when `stop` is raised; see [`StopSignal`].
+    pub fn stop_signal(mut self, stop: StopSignal) -> Agent<'a> {
+        self.stop = stop;
+        self
+    }
+
+    /// Runs the task to an outcome, reporting each [`Event`] to `observer` and taking a
+    /// checkpoint after each step that may have changed files.
+    ///
+    /// Nothing here fails: a model that cannot be reached, a tool that fails, a budget that
+    /// runs out are all outcomes, in the report.
+    pub fn run(
+        self,
+        task: &str,
+        observer: &mut dyn Observer,
+        checkpoints: &mut dyn Checkpoints,
+    ) -> RunReport {
+        let tools: Vec<Value> = self
+            .toolbox
+            .specs()
+            .iter()
+            .filter_map(|spec| serde_json::to_value(spec).ok())
+            .collect();
+        let tools_chars = tools.iter().map(|tool| tool.to_string().len()).sum();
+        let mut run = Run {
+            chat: self.chat,
+            toolbox: self.toolbox,
+            budgets: self.budgets,
+            verification: self.verification,
+            transcript: self.transcript,
+            stop: self.stop,
+            observer,
+            checkpoints,
+            tools,
+            tools_chars,
+            messages: Vec::new(),
+            started: Instant::now(),
+            step: 0,
+            tool_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            repeats: Repeats::default(),
+            failed_in_row: 0,
+            verifications: 0,
+            verification_passed: false,
+            checkpoints_taken: 0,
+            edited: false,
+            final_text: String::new(),
+            warnings: Vec::new(),
+        };
+        let (outcome, reason) = run.go(task);
+        run.finish(outcome, reason)
+    }
+}
+
+/// The state of one run. Every field is needed by more than one step of the loop.
+struct Run<'a> {
+    /// The model.
+    chat: Arc<dyn ChatClient>,
+    /// The tools.
+    toolbox: &'a Toolbox,
+    /// The limits.
+    budgets: Budgets,
+    /// The command that decides success.
+    verification: Option<Verification>,
+    /// The record being written.
+    transcript: Option<Transcript>,
+    /// Raised to stop.
+    stop: StopSignal,
+    /// Told every event.
+    observer: &'a mut dyn Observer,
+    /// Snapshots after changing steps.
+    checkpoints: &'a mut dyn Checkpoints,
+    /// The tools offered, as JSON.
+    tools: Vec<Value>,
+    /// Their size, for the context estimate.
+    tools_chars: usize,
+    /// The conversation.
+    messages: Vec<Message>,
+    /// When the run started.
+    started: Instant,
+    /// The current step, from 1 (0 during the head start).
+    step: u32,
+    /// Tool calls the model made.
+    tool_calls: u32,
+    /// Prompt tokens so far.
+    prompt_tokens: u64,
+    /// Generated tokens so far.
+    completion_tokens: u64,
+    /// Identical calls in a row.
+    repeats: Repeats,
+    /// Failed calls in a row.
+    failed_in_row: u32,
+    /// Runs of the verification command after the model said it was done.
+    verifications: u32,
+    /// Whether the last of them passed.
+    verification_passed: bool,
+    /// Checkpoints taken.
+    checkpoints_taken: u32,
+    /// Whether the model has written or edited a file successfully.
+    edited: bool,
+    /// The model's last text.
+    final_text: String,
+    /// Problems that did not end the run.
+    warnings: Vec<String>,
+}
+
+/// How the model's answer to one request came out.
+enum Answer {
+    /// It answered, in this long.
+    Reply(Reply, Duration),
+    /// It could not be asked, or its answer read.
+    Failed(ChatError),
+    /// A stop was requested while it was answering.
+    Stopped,
+    /// The run's time ran out while it was answering.
+    OutOfTime,
+}
+
+/// What the model thread sends the loop.
+enum FromModel {
+    Text(String),
+    Done(Result<Reply, ChatError>),
+}
+
+/// How the tool calls of one turn went.
+enum TurnEnd {
+    /// All ran; go on.
+    Continue,
+    /// The run ends.
+    Ended(Outcome, String),
+}
+
+impl Run<'_> {
+    /// The loop, up to an outcome and the reason for it.
+    fn go(&mut self, task: &str) -> (Outcome, String) {
+        let context_window = match self.chat.context_window() {
+            Ok(tokens) => tokens,
+            Err(error) => return (Outcome::ModelError, error.to_string()),
+        };
+        let workspace = self.toolbox.workspace().root().to_string();
+        let verification_command = self.verification.as_ref().map(|v| v.command().to_owned());
+        self.observer.on_event(&Event::Started {
+            task,
+            workspace: &workspace,
+            context_window,
+            verification: verification_command.as_deref(),
+        });
+        self.record(
+            "run",
+            json!({
+                "task": task,
+                "workspace": workspace,
+                "context_window": context_window,
+                "verification": verification_command,
+                "budgets": {
+                    "max_steps": self.budgets.max_steps,
+                    "max_seconds": self.budgets.max_duration.as_secs_f64(),
+                    "max_failed_calls": self.budgets.max_failed_calls,
+                    "max_tokens": self.budgets.max_tokens,
+                },
+            }),
+        );
+        let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
+        let head_start = self.budgets.head_start_chars > 0;
+        self.push(Message::system(prompt::system_prompt(
+            &workspace,
+            &tool_names,
+            self.verification.as_ref(),
+        )));
+        self.push(Message::user(prompt::task_message(task, head_start)));
+        if head_start {
+            self.head_start();
+        }
+        let limit = (context_window.saturating_sub(self.budgets.answer_reserve_tokens)) as usize;
+        loop {
+            if let Some(end) = self.budget_exhausted() {
+                return end;
+            }
+            self.step += 1;
+            let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
+            if elided > 0 {
+                self.observer.on_event(&Event::ContextTrimmed {
+                    step: self.step,
+                    elided,
+                });
+                self.record("trim", json!({"step": self.step, "elided": elided}));
+            }
+            let (reply, took) = match self.ask() {
+                Answer::Reply(reply, took) => (reply, took),
+                Answer::Failed(error) => return (Outcome::ModelError, error.to_string()),
+                Answer::Stopped => return self.interrupted(),
+                Answer::OutOfTime => return self.out_of_time(),
+            };
+            tracing::debug!(
+                step = self.step,
+                tool_calls = reply.tool_calls.len(),
+                seconds = took.as_secs_f64(),
+                "the model answered"
+            );
+            self.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+            self.completion_tokens += reply.completion_tokens.unwrap_or(0);
+            self.observer.on_event(&Event::Replied {
+                step: self.step,
+                tool_calls: reply.tool_calls.len(),
+                prompt_tokens: reply.prompt_tokens,
+                completion_tokens: reply.completion_tokens,
+                seconds: took.as_secs_f64(),
+            });
+            self.record(
+                "reply",
+                json!({
+                    "step": self.step,
+                    "content": reply.text,
+                    "tool_calls": reply.tool_calls,
+                    "cut_off": reply.cut_off,
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "seconds": took.as_secs_f64(),
+                }),
+            );
+            if !reply.text.trim().is_empty() {
+                self.final_text = reply.text.trim().to_owned();
+            }
+            self.messages.push(reply.to_message());
+            if reply.tool_calls.is_empty() {
+                if reply.cut_off {
+                    self.nudge(prompt::CUT_OFF_NUDGE.to_owned());
+                    continue;
+                }
+                match self.unreadable_call(&reply.text) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
+                if let Some(end) = self.done() {
+                    return end;
+                }
+                continue;
+            }
+            if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
+                return (outcome, reason);
+            }
+        }
+    }
+
+    /// Gives the model what a person looks at first: the listing of the workspace, with a
+    /// verification command its output now, and the files that output names (in a small
+    /// project, every file). Each is presented as a turn of its own in which the assistant
+    /// made the call, so the results arrive the way every tool result does (as data, in tool
+    /// messages), and a small model sees, turn after turn, that working means calling tools.
+    /// (Measured with Qwen2.5-Coder-1.5B: all the calls in one turn, followed by the
+    /// harness's instruction, made it repeat that instruction back as its answer.)
+    fn head_start(&mut self) {
+        let mut budget = self.budgets.head_start_chars;
+        let mut done: Vec<(ToolCall, String)> = Vec::new();
+        let mut first = vec![("list_dir".to_owned(), json!({}))];
+        if let Some(verification) = &self.verification {
+            first.push(("run_command".to_owned(), verification.call_arguments()));
+        }
+        // The listing and the verification output share the budget at most half each.
+        let share = budget / (2 * first.len());
+        let mut texts = Vec::new();
+        for (name, arguments) in first {
+            if self.stop.is_requested() {
+                break;
+            }
+            let (call, result) = self.head_start_call(done.len(), &name, arguments);
+            let text = prompt::cut_middle(result.text(), share);
+            budget = budget.saturating_sub(text.chars().count());
+            texts.push(result.text().to_owned());
+            done.push((
+                call,
+                prompt::tool_result(&name, result.summary().target(), &text),
+            ));
+        }
+        let listing = texts.first().map_or("", String::as_str);
+        let output = texts.get(1).map_or("", String::as_str);
+        for path in head_start::files_to_read(self.toolbox.workspace(), listing, output) {
+            if self.stop.is_requested() || budget == 0 {
+                break;
+            }
+            let (call, result) =
+                self.head_start_call(done.len(), "read_file", json!({"path": path}));
+            let text = prompt::cut_middle(result.text(), budget);
+            budget = budget.saturating_sub(text.chars().count());
+            done.push((call, prompt::tool_result("read_file", &path, &text)));
+        }
+        for (call, framed) in done {
+            self.messages
+                .push(Message::assistant("", vec![call.clone()]));
+            self.messages.push(Message::tool_result(&call, framed));
+        }
+        self.push(Message::user(prompt::AFTER_HEAD_START));
+    }
+
+    /// Runs one call of the head start, as call number `position`.
+    fn head_start_call(
+        &mut self,
+        position: usize,
+        name: &str,
+        arguments: Value,
+    ) -> (ToolCall, ToolResult) {
+        let call = ToolCall {
+            id: format!("head_start_{position}"),
+            name: name.to_owned(),
+            arguments,
+            origin: CallOrigin::Structured,
+        };
+        let result = self.call_tool(&call);
+        (call, result)
+    }
+
+    /// The outcome of a budget that ran out or a stop that was asked for, if any.
+    fn budget_exhausted(&self) -> Option<(Outcome, String)> {
+        if self.stop.is_requested() {
+            return Some(self.interrupted());
+        }
+        if self.started.elapsed() >= self.budgets.max_duration {
+            return Some(self.out_of_time());
+        }
+        if self.step >= self.budgets.max_steps {
+            return Some((
+                Outcome::StepLimit,
+                format!(
+                    "the model took {} steps without finishing (the limit)",
+                    self.budgets.max_steps
+                ),
+            ));
+        }
+        match self.budgets.max_tokens {
+            Some(max) if self.prompt_tokens + self.completion_tokens >= max => Some((
+                Outcome::TokenLimit,
+                format!(
+                    "the run used {} tokens, over its budget of {max}",
+                    self.prompt_tokens + self.completion_tokens
+                ),
+            )),
+            _ => None,
+        }
+    }
+
+    fn interrupted(&self) -> (Outcome, String) {
+        (
+            Outcome::Interrupted,
+            "the run was stopped on request".to_owned(),
+        )
+    }
+
+    fn out_of_time(&self) -> (Outcome, String) {
+        (
+            Outcome::TimeLimit,
+            format!(
+                "the run took longer than its limit of {} s",
+                self.budgets.max_duration.as_secs()
+            ),
+        )
+    }
+
+    /// Asks the model, on a thread of its own, while watching the stop signal and the clock.
+    ///
+    /// A model answer cannot be cut short from inside the client, and a small local model
+    /// may take minutes: waiting here instead means Ctrl-C and the time limit take effect at
+    /// once. An abandoned request finishes, unread, in the background.
+    fn ask(&mut self) -> Answer {
+        self.observer.on_event(&Event::Waiting { step: self.step });
+        let (sender, receiver) = mpsc::channel();
+        let chat = Arc::clone(&self.chat);
+        let messages = self.messages.clone();
+        let tools = self.tools.clone();
+        let asked = Instant::now();
+        let spawned = thread::Builder::new()
+            .name("harness-model".to_owned())
+            .spawn(move || {
+                let texts = sender.clone();
+                let answer = chat.chat(&messages, &tools, &mut |text| {
+                    // The loop may have stopped listening: the text is then unwanted.
+                    let _ = texts.send(FromModel::Text(text.to_owned()));
+                });
+                let _ = sender.send(FromModel::Done(answer));
+            });
+        if let Err(error) = spawned {
+            return Answer::Failed(ChatError::new(format!(
+                "cannot start a thread to ask the model: {error}"
+            )));
+        }
+        loop {
+            match receiver.recv_timeout(POLL) {
+                Ok(FromModel::Text(text)) => self.observer.on_event(&Event::Text {
+                    step: self.step,
+                    text: &text,
+                }),
+                Ok(FromModel::Done(Ok(reply))) => return Answer::Reply(reply, asked.elapsed()),
+                Ok(FromModel::Done(Err(error))) => return Answer::Failed(error),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.stop.is_requested() {
+                        return Answer::Stopped;
+                    }
+                    if self.started.elapsed() >= self.budgets.max_duration {
+                        return Answer::OutOfTime;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Answer::Failed(ChatError::new(
+                        "the model client stopped without an answer (it panicked)",
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Runs the calls of one turn in order, then checkpoints if files may have changed.
+    fn run_calls(&mut self, calls: &[ToolCall]) -> TurnEnd {
+        let mut end = TurnEnd::Continue;
+        let mut changed = Vec::new();
+        let mut nudge = None;
+        for call in calls {
+            if self.stop.is_requested() {
+                let (outcome, reason) = self.interrupted();
+                end = TurnEnd::Ended(outcome, reason);
+                break;
+            }
+            let repeats = self.repeats.record(&call.name, &call.arguments);
+            if repeats >= self.budgets.repeat_stop {
+                end = TurnEnd::Ended(
+                    Outcome::Stuck,
+                    format!(
+                        "the model called {} with the same arguments {repeats} times in a row",
+                        call.name
+                    ),
+                );
+                break;
+            }
+            self.tool_calls += 1;
+            let result = self.call_tool(call);
+            let framed = prompt::tool_result(&call.name, result.summary().target(), result.text());
+            self.messages.push(Message::tool_result(call, framed));
+            if matches!(call.name.as_str(), "edit_file" | "write_file") && !result.is_error() {
+                self.edited = true;
+            }
+            if result.may_have_changed_workspace() {
+                changed.push(format!("{} {}", call.name, result.summary().target()));
+            }
+            if repeats == self.budgets.repeat_nudge {
+                nudge = Some(prompt::repeat_nudge(
+                    &call.name,
+                    repeats,
+                    self.budgets.repeat_stop,
+                ));
+            }
+            self.failed_in_row = if result.is_error() {
+                self.failed_in_row + 1
+            } else {
+                0
+            };
+            if self.failed_in_row >= self.budgets.max_failed_calls {
+                end = TurnEnd::Ended(
+                    Outcome::Stuck,
+                    format!("{} tool calls in a row failed", self.failed_in_row),
+                );
+                break;
+            }
+        }
+        if !changed.is_empty() {
+            self.checkpoint(&format!("step {}: {}", self.step, changed.join("; ")));
+        }
+        if let (TurnEnd::Continue, Some(message)) = (&end, nudge) {
+            self.nudge(message);
+        }
+        end
+    }
+
+    /// An answer that spells out a call the client could not read (small models write JSON
+    /// with unescaped quotes) is not "done": the model is told its call did not run, and it
+    /// counts as a failed call. `None` if the text names no call; otherwise whether the run
+    /// goes on (the model was told) or ends (one failed call too many).
+    fn unreadable_call(&mut self, text: &str) -> Option<TurnEnd> {
+        let tool = self
+            .toolbox
+            .specs()
+            .iter()
+            .map(|spec| spec.name())
+            .find(|name| prompt::names_a_call(text, name))?
+            .to_owned();
+        self.failed_in_row += 1;
+        if self.failed_in_row >= self.budgets.max_failed_calls {
+            return Some(TurnEnd::Ended(
+                Outcome::Stuck,
+                format!(
+                    "{} tool calls in a row failed (the last, a call of {tool}, could not be read)",
+                    self.failed_in_row
+                ),
+            ));
+        }
+        self.nudge(prompt::unreadable_call(&tool));
+        Some(TurnEnd::Continue)
+    }
+
+    /// The model says it is done: verify, and either end or send it back to work.
+    fn done(&mut self) -> Option<(Outcome, String)> {
+        let Some(verification) = self.verification.clone() else {
+            return Some((
+                Outcome::Unverified,
+                "the model said it was done; no verification command checked it".to_owned(),
+            ));
+        };
+        self.verifications += 1;
+        let attempt = self.verifications;
+        self.observer.on_event(&Event::VerificationStarted {
+            attempt,
+            command: verification.command(),
+        });
+        let result = verification.run(self.toolbox);
+        let passed = verify::passed(&result);
+        self.verification_passed = passed;
+        let detail = result.summary().detail().to_string();
+        self.observer.on_event(&Event::VerificationFinished {
+            attempt,
+            passed,
+            detail: detail.clone(),
+            output: result.text(),
+        });
+        self.record(
+            "verification",
+            json!({
+                "attempt": attempt,
+                "command": verification.command(),
+                "argv": verification.argv(),
+                "passed": passed,
+                "detail": detail,
+                "output": result.text(),
+            }),
+        );
+        self.checkpoint(&format!("step {}: verification", self.step));
+        if passed {
+            return Some((
+                Outcome::Verified,
+                format!("`{}` exited 0", verification.command()),
+            ));
+        }
+        if attempt >= self.budgets.max_verifications {
+            return Some((
+                Outcome::VerificationFailed,
+                format!(
+                    "`{}` failed {attempt} times ({detail} the last time)",
+                    verification.command()
+                ),
+            ));
+        }
+        // The check is shown as a call on the model's "done" message, so that its output
+        // reaches the model as a tool result, data like every other.
+        let call = ToolCall {
+            id: format!("verification_{attempt}"),
+            name: "run_command".to_owned(),
+            arguments: verification.call_arguments(),
+            origin: CallOrigin::Structured,
+        };
+        if let Some(done) = self.messages.last_mut() {
+            done.tool_calls.push(call.clone());
+        }
+        let framed = prompt::tool_result("run_command", verification.command(), result.text());
+        self.messages.push(Message::tool_result(&call, framed));
+        self.nudge(prompt::verification_failed(
+            verification.command(),
+            attempt,
+            self.budgets.max_verifications,
+            self.edited,
+        ));
+        None
+    }
+
+    /// Calls one tool, reporting and recording it.
+    fn call_tool(&mut self, call: &ToolCall) -> ToolResult {
+        self.observer.on_event(&Event::ToolStarted {
+            step: self.step,
+            tool: &call.name,
+            arguments: &call.arguments,
+        });
+        let began = Instant::now();
+        let result = self.toolbox.call(&call.name, &call.arguments);
+        let took = began.elapsed();
+        let detail = result.summary().detail().to_string();
+        self.observer.on_event(&Event::ToolFinished {
+            step: self.step,
+            tool: &call.name,
+            target: result.summary().target(),
+            detail: detail.clone(),
+            is_error: result.is_error(),
+            output: result.text(),
+        });
+        self.record(
+            "tool",
+            json!({
+                "step": self.step,
+                "id": call.id,
+                "tool": call.name,
+                "arguments": call.arguments,
+                "origin": call.origin,
+                "summary": result.summary().to_string(),
+                "is_error": result.is_error(),
+                "may_have_changed_workspace": result.may_have_changed_workspace(),
+                "result": result.text(),
+                "seconds": took.as_secs_f64(),
+            }),
+        );
+        tracing::debug!(step = self.step, tool = %call.name, summary = %result.summary(), "tool call");
+        result
+    }
+
+    /// Snapshots the workspace.
+    fn checkpoint(&mut self, label: &str) {
+        match self.checkpoints.checkpoint(label) {
+            Ok(Some(number)) => {
+                self.checkpoints_taken += 1;
+                self.observer.on_event(&Event::Checkpoint {
+                    step: self.step,
+                    number,
+                    label,
+                });
+                self.record(
+                    "checkpoint",
+                    json!({"step": self.step, "number": number, "label": label}),
+                );
+            }
+            Ok(None) => {}
+            Err(error) => {
+                let error = format!("checkpoint after step {} failed: {error}", self.step);
+                self.observer.on_event(&Event::CheckpointFailed {
+                    step: self.step,
+                    error: error.clone(),
+                });
+                self.record("checkpoint", json!({"step": self.step, "error": error}));
+                self.warnings.push(error);
+            }
+        }
+    }
+
+    /// Tells the model something about how it is working.
+    fn nudge(&mut self, message: String) {
+        self.observer.on_event(&Event::Nudged {
+            step: self.step,
+            message: &message,
+        });
+        self.record("nudge", json!({"step": self.step, "content": message}));
+        self.messages.push(Message::user(message));
+    }
+
+    /// Appends a message the harness wrote, and records it.
+    fn push(&mut self, message: Message) {
+        self.record("message", json!(message));
+        self.messages.push(message);
+    }
+
+    fn record(&mut self, kind: &str, fields: Value) {
+        if let Some(transcript) = &mut self.transcript {
+            transcript.record(kind, fields);
+        }
+    }
+
+    /// The report, recorded and reported.
+    fn finish(mut self, outcome: Outcome, reason: String) -> RunReport {
+        tracing::info!(%outcome, %reason, steps = self.step, "run finished");
+        if let Some(failure) = self.transcript.as_ref().and_then(Transcript::failure) {
+            self.warnings.push(failure.to_owned());
+        }
+        let report = RunReport {
+            outcome,
+            reason,
+            steps: self.step,
+            tool_calls: self.tool_calls,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            duration: self.started.elapsed(),
+            verification: self.verification.as_ref().map(|v| VerificationReport {
+                command: v.command().to_owned(),
+                runs: self.verifications,
+                passed: self.verification_passed,
+            }),
+            checkpoints: self.checkpoints_taken,
+            final_text: self.final_text.clone(),
+            transcript: self.transcript.as_ref().map(|t| t.path().to_owned()),
+            warnings: self.warnings.clone(),
+        };
+        self.record("outcome", json!(report));
+        self.observer.on_event(&Event::Finished { report: &report });
+        report
+    }
+}

@@ -1,0 +1,67 @@
+//! [`Budgets`]: how far one run may go before the harness stops it.
+
+use std::time::Duration;
+
+/// The limits of one run. Each one reached ends the run with its own
+/// [`Outcome`](crate::Outcome); none of them is a failure of the harness.
+///
+/// ```
+/// use std::time::Duration;
+/// use harness_agent::Budgets;
+///
+/// let budgets = Budgets {
+///     max_steps: 20,
+///     max_duration: Duration::from_secs(600),
+///     max_tokens: Some(200_000),
+///     ..Budgets::default()
+/// };
+/// assert_eq!(budgets.max_failed_calls, 5);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budgets {
+    /// The most model turns (one answer and the tool calls in it). Default 40;
+    /// reaching it ends the run as [`Outcome::StepLimit`](crate::Outcome::StepLimit).
+    pub max_steps: u32,
+    /// The longest the run may take, from start to outcome. Default 30 minutes; reaching it
+    /// ends the run as [`Outcome::TimeLimit`](crate::Outcome::TimeLimit).
+    pub max_duration: Duration,
+    /// The most tool calls in a row that fail (unknown tool, invalid arguments, a refusal,
+    /// a tool error). Default 5; reaching it ends the run as
+    /// [`Outcome::Stuck`](crate::Outcome::Stuck).
+    pub max_failed_calls: u32,
+    /// The most tokens, prompt and generated, over the whole run, as the server counts
+    /// them. Default none; reaching it ends the run as
+    /// [`Outcome::TokenLimit`](crate::Outcome::TokenLimit).
+    pub max_tokens: Option<u64>,
+    /// After this many identical calls in a row (same tool, same arguments) the model is
+    /// told it is repeating itself. Default 3.
+    pub repeat_nudge: u32,
+    /// At this many identical calls in a row the run ends as
+    /// [`Outcome::Stuck`](crate::Outcome::Stuck), before the call runs. Default 5.
+    pub repeat_stop: u32,
+    /// How many times the verification command may fail before the run ends as
+    /// [`Outcome::VerificationFailed`](crate::Outcome::VerificationFailed). Default 3.
+    pub max_verifications: u32,
+    /// The most characters of the head start: the listing of the workspace and the output
+    /// of the verification command, shown before the first turn. Default 6,000 (about
+    /// 2,000 tokens); 0 turns the head start off.
+    pub head_start_chars: usize,
+    /// Tokens of the context window kept free for the model's answer. Default 1,024.
+    pub answer_reserve_tokens: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            max_steps: 40,
+            max_duration: Duration::from_secs(30 * 60),
+            max_failed_calls: 5,
+            max_tokens: None,
+            repeat_nudge: 3,
+            repeat_stop: 5,
+            max_verifications: 3,
+            head_start_chars: 6_000,
+            answer_reserve_tokens: 1_024,
+        }
+    }
+}

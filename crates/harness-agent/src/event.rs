@@ -1,0 +1,165 @@
+//! [`Event`]s: what the loop reports as it goes, for a display or a script to follow.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::outcome::RunReport;
+
+/// Something that happened in a run, reported to the [`Observer`] as it happens.
+///
+/// Events serialize to one JSON object each, tagged by `"event"`, which is what
+/// `harness run --json` prints, one per line:
+///
+/// ```
+/// use harness_agent::Event;
+///
+/// let event = Event::Checkpoint { step: 3, number: 2, label: "step 3: edit_file calc.py" };
+/// assert_eq!(
+///     serde_json::to_string(&event)?,
+///     r#"{"event":"checkpoint","step":3,"number":2,"label":"step 3: edit_file calc.py"}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// Step 0 is the head start: the calls the harness makes itself before the model's first
+/// turn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// The run began.
+    Started {
+        /// The task.
+        task: &'a str,
+        /// The workspace root.
+        workspace: &'a str,
+        /// The model's context window, in tokens.
+        context_window: u32,
+        /// The verification command, if there is one.
+        verification: Option<&'a str>,
+    },
+    /// The model was asked; it has not answered yet.
+    Waiting {
+        /// The step.
+        step: u32,
+    },
+    /// A piece of the model's text, as it streams.
+    Text {
+        /// The step.
+        step: u32,
+        /// The piece.
+        text: &'a str,
+    },
+    /// The model answered.
+    Replied {
+        /// The step.
+        step: u32,
+        /// How many tools it called.
+        tool_calls: usize,
+        /// Prompt tokens, as the server counted them.
+        prompt_tokens: Option<u64>,
+        /// Generated tokens.
+        completion_tokens: Option<u64>,
+        /// How long the answer took.
+        seconds: f64,
+    },
+    /// A tool call begins.
+    ToolStarted {
+        /// The step.
+        step: u32,
+        /// The tool, as the model named it.
+        tool: &'a str,
+        /// The arguments, as the model sent them.
+        arguments: &'a Value,
+    },
+    /// A tool call ended.
+    ToolFinished {
+        /// The step.
+        step: u32,
+        /// The tool, as the model named it.
+        tool: &'a str,
+        /// What it acted on: a path, a pattern, a command line (empty for invalid arguments).
+        target: &'a str,
+        /// How it went, in brief: `+3 −1`, `exit=1 0.8s`, `error`.
+        detail: String,
+        /// True if and only if the call failed (its output starts with `Error:`).
+        is_error: bool,
+        /// What the model reads: for an edit, the unified diff.
+        output: &'a str,
+    },
+    /// The model was told something about how it is working: it repeats a call, or its
+    /// answer was cut off.
+    Nudged {
+        /// The step.
+        step: u32,
+        /// What it was told.
+        message: &'a str,
+    },
+    /// Older tool results were elided to keep the conversation in the context window.
+    ContextTrimmed {
+        /// The step.
+        step: u32,
+        /// How many results were elided now.
+        elided: usize,
+    },
+    /// A snapshot of the workspace was taken.
+    Checkpoint {
+        /// The step.
+        step: u32,
+        /// Its number in the run, from 1.
+        number: u32,
+        /// Its label.
+        label: &'a str,
+    },
+    /// A snapshot could not be taken; the run goes on.
+    CheckpointFailed {
+        /// The step.
+        step: u32,
+        /// Why.
+        error: String,
+    },
+    /// The verification command starts, because the model said it was done.
+    VerificationStarted {
+        /// Which run of it this is, from 1.
+        attempt: u32,
+        /// The command.
+        command: &'a str,
+    },
+    /// The verification command ended.
+    VerificationFinished {
+        /// Which run of it this is, from 1.
+        attempt: u32,
+        /// True if and only if it exited 0.
+        passed: bool,
+        /// How it went, in brief: `exit=1 0.8s`.
+        detail: String,
+        /// Its output, cut in the middle when long.
+        output: &'a str,
+    },
+    /// The run is over.
+    Finished {
+        /// What it did.
+        report: &'a RunReport,
+    },
+}
+
+/// Follows a run as it goes; the loop itself never touches the terminal.
+pub trait Observer {
+    /// Called for each event, in order, on the thread running the loop.
+    fn on_event(&mut self, event: &Event<'_>);
+}
+
+/// Ignores every event.
+impl Observer for () {
+    fn on_event(&mut self, _event: &Event<'_>) {}
+}
+
+/// Collects every event as JSON, for tests and scripts.
+impl Observer for Vec<Value> {
+    fn on_event(&mut self, event: &Event<'_>) {
+        // Events hold only strings, numbers and JSON values: they always serialize.
+        if let Ok(value) = serde_json::to_value(event) {
+            self.push(value);
+        }
+    }
+}

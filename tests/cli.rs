@@ -1,0 +1,12 @@
+//! End-to-end tests of the `harness` binary: real git repositories made from `fixtures/`,
+//! real commands, and a stub model server on 127.0.0.1 replaying scripted conversations.
+//!
+//! One test binary (declared in `crates/harness-cli/Cargo.toml`) for all of them, so they
+//! link once.
+
+mod adversarial;
+mod end_to_end;
+mod help;
+mod interrupt;
+mod refusals;
+mod support;

@@ -1,0 +1,389 @@
+//! A scripted model fixes the fixture's failing test: the run is verified, reviewable,
+//! undoable and redoable.
+
+use serde_json::json;
+
+use crate::support::{Model, Repo, Turn};
+
+const VERIFY: &str = "python3 -m unittest -q";
+
+fn fix_script() -> Vec<Turn> {
+    vec![
+        Turn::call("read_file", json!({"path": "calc.py"})),
+        Turn::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}),
+        ),
+        Turn::call(
+            "run_command",
+            json!({"argv": ["python3", "-m", "unittest", "-q"]}),
+        ),
+        Turn::Text("Fixed add in calc.py: it subtracted. The tests pass."),
+    ]
+}
+
+#[test]
+fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let model = Model::start();
+    model.script(fix_script());
+
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "make the failing test pass",
+    ]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "▸ read_file calc.py",
+        "▸ edit_file calc.py  +1 −1",
+        "▸ run_command python3 -m unittest -q  exit=0",
+        "✔ verification passed  exit=0",
+        "outcome:       verified",
+        "ran 1 time when the model said it was done; the last run passed (exit 0)",
+        "files changed: calc.py (+1 −1)",
+    ]);
+
+    // Commands ran without writing Python bytecode caches, which an edit within the same
+    // second could leave stale.
+    assert!(!repo.root.join("__pycache__").exists());
+
+    // The verification really ran, after the model said it was done, and passed.
+    let verifications = repo.records("verification");
+    assert_eq!(verifications.len(), 1, "{verifications:?}");
+    assert_eq!(
+        verifications[0]["argv"],
+        json!(["python3", "-m", "unittest", "-q"])
+    );
+    assert_eq!(verifications[0]["passed"], true);
+    let output = verifications[0]["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("exit=0\n") && output.contains("OK"),
+        "{output}"
+    );
+    let outcome = repo.records("outcome");
+    assert_eq!(outcome[0]["outcome"], "verified");
+    // Before the model's first turn the same command ran once, and failed: the head start.
+    let head_start: Vec<_> = repo
+        .records("tool")
+        .into_iter()
+        .filter(|record| record["step"] == 0)
+        .collect();
+    let head_start_calls: Vec<&str> = head_start
+        .iter()
+        .map(|record| {
+            record["summary"]
+                .as_str()
+                .unwrap()
+                .split("  ")
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        head_start_calls,
+        [
+            "list_dir .",
+            "run_command python3 -m unittest -q",
+            "read_file test_calc.py",
+            "read_file README.md",
+            "read_file calc.py"
+        ],
+        "the listing, the tests' output, the file the failure names, then the other files"
+    );
+    assert!(
+        head_start[1]["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("exit=1\n")
+    );
+
+    // The model read the file inside a tool message.
+    let chats = model.chats();
+    assert_eq!(chats.len(), 4);
+    let messages = chats[1]["messages"].as_array().unwrap();
+    let read = messages.last().unwrap();
+    assert_eq!(read["role"], "tool");
+    assert!(read["content"].as_str().unwrap().contains("return a - b"));
+
+    // harness diff shows exactly the fix, as git itself sees it.
+    let diff = repo.harness(&["diff"]);
+    diff.assert_exit(0);
+    let changed: Vec<&str> = diff
+        .stdout
+        .lines()
+        .filter(|line| {
+            (line.starts_with('+') || line.starts_with('-'))
+                && !line.starts_with("+++")
+                && !line.starts_with("---")
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        ["-    return a - b", "+    return a + b"],
+        "{}",
+        diff.stdout
+    );
+    assert!(
+        diff.stdout.contains("--- a/calc.py\n+++ b/calc.py\n"),
+        "{}",
+        diff.stdout
+    );
+    assert_eq!(
+        diff.stdout.matches("diff --git").count(),
+        1,
+        "one file changed"
+    );
+
+    // harness undo restores the repository byte for byte; harness redo brings the fix back.
+    repo.harness(&["undo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["restored 1 file: calc.py"]);
+    assert_eq!(repo.snapshot(), before);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    // A second undo has nothing to do, and leaves the first one's redo in place.
+    repo.harness(&["undo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["already as it was before run", "nothing to undo"]);
+    repo.harness(&["redo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["restored 1 file: calc.py"]);
+    assert!(repo.read("calc.py").contains("return a + b"));
+    assert!(!repo.read("calc.py").contains("return a - b"));
+
+    // The run is listed, and its transcript reads back.
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&["verified", "make the failing test pass"]);
+    repo.harness(&["show"]).assert_exit(0).assert_stdout_has(&[
+        "task: make the failing test pass",
+        "edit_file calc.py  +1 −1",
+        "verification 1: `python3 -m unittest -q` passed",
+        "outcome: verified",
+    ]);
+
+    // And accept commits it.
+    repo.harness(&["accept"])
+        .assert_exit(0)
+        .assert_stdout_has(&["committed run"]);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    assert!(repo.git(&["show", "HEAD:calc.py"]).contains("return a + b"));
+}
+
+#[test]
+fn the_boundary_statement_opens_and_closes_every_run() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![Turn::Text("Nothing to do.")]);
+    let run = repo.harness(&["run", "--host", &model.url(), "look around"]);
+    run.assert_exit(1);
+    let statement = "Path confinement and a command policy stop accidents, not an adversary";
+    assert_eq!(run.stdout.matches(statement).count(), 2, "{run}");
+    assert!(run.stdout.find(statement) < run.stdout.find("look around").or(Some(usize::MAX)));
+    run.assert_stdout_has(&[
+        "workspace:  ",
+        "policy:     a blocklist of accidents",
+        "isolation:  none",
+        "model:      qwen2.5-coder:7b via Ollama at http://127.0.0.1:",
+        "verify:     none",
+        "outcome:       unverified",
+        "none was given, so nothing checked the model's claim",
+        "harness diff ",
+        "harness undo ",
+    ]);
+    assert!(
+        run.stdout
+            .trim_end()
+            .ends_with("separate user for untrusted input."),
+        "{run}"
+    );
+    // Not a terminal: no spinner, and (NO_COLOR or not) no escape codes.
+    assert!(!run.stdout.contains("waiting for the model"), "{run}");
+    assert!(!run.stdout.contains('\x1b'), "{run}");
+}
+
+#[test]
+fn json_output_is_one_event_per_line() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(fix_script());
+    let run = repo.harness(&[
+        "run",
+        "--json",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "fix it",
+    ]);
+    run.assert_exit(0);
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}")))
+        .collect();
+    assert_eq!(events[0]["event"], "run");
+    assert!(
+        events[0]["boundary"]
+            .as_str()
+            .unwrap()
+            .contains("not an adversary")
+    );
+    assert_eq!(events[0]["isolation"], "none");
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "summary");
+    assert_eq!(last["outcome"], "verified");
+    assert_eq!(last["exit_code"], 0);
+    assert_eq!(
+        last["files_changed"],
+        json!([{"path": "calc.py", "added": 1, "removed": 1}])
+    );
+    assert!(
+        last["commands"]["undo"]
+            .as_str()
+            .unwrap()
+            .starts_with("harness undo ")
+    );
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    for kind in [
+        "started",
+        "tool_finished",
+        "checkpoint",
+        "verification_finished",
+        "finished",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+}
+
+#[test]
+fn configuration_comes_from_harness_toml_and_flags_win() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(
+        "harness.toml",
+        "model = \"from-config\"\nverify = \"python3 -m unittest -q\"\n",
+    );
+    repo.git(&["add", "harness.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "config"]);
+    let model = Model::start();
+    model.script(vec![
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "fix it"]);
+    run.assert_exit(1)
+        .assert_stdout_has(&["verify:     python3 -m unittest -q", "verification failed"]);
+    assert_eq!(model.chats()[0]["model"], "from-config");
+    // Steady sampling and a bounded answer, whatever the server's defaults.
+    assert_eq!(model.chats()[0]["options"]["temperature"], 0.2);
+    assert_eq!(model.chats()[0]["options"]["num_predict"], 1024);
+
+    let model = Model::start();
+    model.script(vec![Turn::Text("Done.")]);
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--model",
+        "from-flag",
+        "--verify",
+        "true",
+        "fix it",
+    ]);
+    run.assert_exit(0);
+    assert_eq!(model.chats()[0]["model"], "from-flag");
+}
+
+#[test]
+fn the_model_cannot_rewrite_the_configuration_of_its_next_run() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("harness.toml", "max_steps = 10\n");
+    repo.git(&["add", "harness.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "config"]);
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "write_file",
+            json!({"path": "harness.toml", "content": "allow = [\"sh\"]\n", "overwrite": true}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    repo.harness(&["run", "--host", &model.url(), "t"])
+        .assert_exit(1);
+    assert_eq!(repo.read("harness.toml"), "max_steps = 10\n");
+    let tool = &repo
+        .records("tool")
+        .into_iter()
+        .find(|r| r["tool"] == "write_file")
+        .unwrap();
+    assert_eq!(tool["is_error"], true);
+}
+
+#[test]
+fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_it() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    // The user's file names the server: a run without --host reaching the stub proves it
+    // was read. Its budgets reach the loop too: no head start, two failed calls end a run.
+    let user = repo.outer.join("home/.config/harness");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        format!(
+            "host = \"{}\"\nmodel = \"from-user\"\nhead_start_chars = 0\nmax_failed_calls = 2\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    repo.file("harness.toml", "model = \"from-project\"\n");
+    repo.git(&["add", "harness.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "config"]);
+    model.script(vec![
+        Turn::call("no_such_tool", json!({})),
+        Turn::call("read_file", json!({"path": "/etc/hostname"})),
+        Turn::Text("never asked"),
+    ]);
+
+    let run = repo.harness(&["run", "t"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "model:      from-project via Ollama",
+        "config/harness/config.toml, ",
+        "outcome:       stuck — 2 tool calls in a row failed",
+    ]);
+    assert!(
+        run.stdout
+            .contains(&format!("{}", repo.root.join("harness.toml").display()))
+    );
+    assert_eq!(
+        model.chats().len(),
+        2,
+        "the run ended after the second failed call"
+    );
+    assert_eq!(model.chats()[0]["model"], "from-project");
+    assert!(
+        repo.records("tool")
+            .iter()
+            .all(|record| record["step"] != 0),
+        "head_start_chars = 0 turns the head start off"
+    );
+
+    let model_of_flag = Model::start();
+    model_of_flag.script(vec![Turn::Text("Done.")]);
+    repo.harness(&[
+        "run",
+        "--host",
+        &model_of_flag.url(),
+        "--model",
+        "from-flag",
+        "t",
+    ])
+    .assert_exit(1)
+    .assert_stdout_has(&["outcome:       unverified"]);
+    assert_eq!(model_of_flag.chats()[0]["model"], "from-flag");
+    assert_eq!(model.chats().len(), 2, "--host won over the user's host");
+}

@@ -1,0 +1,179 @@
+//! Workspaces and settings `harness run` refuses before the model takes a step, and a model
+//! server that is not there.
+
+use std::fs;
+
+use crate::support::{Model, Repo, Turn, source_root};
+
+#[test]
+fn a_dirty_tree_is_refused_without_allow_dirty_and_snapshotted_with_it() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("calc.py", "# my own unsaved work\n");
+    repo.file("notes.txt", "untracked\n");
+    let dirty = repo.snapshot();
+    let model = Model::start();
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_exit(2)
+        .assert_stderr_has(&["uncommitted change", "--allow-dirty"]);
+    assert!(model.chats().is_empty(), "the model was never asked");
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&["no harness run is recorded"]);
+
+    model.script(vec![
+        serde_json_call(
+            "write_file",
+            r#"{"path": "notes.txt", "content": "the model's\n", "overwrite": true}"#,
+        ),
+        Turn::Text("Done."),
+    ]);
+    repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"])
+        .assert_exit(1);
+    assert_eq!(repo.read("notes.txt"), "the model's\n");
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(
+        repo.snapshot(),
+        dirty,
+        "undo gives the uncommitted work back exactly"
+    );
+}
+
+fn serde_json_call(name: &'static str, arguments: &str) -> Turn {
+    Turn::call(name, serde_json::from_str(arguments).expect("valid JSON"))
+}
+
+#[test]
+fn a_directory_that_is_not_a_repository_is_refused_with_the_init_hint() {
+    let repo = Repo::plain("calc");
+    let model = Model::start();
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_exit(2)
+        .assert_stderr_has(&["is not a git repository", "--init"]);
+    assert!(!repo.root.join(".git").exists());
+
+    model.script(vec![Turn::Text("Done.")]);
+    repo.harness(&["run", "--init", "--host", &model.url(), "t"])
+        .assert_exit(1);
+    assert!(repo.root.join(".git").is_dir());
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "--init committed the files"
+    );
+}
+
+#[test]
+fn a_workspace_containing_the_harness_source_is_refused() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    let root = source_root();
+    let run = repo.harness(&[
+        "run",
+        "--workspace",
+        root.to_str().unwrap(),
+        "--host",
+        &model.url(),
+        "t",
+    ]);
+    run.assert_exit(2)
+        .assert_stderr_has(&["it contains the harness (its own source tree"]);
+    assert!(model.chats().is_empty());
+}
+
+#[test]
+fn a_workspace_containing_the_harness_executable_is_refused() {
+    let repo = Repo::from_fixture("calc");
+    let copy = repo.root.join("harness");
+    fs::copy(env!("CARGO_BIN_EXE_harness"), &copy).unwrap();
+    let output = std::process::Command::new(&copy)
+        .args([
+            "run",
+            "--workspace",
+            repo.root.to_str().unwrap(),
+            "--host",
+            "http://127.0.0.1:9",
+            "t",
+        ])
+        .env("HOME", repo.outer.join("home"))
+        .output()
+        .unwrap();
+    let run = crate::support::Run::of(output);
+    run.assert_exit(2)
+        .assert_stderr_has(&["its own executable"]);
+}
+
+#[test]
+fn the_filesystem_root_and_the_home_directory_are_refused() {
+    let repo = Repo::from_fixture("calc");
+    repo.harness(&["run", "--workspace", "/", "t"])
+        .assert_exit(2)
+        .assert_stderr_has(&["root of the filesystem"]);
+    let home = repo.outer.join("home");
+    repo.harness(&["run", "--workspace", home.to_str().unwrap(), "t"])
+        .assert_exit(2)
+        .assert_stderr_has(&["your home directory"]);
+}
+
+#[test]
+fn a_dead_model_server_exits_3_with_a_clear_message_and_records_no_run() {
+    let repo = Repo::from_fixture("calc");
+    let url = harness_stub_server::closed_port_url().unwrap();
+    let run = repo.harness(&["run", "--host", &url, "t"]);
+    run.assert_exit(3)
+        .assert_stderr_has(&[&format!("no Ollama server at {url}"), "ollama serve"]);
+    assert!(
+        !repo.root.join(".git/harness/runs").exists()
+            || fs::read_dir(repo.root.join(".git/harness/runs"))
+                .unwrap()
+                .count()
+                == 0
+    );
+}
+
+#[test]
+fn an_unknown_configuration_key_names_the_file_and_the_key() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("harness.toml", "model = \"m\"\nmax_stepz = 3\n");
+    let run = repo.harness(&["run", "t"]);
+    run.assert_exit(2)
+        .assert_stderr_has(&["harness.toml", "max_stepz"]);
+}
+
+#[test]
+fn a_verification_command_the_policy_would_refuse_is_a_usage_error() {
+    let repo = Repo::from_fixture("calc");
+    let run = repo.harness(&[
+        "run",
+        "--allow",
+        "git",
+        "--verify",
+        "python3 -m unittest -q",
+        "t",
+    ]);
+    run.assert_exit(2)
+        .assert_stderr_has(&["`python3 -m unittest -q` would be refused", "--allow"]);
+}
+
+#[test]
+fn sandbox_explain_says_what_is_and_is_not_protected() {
+    let repo = Repo::from_fixture("calc");
+    repo.harness(&["sandbox", "explain", "--allow", "python3"])
+        .assert_exit(0)
+        .assert_stdout_has(&[
+            "stop accidents, not an adversary",
+            "isolation tier: none",
+            "an allowlist: only python3 may run",
+            "NOT        kernel isolation",
+        ]);
+}
+
+#[test]
+fn review_commands_without_a_run_say_so() {
+    let repo = Repo::from_fixture("calc");
+    repo.harness(&["diff"])
+        .assert_exit(2)
+        .assert_stderr_has(&["no harness run is recorded"]);
+    repo.harness(&["undo", "not-a-run"])
+        .assert_exit(2)
+        .assert_stderr_has(&["is not a run id"]);
+}

@@ -1,0 +1,306 @@
+//! What the end-to-end tests share: throwaway git repositories made from `fixtures/`, the
+//! real `harness` binary run against them, and a stub model server that replays a scripted
+//! conversation (in the style of ripgrep's `tests/util.rs`).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use harness_stub_server::{Reply, StubServer};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// The workspace's root: where `fixtures/` and the harness's source are.
+pub(crate) fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/harness-cli is two levels below the root")
+        .to_owned()
+}
+
+/// A temporary directory holding the workspace (`work/`), a home directory for the harness
+/// (`home/`, so no user configuration applies) and room beside them for escape attempts.
+pub(crate) struct Repo {
+    _temporary: TempDir,
+    /// The temporary directory, canonical.
+    pub(crate) outer: PathBuf,
+    /// The workspace, canonical.
+    pub(crate) root: PathBuf,
+}
+
+impl Repo {
+    /// A copy of `fixtures/<name>` made a git repository with one commit.
+    pub(crate) fn from_fixture(name: &str) -> Repo {
+        let repo = Repo::plain(name);
+        repo.git(&["init", "--quiet"]);
+        repo.git(&["add", "--all"]);
+        repo.git(&["commit", "--quiet", "-m", "fixture"]);
+        repo
+    }
+
+    /// A copy of `fixtures/<name>` that is not a git repository.
+    pub(crate) fn plain(name: &str) -> Repo {
+        let temporary = tempfile::tempdir().expect("a temporary directory");
+        let outer = fs::canonicalize(temporary.path()).expect("it exists");
+        let root = outer.join("work");
+        copy_tree(&source_root().join("fixtures").join(name), &root);
+        fs::create_dir(outer.join("home")).expect("a home directory");
+        Repo {
+            _temporary: temporary,
+            outer,
+            root,
+        }
+    }
+
+    /// Runs git in the workspace, as a test author.
+    pub(crate) fn git(&self, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["-c", "user.name=test", "-c", "user.email=test@localhost"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("git runs");
+        assert!(
+            output.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("git prints UTF-8 here")
+    }
+
+    /// Writes `relative` in the workspace.
+    pub(crate) fn file(&self, relative: &str, content: &str) {
+        fs::write(self.root.join(relative), content).expect("write a file");
+    }
+
+    /// Reads `relative` in the workspace.
+    pub(crate) fn read(&self, relative: &str) -> String {
+        fs::read_to_string(self.root.join(relative)).expect("read a file")
+    }
+
+    /// Every file of the workspace with its bytes, except `.git/` and `__pycache__/`
+    /// (ignored by the fixture's `.gitignore`: undo leaves ignored files alone by design).
+    pub(crate) fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        snapshot_into(&self.root, &self.root, &mut files);
+        files
+    }
+
+    /// `harness ARGS`, run in the workspace with an empty home and no color.
+    pub(crate) fn harness(&self, args: &[&str]) -> Run {
+        Run::of(self.command(args).output().expect("harness runs"))
+    }
+
+    /// `harness ARGS`, started and left running.
+    pub(crate) fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("harness starts")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
+        command
+            .args(args)
+            .current_dir(&self.root)
+            .stdin(Stdio::null())
+            .env("HOME", self.outer.join("home"))
+            .env("NO_COLOR", "1")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("OLLAMA_HOST")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    /// The records of the latest run's transcript.
+    pub(crate) fn transcript(&self) -> Vec<Value> {
+        let runs = self.root.join(".git/harness/runs");
+        let mut ids: Vec<PathBuf> = fs::read_dir(&runs)
+            .expect("runs are recorded")
+            .map(|entry| entry.expect("a run directory").path())
+            .collect();
+        ids.sort();
+        let path = ids.last().expect("one run").join("transcript.jsonl");
+        fs::read_to_string(&path)
+            .expect("a transcript")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect()
+    }
+
+    /// The transcript's records of type `kind`.
+    pub(crate) fn records(&self, kind: &str) -> Vec<Value> {
+        self.transcript()
+            .into_iter()
+            .filter(|record| record["type"] == kind)
+            .collect()
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create a directory");
+    for entry in fs::read_dir(from).expect("read a fixture directory") {
+        let entry = entry.expect("a fixture entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_tree(&entry.path(), &target);
+            }
+        } else {
+            fs::copy(entry.path(), target).expect("copy a fixture file");
+        }
+    }
+}
+
+fn snapshot_into(root: &Path, directory: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    for entry in fs::read_dir(directory).expect("read a directory") {
+        let entry = entry.expect("an entry");
+        let name = entry.file_name();
+        if name == ".git" || name == "__pycache__" {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type().expect("a file type").is_dir() {
+            snapshot_into(root, &path, files);
+        } else {
+            let relative = path.strip_prefix(root).expect("under the root").to_owned();
+            files.insert(relative, fs::read(&path).expect("read a file"));
+        }
+    }
+}
+
+/// What a run of `harness` did.
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    pub(crate) fn of(output: Output) -> Run {
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Panics, showing everything, unless the exit status is `code`.
+    pub(crate) fn assert_exit(&self, code: i32) -> &Run {
+        assert_eq!(self.code, Some(code), "exit status\n{self}");
+        self
+    }
+
+    /// Panics unless stdout contains each of `parts`.
+    pub(crate) fn assert_stdout_has(&self, parts: &[&str]) -> &Run {
+        for part in parts {
+            assert!(self.stdout.contains(part), "stdout lacks {part:?}\n{self}");
+        }
+        self
+    }
+
+    /// Panics unless stderr contains each of `parts`.
+    pub(crate) fn assert_stderr_has(&self, parts: &[&str]) -> &Run {
+        for part in parts {
+            assert!(self.stderr.contains(part), "stderr lacks {part:?}\n{self}");
+        }
+        self
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "--- exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A stub Ollama server: it reports a model with a 32,768-token context and answers each
+/// chat with the next turn of a script.
+pub(crate) struct Model {
+    pub(crate) server: StubServer,
+}
+
+/// One scripted answer of the model.
+pub(crate) enum Turn {
+    /// Calls tools, in order.
+    Calls(Vec<(&'static str, Value)>),
+    /// Says something without calling a tool: "done".
+    Text(&'static str),
+}
+
+impl Turn {
+    pub(crate) fn call(name: &'static str, arguments: Value) -> Turn {
+        Turn::Calls(vec![(name, arguments)])
+    }
+
+    /// The answer as Ollama streams it: newline-delimited JSON.
+    fn ndjson(&self) -> String {
+        let message = match self {
+            Turn::Calls(calls) => json!({
+                "role": "assistant",
+                "content": "",
+                "tool_calls": calls
+                    .iter()
+                    .map(|(name, arguments)| json!({"function": {"name": name, "arguments": arguments}}))
+                    .collect::<Vec<_>>(),
+            }),
+            Turn::Text(text) => json!({"role": "assistant", "content": text}),
+        };
+        let first = json!({"model": "stub", "message": message, "done": false});
+        let last = json!({
+            "model": "stub",
+            "message": {"role": "assistant", "content": ""},
+            "done": true,
+            "done_reason": "stop",
+            "prompt_eval_count": 1000,
+            "eval_count": 20,
+        });
+        format!("{first}\n{last}\n")
+    }
+}
+
+impl Model {
+    pub(crate) fn start() -> Model {
+        let server = StubServer::start().expect("a stub server");
+        let show = json!({
+            "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
+            "capabilities": ["completion", "tools"],
+        });
+        server.reply_always("POST", "/api/show", Reply::json(200, show.to_string()));
+        Model { server }
+    }
+
+    /// Queues `turns` as the answers to the next chats, in order.
+    pub(crate) fn script(&self, turns: Vec<Turn>) -> &Model {
+        for turn in turns {
+            self.server
+                .reply("POST", "/api/chat", Reply::ndjson(turn.ndjson()));
+        }
+        self
+    }
+
+    pub(crate) fn url(&self) -> String {
+        self.server.url()
+    }
+
+    /// The bodies of the chat requests received, as JSON.
+    pub(crate) fn chats(&self) -> Vec<Value> {
+        self.server
+            .requests_to("/api/chat")
+            .iter()
+            .map(|request| serde_json::from_str(&request.body_text()).expect("a JSON body"))
+            .collect()
+    }
+}
