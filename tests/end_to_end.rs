@@ -137,6 +137,9 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         1,
         "one file changed"
     );
+    repo.harness(&["diff", "--stat"])
+        .assert_exit(0)
+        .assert_stdout_has(&["M  calc.py  +1 −1\n1 file changed, +1 −1\n"]);
 
     // harness undo restores the repository byte for byte; harness redo brings the fix back.
     repo.harness(&["undo"])

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use harness_undo::DiffTarget;
+use harness_undo::{Diff, DiffTarget, FileStatus};
 
 use crate::commands::RunSelector;
 use crate::display::Style;
@@ -21,6 +21,11 @@ pub(crate) struct DiffCommand {
     /// Compare with checkpoint N of the run (from 1) instead of the working tree.
     #[arg(long, value_name = "N")]
     checkpoint: Option<u32>,
+
+    /// Print one line per changed file (status, path, lines added and removed) and the
+    /// totals, instead of the patch.
+    #[arg(long)]
+    stat: bool,
 }
 
 pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
@@ -32,9 +37,44 @@ pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     if diff.is_empty() {
         writeln!(out, "run {} changed nothing", session.id())?;
+    } else if command.stat {
+        write!(out, "{}", stat(&diff))?;
     } else {
         write!(out, "{}", Style::for_stdout().diff(&diff.to_string()))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per file, `M  src/lib.rs  +3 −1` (binary files say so), then the totals.
+fn stat(diff: &Diff) -> String {
+    let mut text = String::new();
+    for file in &diff.files {
+        let status = match file.status {
+            FileStatus::Added => "A",
+            FileStatus::Deleted => "D",
+            FileStatus::Renamed => "R",
+            FileStatus::TypeChanged => "T",
+            // Modified, and any kind a later harness-undo adds.
+            _ => "M",
+        };
+        let path = match &file.old_path {
+            Some(old) => format!("{} → {}", old.display(), file.path.display()),
+            None => file.path.display().to_string(),
+        };
+        let lines = if file.binary {
+            "binary".to_owned()
+        } else {
+            format!("+{} −{}", file.additions, file.deletions)
+        };
+        text.push_str(&format!("{status}  {path}  {lines}\n"));
+    }
+    let count = diff.files.len();
+    text.push_str(&format!(
+        "{count} file{} changed, +{} −{}\n",
+        if count == 1 { "" } else { "s" },
+        diff.additions(),
+        diff.deletions()
+    ));
+    text
 }
