@@ -38,6 +38,16 @@ fn a_dirty_tree_is_refused_without_allow_dirty_and_snapshotted_with_it() {
     );
 }
 
+#[test]
+fn a_dirty_tree_is_reported_before_the_model_server_is_asked() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("notes.txt", "untracked\n");
+    // Nothing listens on port 9 (discard) of the loopback address.
+    repo.harness(&["run", "--host", "http://127.0.0.1:9", "t"])
+        .assert_exit(2)
+        .assert_stderr_has(&["uncommitted change", "notes.txt", "--allow-dirty"]);
+}
+
 fn serde_json_call(name: &'static str, arguments: &str) -> Turn {
     Turn::call(name, serde_json::from_str(arguments).expect("valid JSON"))
 }

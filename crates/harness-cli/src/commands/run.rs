@@ -243,6 +243,13 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         allow = ?settings.allow,
         "settings resolved"
     );
+    // What `Session::begin` would refuse (not a repository, no commit, a dirty tree) is
+    // refused before the model server is asked, so the user hears of it first, whatever
+    // the state of the server.
+    if !command.init && !command.allow_dirty {
+        harness_undo::check_clean(&root)?;
+    }
+
     let client = model_client(&settings)?;
     tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
     let context_window = client
