@@ -14,7 +14,7 @@ use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail, ensure};
 
@@ -195,25 +195,16 @@ fn git(directory: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// True if and only if Ollama answers `/api/version` at `OLLAMA_HOST` or its default address.
+/// True if and only if Ollama answers `/api/version` at `OLLAMA_HOST` or its default address,
+/// read by harness-ollama exactly as `harness run` will read it.
 fn ollama_answers() -> bool {
-    let host = env::var("OLLAMA_HOST").unwrap_or_default();
-    let base = match host.trim() {
-        "" => "http://127.0.0.1:11434".to_owned(),
-        host if host.contains("://") => host.trim_end_matches('/').to_owned(),
-        host if host.contains(':') => format!("http://{host}"),
-        host => format!("http://{host}:11434"),
+    let Ok(client) = harness_ollama::Client::new(harness_ollama::Config::new(
+        harness_ollama::Api::Ollama,
+        LOCAL_MODEL,
+    )) else {
+        return false;
     };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(2)))
-        .http_status_as_error(false)
-        .proxy(None)
-        .build()
-        .into();
-    agent
-        .get(format!("{base}/api/version"))
-        .call()
-        .is_ok_and(|response| response.status() == 200)
+    crate::local_model::answers_ok(&format!("{}/api/version", client.base_url()))
 }
 
 /// Starts (or finds) the local llama.cpp server and returns its base URL.

@@ -547,6 +547,11 @@ fn wait_until_ready(child: &mut Child, url: &str) -> Result<()> {
 }
 
 fn is_healthy(url: &str) -> bool {
+    answers_ok(&format!("{url}/health"))
+}
+
+/// True if and only if a GET of `url` answers 200 within 2 seconds.
+pub(crate) fn answers_ok(url: &str) -> bool {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(2)))
         .http_status_as_error(false)
@@ -554,7 +559,7 @@ fn is_healthy(url: &str) -> bool {
         .build()
         .into();
     agent
-        .get(format!("{url}/health"))
+        .get(url)
         .call()
         .is_ok_and(|response| response.status() == 200)
 }
