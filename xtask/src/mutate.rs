@@ -76,6 +76,9 @@ struct Options {
     /// A fixed per-mutant test timeout; cargo-mutants derives one from the
     /// baseline test run when this is `None`.
     timeout: Option<u64>,
+    /// A unified diff (`git diff main > FILE`): only mutants on the lines it
+    /// changes are tested, so a branch checks its own code in minutes.
+    in_diff: Option<PathBuf>,
 }
 
 impl Options {
@@ -83,6 +86,7 @@ impl Options {
         let mut crates = Vec::new();
         let mut jobs = default_jobs();
         let mut timeout = None;
+        let mut in_diff = None;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let mut value = |flag: &str| {
@@ -102,6 +106,14 @@ impl Options {
                         value(arg)?
                             .parse()
                             .context("--timeout takes a number of seconds")?,
+                    )
+                }
+                "--in-diff" => {
+                    let file = PathBuf::from(value(arg)?);
+                    // cargo-mutants runs from the workspace root, not from here.
+                    in_diff = Some(
+                        std::path::absolute(&file)
+                            .with_context(|| format!("--in-diff {}", file.display()))?,
                     )
                 }
                 other => bail!("unknown argument {other:?} (see `cargo xtask help`)"),
@@ -125,6 +137,7 @@ impl Options {
             crates,
             jobs,
             timeout,
+            in_diff,
         })
     }
 }
@@ -262,6 +275,9 @@ fn run_pass(root: &Path, krate: &str, options: &Options, pass: &Pass) -> Result<
     }
     if let Some(timeout) = options.timeout {
         command.arg("--timeout").arg(timeout.to_string());
+    }
+    if let Some(diff) = &options.in_diff {
+        command.arg("--in-diff").arg(diff);
     }
     if has_nextest() {
         // nextest runs the test binaries in parallel; per mutant that is most of the time.
@@ -446,6 +462,15 @@ mod tests {
     fn refuses_a_crate_that_is_not_a_safety_crate() {
         let err = Options::parse(&args(&["-p", "harness-cli"])).unwrap_err();
         assert!(err.to_string().contains("not a safety crate"), "{err}");
+    }
+
+    #[test]
+    fn in_diff_is_made_absolute_for_cargo_mutants() {
+        let options = Options::parse(&args(&["--in-diff", "branch.diff"])).unwrap();
+        let diff = options.in_diff.unwrap();
+        assert!(diff.is_absolute(), "{}", diff.display());
+        assert!(diff.ends_with("branch.diff"));
+        assert!(Options::parse(&[]).unwrap().in_diff.is_none());
     }
 
     #[test]
