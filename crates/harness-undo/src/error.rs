@@ -205,6 +205,43 @@ pub enum Error {
         detail: String,
     },
 
+    /// Neither `XDG_STATE_HOME` nor `HOME` names a directory for the harness's store.
+    #[error(
+        "neither XDG_STATE_HOME nor HOME is set to an absolute path, so there is no place \
+         outside the workspace for the harness's undo store; set XDG_STATE_HOME"
+    )]
+    NoStateHome,
+
+    /// The store's directory would be inside the workspace, where a command could reach it.
+    #[error(
+        "the harness's undo store {} would be inside the workspace {}, where the agent's \
+         commands could change it; set XDG_STATE_HOME to a directory outside the workspace",
+        store.display(),
+        root.display()
+    )]
+    StoreInsideWorkspace {
+        /// The store's directory.
+        store: PathBuf,
+        /// The workspace root.
+        root: PathBuf,
+    },
+
+    /// The store found for a workspace belongs to another path (a hash collision, or a copied store).
+    #[error(
+        "the harness store {} belongs to {}, not {}; move it away",
+        store.display(),
+        recorded.display(),
+        root.display()
+    )]
+    StoreMismatch {
+        /// The store's directory.
+        store: PathBuf,
+        /// The workspace root.
+        root: PathBuf,
+        /// The workspace the store names.
+        recorded: PathBuf,
+    },
+
     /// libgit2 failed.
     #[error("git could not {action}: {detail}")]
     Git {

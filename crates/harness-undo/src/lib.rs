@@ -12,6 +12,8 @@
 //! use harness_undo::{BeginOptions, DiffTarget, Force, Outcome, Session};
 //! # let dir = tempfile::tempdir()?;
 //! # let workspace = dir.path();
+//! # let state = tempfile::tempdir()?; // the store goes under $XDG_STATE_HOME
+//! # unsafe { std::env::set_var("XDG_STATE_HOME", state.path()) };
 //! # std::fs::write(workspace.join("notes.txt"), "hello\n")?;
 //!
 //! // A fresh directory: `init` commits its files first, so there is a state to go back to.
@@ -134,6 +136,7 @@ mod run_id;
 mod scan;
 mod session;
 mod state;
+mod store;
 mod watch;
 
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
@@ -141,7 +144,9 @@ pub use error::Error;
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::Tracking;
-pub use session::{Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session};
+pub use session::{
+    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session, Tampering,
+};
 
 /// Checks that the working tree at `root` is clean, as [`Session::begin`] does
 /// without `allow_dirty`: no staged, modified, deleted, or untracked files that

@@ -1,4 +1,5 @@
-//! Run metadata: the `run.json` of each run directory under `.git/harness/runs/`,
+//! Run metadata: the `run.json` of each run directory under `harness/runs/` in
+//! the workspace's store,
 //! and how runs are reserved and listed.
 
 use std::fmt;
@@ -134,6 +135,10 @@ pub(crate) struct RunRecord {
     /// The commit made by accept.
     #[serde(with = "hex_option")]
     pub(crate) accepted: Option<Oid>,
+    /// Ignored paths the file tools wrote, whose prior content (or absence)
+    /// the pre-run state holds; every snapshot records them.
+    #[serde(default)]
+    pub(crate) ignored: Vec<String>,
 }
 
 impl RunRecord {
@@ -157,18 +162,19 @@ impl RunRecord {
     }
 }
 
-/// The layout of `.git/harness/` in one repository.
+/// The run directories of one workspace: `harness/runs/` in its store (see
+/// [`crate::store`]).
 #[derive(Clone, Debug)]
-pub(crate) struct Store {
-    /// `.git/harness/runs`.
+pub(crate) struct Runs {
+    /// `<store>/harness/runs`.
     runs: PathBuf,
 }
 
-impl Store {
-    /// The store of the repository whose git directory is `git_dir`.
-    pub(crate) fn new(git_dir: &Path) -> Store {
-        Store {
-            runs: git_dir.join("harness").join("runs"),
+impl Runs {
+    /// The run directories kept in the directory `base`.
+    pub(crate) fn new(base: &Path) -> Runs {
+        Runs {
+            runs: base.join("harness").join("runs"),
         }
     }
 
@@ -317,6 +323,7 @@ pub(crate) fn new_record(
         redo: None,
         undone: false,
         accepted: None,
+        ignored: Vec::new(),
     }
 }
 
@@ -394,7 +401,7 @@ mod tests {
     #[test]
     fn records_round_trip_through_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let id = store.reserve(SystemTime::now()).unwrap();
         let mut rec = record(&id);
         rec.redo = Some(state(9));
@@ -422,7 +429,7 @@ mod tests {
     #[test]
     fn reserve_hands_out_unique_ids_in_order_even_for_one_instant() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let ids: Vec<RunId> = (0..5).map(|_| store.reserve(now).unwrap()).collect();
         let expected: Vec<RunId> = (0..5)
@@ -437,7 +444,7 @@ mod tests {
     #[test]
     fn reserve_steps_over_a_name_that_is_taken_without_being_a_run() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let taken = RunId::from_unix_millis(1_700_000_000_000);
         fs::create_dir_all(dir.path().join("harness/runs")).unwrap();
@@ -456,7 +463,7 @@ mod tests {
     #[test]
     fn reserve_gives_up_after_a_thousand_taken_names() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         fs::create_dir_all(dir.path().join("harness/runs")).unwrap();
         for ms in 0..1000 {
             fs::write(store.run_dir(&RunId::from_unix_millis(ms)), "").unwrap();
@@ -472,7 +479,7 @@ mod tests {
     fn reserve_reports_an_unwritable_store() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("harness"), "a file, not a directory").unwrap();
-        let err = Store::new(dir.path())
+        let err = Runs::new(dir.path())
             .reserve(SystemTime::now())
             .unwrap_err();
         assert!(matches!(err, Error::Io { .. }), "{err}");
@@ -481,7 +488,7 @@ mod tests {
     #[test]
     fn listing_skips_runs_without_metadata_and_foreign_names() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let kept = store.reserve(SystemTime::now()).unwrap();
         store.write(&record(&kept)).unwrap();
         let _unrecorded = store.reserve(SystemTime::now()).unwrap();
@@ -495,14 +502,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("harness")).unwrap();
         fs::write(dir.path().join("harness/runs"), "a file").unwrap();
-        let err = Store::new(dir.path()).list().unwrap_err();
+        let err = Runs::new(dir.path()).list().unwrap_err();
         assert!(matches!(err, Error::Io { .. }), "{err}");
     }
 
     #[test]
     fn unreadable_metadata_is_an_error_not_an_unknown_run() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let id = store.reserve(SystemTime::now()).unwrap();
         fs::create_dir(store.run_dir(&id).join(METADATA_FILE)).unwrap();
         let err = store.find(&id).unwrap_err();
@@ -512,13 +519,13 @@ mod tests {
     #[test]
     fn listing_an_absent_store_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(Store::new(dir.path()).list().unwrap().is_empty());
+        assert!(Runs::new(dir.path()).list().unwrap().is_empty());
     }
 
     #[test]
     fn release_removes_the_reservation() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let id = store.reserve(SystemTime::now()).unwrap();
         store.release(&id);
         assert!(!store.run_dir(&id).exists());
@@ -528,13 +535,13 @@ mod tests {
     fn find_of_an_unknown_run_is_none() {
         let dir = tempfile::tempdir().unwrap();
         let id = RunId::from_unix_millis(0);
-        assert_eq!(Store::new(dir.path()).find(&id).unwrap(), None);
+        assert_eq!(Runs::new(dir.path()).find(&id).unwrap(), None);
     }
 
     #[test]
     fn bad_metadata_is_named_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Runs::new(dir.path());
         let id = store.reserve(SystemTime::now()).unwrap();
         let path = store.run_dir(&id).join(METADATA_FILE);
         let cases = [

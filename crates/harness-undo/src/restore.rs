@@ -76,12 +76,14 @@ pub(crate) fn plan(
 /// A file of the current tree that the target lacks is removed, with
 /// directories it leaves empty; a file that differs is written the way `git
 /// checkout` writes it. Other files stay as they are, except the plan's
-/// displaced ones, which are removed to make room (save them first).
+/// displaced ones, which are removed to make room (save them first). The
+/// index is written only `with_index` (without a repository there is none).
 pub(crate) fn apply(
     scanner: &Scanner,
     root: &Path,
     plan: Plan,
     target: &State,
+    with_index: bool,
 ) -> Result<Vec<PathBuf>, Error> {
     let repo = scanner.repo();
     // Removals first, displaced files included (they are saved), so that a
@@ -93,6 +95,18 @@ pub(crate) fn apply(
         scanner.checkout(target.tree, &plan.written)?;
     }
 
+    if with_index {
+        write_index(repo, target)?;
+    }
+    let mut changed = plan.removed;
+    changed.extend(plan.written);
+    changed.sort();
+    changed.dedup();
+    Ok(changed)
+}
+
+/// Makes the user's index the one `target` recorded.
+fn write_index(repo: &git2::Repository, target: &State) -> Result<(), Error> {
     let path = index_path(repo.path());
     let mut index = Index::open(&path).context("read the index")?;
     let index_tree = repo
@@ -101,13 +115,7 @@ pub(crate) fn apply(
     index
         .read_tree(&index_tree)
         .context("load the index to restore")?;
-    index.write().context("write the restored index")?;
-
-    let mut changed = plan.removed;
-    changed.extend(plan.written);
-    changed.sort();
-    changed.dedup();
-    Ok(changed)
+    index.write().context("write the restored index")
 }
 
 /// Adds every file and symlink below directory `path` (relative to `root`).

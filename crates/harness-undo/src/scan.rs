@@ -11,7 +11,7 @@
 //! 3. never the contents of `.git`, of nested repositories or of submodules,
 //!    and never an empty directory (git records none).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,8 @@ pub(crate) struct Scanner {
     watcher: Option<Watcher>,
     /// True if and only if the next snapshot must scan in full.
     rescan_due: bool,
+    /// Ignored paths recorded all the same (the file tools wrote them).
+    forced: BTreeSet<PathBuf>,
 }
 
 impl Scanner {
@@ -96,6 +98,14 @@ impl Scanner {
             index.read_tree(&tree).context("load the snapshot tree")?;
         }
         let own = Repository::open(repo.path()).context("open the repository")?;
+        // The same objects (the store's included) and working tree as `repo`,
+        // which may be the store's repository lent the workspace.
+        let odb = repo.odb().context("open the object database")?;
+        own.set_odb(&odb).context("share the object database")?;
+        if own.is_bare() {
+            own.set_workdir(root, false)
+                .context("use the workspace as the working tree")?;
+        }
         own.set_index(&mut index).context("use a private index")?;
         let mut scanner = Scanner {
             root: root.to_path_buf(),
@@ -105,6 +115,7 @@ impl Scanner {
             _index_dir: index_dir,
             watcher: None,
             rescan_due: true,
+            forced: BTreeSet::new(),
         };
         if tracking == Tracking::Watch {
             scanner.watcher = Watcher::new(root).ok();
@@ -117,6 +128,12 @@ impl Scanner {
     /// clean-tree check proved it), so the next snapshot need not scan in full.
     pub(crate) fn assume_current(&mut self) {
         self.rescan_due = false;
+    }
+
+    /// Records the ignored path `path` in every snapshot from now on, as if
+    /// it were tracked: present, changed or gone.
+    pub(crate) fn force(&mut self, path: &Path) {
+        self.forced.insert(path.to_path_buf());
     }
 
     /// True if and only if change notes are being followed.
@@ -179,6 +196,11 @@ impl Scanner {
             for path in &changes.paths {
                 self.update(path)?;
             }
+        }
+        // Ignored directories are not watched, and a full scan skips ignored
+        // files it was not told of: look at each forced path itself.
+        for path in self.forced.clone() {
+            self.update(&path)?;
         }
         self.index.write_tree().context("write the snapshot's tree")
     }
@@ -247,7 +269,7 @@ impl Scanner {
             }
             Ok(m) if m.is_file() || m.is_symlink() => {
                 self.remove_dir(path)?;
-                if self.is_tracked(path) || !self.is_ignored(path)? {
+                if self.is_tracked(path) || self.forced.contains(path) || !self.is_ignored(path)? {
                     self.add_file(path)
                 } else {
                     Ok(())

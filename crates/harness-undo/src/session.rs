@@ -8,8 +8,9 @@ use git2::{Oid, Repository};
 use crate::clean::Probe;
 use crate::diff::{self, Diff};
 use crate::error::GitContext;
-use crate::record::{self, METADATA_FILE, RunRecord, State, Store};
+use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
+use crate::store::{self, Store};
 use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
 
 /// How [`Session::begin`] starts a run.
@@ -75,6 +76,63 @@ pub struct Restored {
     /// its directory must be, or a directory where it must be), and so were
     /// removed; they are in the `saved` commit, and redo puts them back.
     pub displaced: Vec<PathBuf>,
+    /// True if and only if the workspace's repository was gone or unreadable,
+    /// so that only the working tree came back, from the harness's store: not
+    /// the index (staged changes), HEAD, branches or history, which the
+    /// store does not hold.
+    pub repository_missing: bool,
+    /// What was found changed in the workspace's `.git` and put back from
+    /// the store before restoring (see [`Session::verify`]).
+    pub repaired: Vec<Tampering>,
+}
+
+/// A change to the run's records in the workspace's `.git` that the harness
+/// found, and, where the repository is still there, undid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Tampering {
+    /// The workspace's `.git` is gone or no longer a repository. Undo and redo
+    /// work from the store; the history and the index cannot be restored.
+    RepositoryGone,
+    /// The ref `name` was deleted (`found` is `None`) or moved to `found`; it
+    /// points where the store says again.
+    RefRestored {
+        /// The full ref name, such as `refs/harness/<id>/pre`.
+        name: String,
+        /// Where it pointed instead, if it existed.
+        found: Option<CommitId>,
+    },
+    /// The objects of the commit `name` points to were missing from the
+    /// workspace's repository (pruned or deleted); they were copied back from
+    /// the store.
+    ObjectsRestored {
+        /// The full ref name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Tampering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tampering::RepositoryGone => f.write_str(
+                "the repository (.git) is gone or unreadable; undo works from the harness's store",
+            ),
+            Tampering::RefRestored { name, found: None } => {
+                write!(f, "{name} was deleted; restored from the harness's store")
+            }
+            Tampering::RefRestored {
+                name,
+                found: Some(found),
+            } => write!(
+                f,
+                "{name} was moved to {found}; restored from the harness's store"
+            ),
+            Tampering::ObjectsRestored { name } => write!(
+                f,
+                "the objects of {name} were removed; restored from the harness's store"
+            ),
+        }
+    }
 }
 
 /// What [`Session::accept`] committed.
@@ -93,10 +151,18 @@ pub struct Accepted {
 pub struct Session {
     /// The working tree's top level, canonical.
     root: PathBuf,
-    /// The repository; its index is the user's.
+    /// The repository the session reads and writes: the workspace's (its
+    /// index is the user's), reading the store's objects too; or, once that
+    /// is gone, the store's, with the workspace as its working tree.
     repo: Repository,
-    /// Where runs are recorded.
+    /// Which of the two `repo` is.
+    mode: Mode,
+    /// True if and only if [`Tampering::RepositoryGone`] was reported.
+    gone_reported: bool,
+    /// The harness's store outside the workspace: the authority on the run.
     store: Store,
+    /// The run directories in the store.
+    runs: Runs,
     /// This run's metadata as last read or written.
     record: RunRecord,
     /// How checkpoints find changes.
@@ -137,12 +203,15 @@ impl Session {
         if !dirty.is_empty() && !options.allow_dirty {
             return Err(Error::dirty(dirty));
         }
-        let store = Store::new(repo.path());
+        let store = Store::create(&root)?;
+        read_store_objects(&repo, &store)?;
+        let runs = Runs::new(store.dir());
         let started = SystemTime::now();
-        let id = store.reserve(started)?;
+        let id = runs.reserve(started)?;
         let recorded = record_start(
             &repo,
             &store,
+            &runs,
             &id,
             &mut scanner,
             head,
@@ -154,7 +223,7 @@ impl Session {
             Ok(record) => record,
             Err(e) => {
                 delete_refs(&repo, &id);
-                store.release(&id);
+                runs.release(&id);
                 return Err(e);
             }
         };
@@ -162,7 +231,10 @@ impl Session {
             last_tree: record.pre.tree,
             root,
             repo,
+            mode: Mode::Workspace,
+            gone_reported: false,
             store,
+            runs,
             record,
             tracking: options.tracking,
             scanner: Some(scanner),
@@ -170,20 +242,33 @@ impl Session {
         })
     }
 
-    /// Opens run `run` of the repository at `root`, for example to undo a run
+    /// Opens run `run` of the workspace at `root`, for example to undo a run
     /// whose process died. Checkpoints taken here continue the run's chain.
+    ///
+    /// The run is read from the harness's store, so this works even when the
+    /// workspace's `.git` was deleted or damaged since: the session then works
+    /// on the working tree alone.
     pub fn open(root: &Path, run: &RunId) -> Result<Session, Error> {
-        let (repo, root) = open::open(root)?;
-        let store = Store::new(repo.path());
-        let record = store.find(run)?.ok_or_else(|| Error::UnknownRun {
+        let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+        let unknown = || Error::UnknownRun {
             run: run.clone(),
             root: root.clone(),
-        })?;
+        };
+        let store = Store::open(&root)?.ok_or_else(unknown)?;
+        let runs = Runs::new(store.dir());
+        let record = runs.find(run)?.ok_or_else(unknown)?;
+        let (repo, mode) = match workspace_repo(&root, &store)? {
+            Some(repo) => (repo, Mode::Workspace),
+            None => (store_view(&store, &root)?, Mode::StoreOnly),
+        };
         let mut session = Session {
             last_tree: record.pre.tree,
             root,
             repo,
+            mode,
+            gone_reported: false,
             store,
+            runs,
             record,
             tracking: Tracking::default(),
             scanner: None,
@@ -191,7 +276,8 @@ impl Session {
         };
         if let Some(last) = session.checkpoints()?.pop() {
             session.last_tree = session
-                .repo
+                .store
+                .repo()
                 .find_commit(last.commit.0)
                 .context("find the last checkpoint")?
                 .tree_id();
@@ -200,10 +286,13 @@ impl Session {
         Ok(session)
     }
 
-    /// Every run recorded in the repository at `root`, oldest first.
+    /// Every run recorded for the workspace at `root`, oldest first.
     pub fn runs(root: &Path) -> Result<Vec<RunInfo>, Error> {
-        let (repo, _) = open::open(root)?;
-        Store::new(repo.path()).list()
+        let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+        match Store::open(&root)? {
+            Some(store) => Runs::new(store.dir()).list(),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The newest run recorded in the repository at `root`, if any.
@@ -226,10 +315,16 @@ impl Session {
         &self.root
     }
 
-    /// The run's directory, `.git/harness/runs/<id>/`, for files that belong to
-    /// the run (the agent's transcript). It exists from [`Session::begin`] on.
+    /// The run's directory in the harness's store (`harness/runs/<id>/`), for
+    /// files that belong to the run (the agent's transcript). It exists from
+    /// [`Session::begin`] on, outside the workspace.
     pub fn run_dir(&self) -> PathBuf {
-        self.store.run_dir(&self.record.id)
+        self.runs.run_dir(&self.record.id)
+    }
+
+    /// The harness's store for this workspace: a bare repository outside it.
+    pub fn store_dir(&self) -> &Path {
+        self.store.dir()
     }
 
     /// The run's metadata file, `run.json` in [`run_dir`](Self::run_dir).
@@ -250,6 +345,7 @@ impl Session {
     /// parent is the previous checkpoint (or the pre-run state), built in a
     /// private index. With [`Tracking::Watch`] it costs what changed.
     pub fn checkpoint(&mut self, label: &str) -> Result<Option<Checkpoint>, Error> {
+        self.ensure_repository()?;
         let tree = self.scanner()?.snapshot()?;
         if tree == self.last_tree {
             return Ok(None);
@@ -272,14 +368,12 @@ impl Session {
             tree,
             &[parent],
         )?;
-        self.repo
-            .reference(
-                &self.run_ref("checkpoints"),
-                commit,
-                true,
-                &format!("checkpoint {number}"),
-            )
-            .context("update the checkpoint ref")?;
+        self.set_run_ref(
+            "checkpoints",
+            commit,
+            false,
+            &format!("checkpoint {number}"),
+        )?;
         let checkpoint = Checkpoint {
             number,
             label,
@@ -293,7 +387,8 @@ impl Session {
     /// The run's checkpoints, oldest first.
     pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, Error> {
         let name = self.run_ref("checkpoints");
-        let mut next = match self.repo.refname_to_id(&name) {
+        let store = self.store.repo();
+        let mut next = match store.refname_to_id(&name) {
             Ok(id) => Some(id),
             Err(e) => {
                 // No checkpoint yet; anything else is a damaged ref.
@@ -305,7 +400,7 @@ impl Session {
         };
         let mut checkpoints = Vec::new();
         while let Some(id) = next.filter(|id| *id != self.record.pre.commit) {
-            let commit = self.repo.find_commit(id).context("find a checkpoint")?;
+            let commit = store.find_commit(id).context("find a checkpoint")?;
             let Some((number, label)) = commit
                 .summary()
                 .ok()
@@ -325,17 +420,97 @@ impl Session {
         Ok(checkpoints)
     }
 
+    /// Saves the prior content and mode of `path` (relative to the top
+    /// level), or its absence, before a file tool first writes it, when git
+    /// ignores it: no snapshot would hold it otherwise. From then on the
+    /// pre-run state holds it as it was, every snapshot records it, and diff,
+    /// undo and redo cover it like any other file. Returns true if and only
+    /// if it was saved now.
+    ///
+    /// Nothing is saved for a path git records anyway (tracked, or not
+    /// ignored), one saved before, a path that is not plainly inside the
+    /// workspace (absolute, `..`, through a symlink, in `.git`), or a
+    /// directory: the file tools refuse those or the snapshots cover them.
+    pub fn protect(&mut self, path: &Path) -> Result<bool, Error> {
+        let Some(text) = plain_relative(path) else {
+            return Ok(false);
+        };
+        if self.record.ignored.contains(&text) {
+            return Ok(false);
+        }
+        self.reload()?;
+        self.ensure_repository()?;
+        let full = self.root.join(path);
+        let metadata = std::fs::symlink_metadata(&full);
+        let under_real_dirs = path
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .all(|a| std::fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir()));
+        let pre = self.record.pre;
+        let pre_tree = self
+            .repo
+            .find_tree(pre.tree)
+            .context("find the pre-run tree")?;
+        if !under_real_dirs
+            || metadata.as_ref().is_ok_and(std::fs::Metadata::is_dir)
+            || pre_tree.get_path(path).is_ok()
+            || !self
+                .repo
+                .is_path_ignored(path)
+                .context(format_args!("check whether git ignores {text}"))?
+        {
+            return Ok(false);
+        }
+        let tree = if metadata.is_ok() {
+            state::with_files(&self.repo, &self.root, pre.tree, &[path.to_path_buf()])?
+        } else {
+            pre.tree
+        };
+        // Chained on the state it replaces, unless that is HEAD itself.
+        let previous = (pre.commit != pre.head).then_some(pre.commit);
+        let message = format!(
+            "pre-run state of run {}, with ignored {text} as it was",
+            self.record.id
+        );
+        let protected = state::record(
+            &self.repo,
+            tree,
+            pre.index_tree,
+            pre.head,
+            &message,
+            previous,
+        )?;
+        self.set_run_ref("pre", protected.commit, true, &message)?;
+        if self.mode == Mode::Workspace {
+            self.repo
+                .reference(&tag_ref(&self.record.id), protected.commit, true, &message)
+                .context(format_args!("move the tag harness/{}", self.record.id))?;
+        }
+        if self.last.is_none() {
+            self.last_tree = tree;
+        }
+        self.record.pre = protected;
+        self.record.ignored.push(text);
+        self.runs.write(&self.record)?;
+        if let Some(scanner) = &mut self.scanner {
+            scanner.force(path);
+        }
+        Ok(true)
+    }
+
     /// Records the end of the run: its outcome and how many steps it took.
     pub fn finish(&mut self, outcome: Outcome, steps: u32) -> Result<(), Error> {
         self.reload()?;
         self.record.ended_ms = Some(crate::run_id::unix_millis(SystemTime::now()));
         self.record.outcome = Some(outcome);
         self.record.steps = Some(steps);
-        self.store.write(&self.record)
+        self.runs.write(&self.record)
     }
 
     /// What the run changed: the diff from the pre-run state to `to`.
     pub fn diff(&mut self, to: DiffTarget) -> Result<Diff, Error> {
+        self.ensure_repository()?;
         let to_tree = match to {
             DiffTarget::WorkingTree => self.scanner()?.snapshot()?,
             DiffTarget::Checkpoint(number) => {
@@ -373,23 +548,28 @@ impl Session {
     /// brings back).
     pub fn undo(&mut self, force: Force) -> Result<Restored, Error> {
         self.reload()?;
+        let repaired = self.verify()?;
         let pre = self.record.pre;
-        let head = open::head_commit(&self.repo)?;
-        if force == Force::No && head != Some(pre.head) {
+        let head = self.head()?;
+        if self.mode == Mode::Workspace && force == Force::No && head != Some(pre.head) {
             return Err(self.head_moved("the start", pre.head, head));
         }
         self.refuse_locked_index()?;
         let (scanner, tree) = self.full_snapshot(pre.tree)?;
-        let index_tree = state::index_tree(&self.repo)?;
+        let index_tree = self.current_index_tree(pre.index_tree)?;
         if tree == pre.tree && index_tree == pre.index_tree {
             return Ok(Restored {
                 changed: Vec::new(),
                 saved: None,
                 displaced: Vec::new(),
+                repository_missing: self.mode == Mode::StoreOnly,
+                repaired,
             });
         }
         let current = (tree, index_tree, head.unwrap_or(pre.head));
-        self.replace(&scanner, current, &pre, Direction::Undo)
+        let mut restored = self.replace(&scanner, current, &pre, Direction::Undo)?;
+        restored.repaired = repaired;
+        Ok(restored)
     }
 
     /// Brings back the working tree and index that the last [`undo`](Self::undo)
@@ -406,22 +586,73 @@ impl Session {
                 run: self.record.id.clone(),
             });
         };
-        let head = open::head_commit(&self.repo)?;
-        if force == Force::No && head != Some(redo.head) {
+        let repaired = self.verify()?;
+        let head = self.head()?;
+        if self.mode == Mode::Workspace && force == Force::No && head != Some(redo.head) {
             return Err(self.head_moved("the undo", redo.head, head));
         }
         self.refuse_locked_index()?;
         let pre = self.record.pre;
         // The state undo left: the pre-run state, unless something changed.
         let (scanner, tree) = self.full_snapshot(pre.tree)?;
-        let index_tree = state::index_tree(&self.repo)?;
+        let index_tree = self.current_index_tree(pre.index_tree)?;
         if force == Force::No && (tree != pre.tree || index_tree != pre.index_tree) {
             return Err(Error::ChangedSinceUndo {
                 run: self.record.id.clone(),
             });
         }
         let current = (tree, index_tree, head.unwrap_or(redo.head));
-        self.replace(&scanner, current, &redo, Direction::Redo)
+        let mut restored = self.replace(&scanner, current, &redo, Direction::Redo)?;
+        restored.repaired = repaired;
+        Ok(restored)
+    }
+
+    /// Checks that the run's records in the workspace's `.git` (its refs, the
+    /// tag `harness/<id>`, and the objects they point to) are as the store
+    /// says, and puts back what a command removed or moved. Returns what was
+    /// found; empty when all was intact.
+    ///
+    /// When `.git` is gone or no longer a repository, nothing can be put back:
+    /// [`Tampering::RepositoryGone`] is returned (once), and from then on the
+    /// session works from the store, so checkpoints, undo and redo go on.
+    pub fn verify(&mut self) -> Result<Vec<Tampering>, Error> {
+        if !self.ensure_repository()? {
+            let first = !self.gone_reported;
+            self.gone_reported = true;
+            return Ok(if first {
+                vec![Tampering::RepositoryGone]
+            } else {
+                Vec::new()
+            });
+        }
+        // The workspace's own objects only: this handle must not see the store's.
+        let workspace_odb =
+            Repository::open(&self.root).context("open the workspace's repository")?;
+        let mut found = Vec::new();
+        for (name, expected) in self.expected_refs() {
+            if !store::has_commit(&workspace_odb, expected) {
+                store::copy_commit(self.store.repo(), &workspace_odb, expected, true)?;
+                found.push(Tampering::ObjectsRestored { name: name.clone() });
+            }
+            let actual = workspace_odb.refname_to_id(&name).ok();
+            if actual != Some(expected) {
+                // A damaged loose ref is a file libgit2 will not overwrite.
+                if actual.is_none() {
+                    let loose = workspace_odb.path().join(&name);
+                    if loose.is_file() {
+                        std::fs::remove_file(&loose).map_err(|e| Error::io(&loose, e))?;
+                    }
+                }
+                workspace_odb
+                    .reference(&name, expected, true, "harness: restored from the store")
+                    .context(format_args!("restore {name}"))?;
+                found.push(Tampering::RefRestored {
+                    name,
+                    found: actual.map(CommitId),
+                });
+            }
+        }
+        Ok(found)
     }
 
     /// Commits what the run changed onto the current branch as one commit,
@@ -481,7 +712,7 @@ impl Session {
         index.read_tree(&index_tree).context("load the new index")?;
         index.write().context("write the index")?;
         self.record.accepted = Some(commit);
-        self.store.write(&self.record)?;
+        self.runs.write(&self.record)?;
         Ok(Accepted {
             commit: CommitId(commit),
             message,
@@ -509,18 +740,21 @@ impl Session {
             self.record.redo = Some(saved);
         }
         self.record.undone = direction == Direction::Undo;
-        self.store.write(&self.record)?;
-        let changed = restore::apply(scanner, &self.root, plan, target)?;
+        self.runs.write(&self.record)?;
+        let with_index = self.mode == Mode::Workspace;
+        let changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
         Ok(Restored {
             changed,
             saved: Some(CommitId(saved.commit)),
             displaced,
+            repository_missing: !with_index,
+            repaired: Vec::new(),
         })
     }
 
     /// Re-reads the metadata, which another process may have changed.
     fn reload(&mut self) -> Result<(), Error> {
-        if let Some(record) = self.store.find(&self.record.id)? {
+        if let Some(record) = self.runs.find(&self.record.id)? {
             self.record = record;
         }
         Ok(())
@@ -528,6 +762,9 @@ impl Session {
 
     /// Refuses to start a restore that could not write the index at its end.
     fn refuse_locked_index(&self) -> Result<(), Error> {
+        if self.mode == Mode::StoreOnly {
+            return Ok(());
+        }
         let lock = self.repo.path().join("index.lock");
         if lock.exists() {
             return Err(Error::IndexLocked { path: lock });
@@ -539,12 +776,14 @@ impl Session {
     fn scanner(&mut self) -> Result<&mut Scanner, Error> {
         match &mut self.scanner {
             Some(scanner) => Ok(scanner),
-            empty => Ok(empty.insert(Scanner::new(
-                &self.repo,
-                &self.root,
-                Some(self.last_tree),
-                self.tracking,
-            )?)),
+            empty => {
+                let mut scanner =
+                    Scanner::new(&self.repo, &self.root, Some(self.last_tree), self.tracking)?;
+                for path in &self.record.ignored {
+                    scanner.force(Path::new(path));
+                }
+                Ok(empty.insert(scanner))
+            }
         }
     }
 
@@ -552,18 +791,18 @@ impl Session {
     /// and accept trust no change notes.
     fn full_snapshot(&self, base: Oid) -> Result<(Scanner, Oid), Error> {
         let mut scanner = Scanner::new(&self.repo, &self.root, Some(base), Tracking::FullScan)?;
+        for path in &self.record.ignored {
+            scanner.force(Path::new(path));
+        }
         let tree = scanner.snapshot()?;
         Ok((scanner, tree))
     }
 
     /// Saves a state on the chain of `refs/harness/<id>/saved`.
     fn save(&self, tree: Oid, index_tree: Oid, head: Oid, message: &str) -> Result<State, Error> {
-        let name = self.run_ref("saved");
-        let previous = self.repo.refname_to_id(&name).ok();
+        let previous = self.store.find_ref(&self.run_ref("saved"));
         let saved = state::record(&self.repo, tree, index_tree, head, message, previous)?;
-        self.repo
-            .reference(&name, saved.commit, true, message)
-            .context(format_args!("update {name}"))?;
+        self.set_run_ref("saved", saved.commit, true, message)?;
         Ok(saved)
     }
 
@@ -606,6 +845,115 @@ impl Session {
     fn run_ref(&self, leaf: &str) -> String {
         run_ref(&self.record.id, leaf)
     }
+
+    /// Keeps `commit` (and, `with_parents`, its parents) in the store and
+    /// points the run's ref `leaf` at it, in the store and, while there is
+    /// one, in the workspace's repository.
+    fn set_run_ref(
+        &self,
+        leaf: &str,
+        commit: Oid,
+        with_parents: bool,
+        message: &str,
+    ) -> Result<(), Error> {
+        store::copy_commit(&self.repo, self.store.repo(), commit, with_parents)?;
+        let name = self.run_ref(leaf);
+        self.store.set_ref(&name, commit, message)?;
+        if self.mode == Mode::Workspace {
+            self.repo
+                .reference(&name, commit, true, message)
+                .context(format_args!("update {name}"))?;
+        }
+        Ok(())
+    }
+
+    /// The refs the workspace's repository should have for this run, and
+    /// the commits the store says they point to.
+    fn expected_refs(&self) -> Vec<(String, Oid)> {
+        let pre = self.record.pre.commit;
+        let mut refs = vec![(self.run_ref("pre"), pre), (tag_ref(&self.record.id), pre)];
+        for leaf in ["checkpoints", "saved"] {
+            let name = self.run_ref(leaf);
+            if let Some(commit) = self.store.find_ref(&name) {
+                refs.push((name, commit));
+            }
+        }
+        refs
+    }
+
+    /// Switches to working from the store when the workspace's repository is
+    /// gone or unreadable. True if and only if the workspace's repository is
+    /// still the one worked in.
+    fn ensure_repository(&mut self) -> Result<bool, Error> {
+        if self.mode == Mode::StoreOnly {
+            return Ok(false);
+        }
+        if workspace_repo(&self.root, &self.store)?.is_some() {
+            return Ok(true);
+        }
+        self.repo = store_view(&self.store, &self.root)?;
+        self.mode = Mode::StoreOnly;
+        // Made again over the store on next use, from the last recorded tree.
+        self.scanner = None;
+        Ok(false)
+    }
+
+    /// HEAD's commit; `None` on an unborn branch and without a repository.
+    fn head(&self) -> Result<Option<Oid>, Error> {
+        match self.mode {
+            Mode::Workspace => open::head_commit(&self.repo),
+            Mode::StoreOnly => Ok(None),
+        }
+    }
+
+    /// The tree of the user's index; without a repository there is no index,
+    /// and `recorded` stands for it.
+    fn current_index_tree(&self, recorded: Oid) -> Result<Oid, Error> {
+        match self.mode {
+            Mode::Workspace => state::index_tree(&self.repo),
+            Mode::StoreOnly => Ok(recorded),
+        }
+    }
+}
+
+/// Which repository a session works in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The workspace's own, with the store's objects readable through it.
+    Workspace,
+    /// The store's: the workspace's `.git` is gone or unreadable.
+    StoreOnly,
+}
+
+/// The workspace's repository at `root`, reading the store's objects too;
+/// `None` when `root` is no longer the top level of a readable repository.
+fn workspace_repo(root: &Path, store: &Store) -> Result<Option<Repository>, Error> {
+    // Only `root/.git` itself: a repository further up is not this workspace's.
+    let Ok(repo) = Repository::open(root) else {
+        return Ok(None);
+    };
+    let top = repo.workdir().and_then(|w| std::fs::canonicalize(w).ok());
+    if top.as_deref() != Some(root) {
+        return Ok(None);
+    }
+    read_store_objects(&repo, store)?;
+    Ok(Some(repo))
+}
+
+/// Lets `repo` read the store's objects, in memory only: nothing is written
+/// to the workspace's `.git`, and the store never borrows the workspace's.
+fn read_store_objects(repo: &Repository, store: &Store) -> Result<(), Error> {
+    repo.odb()
+        .and_then(|odb| odb.add_disk_alternate(&store.objects_dir().to_string_lossy()))
+        .context("read the harness store's objects")
+}
+
+/// The store's repository with the workspace at `root` as its working tree.
+fn store_view(store: &Store, root: &Path) -> Result<Repository, Error> {
+    let repo = Repository::open_bare(store.dir()).context("open the harness store")?;
+    repo.set_workdir(root, false)
+        .context("use the workspace with the harness store")?;
+    Ok(repo)
 }
 
 impl std::fmt::Debug for Session {
@@ -642,6 +990,7 @@ impl std::fmt::Display for Direction {
 fn record_start(
     repo: &Repository,
     store: &Store,
+    runs: &Runs,
     id: &RunId,
     scanner: &mut Scanner,
     head: Oid,
@@ -673,6 +1022,8 @@ fn record_start(
     .context("record the pre-run state")?;
     repo.reference(&tag_ref(id), pre.commit, false, "harness: pre-run tag")
         .context(format_args!("create the tag harness/{id}"))?;
+    store::copy_commit(repo, store.repo(), pre.commit, dirty)?;
+    store.set_ref(&run_ref(id, "pre"), pre.commit, "harness: pre-run state")?;
     let record = record::new_record(
         id.clone(),
         options.task.clone(),
@@ -681,7 +1032,7 @@ fn record_start(
         pre,
         dirty,
     );
-    store.write(&record)?;
+    runs.write(&record)?;
     Ok(record)
 }
 
@@ -693,6 +1044,21 @@ fn delete_refs(repo: &Repository, id: &RunId) {
             let _ = reference.delete();
         }
     }
+}
+
+/// `path` as UTF-8 text when it is relative and made of plain names only
+/// (no `..`, `.`, root or prefix) and not inside `.git`.
+fn plain_relative(path: &Path) -> Option<String> {
+    let mut components = path.components().peekable();
+    components.peek()?;
+    let plain = path
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let first = path.components().next()?;
+    if !plain || first.as_os_str() == ".git" {
+        return None;
+    }
+    path.to_str().map(str::to_owned)
 }
 
 fn run_ref(id: &RunId, leaf: &str) -> String {

@@ -38,8 +38,9 @@ fn nothing_recorded(repo: &Repo) -> bool {
 
 /// [`nothing_recorded`], except for the ref `except`.
 fn nothing_recorded_but(repo: &Repo, except: &str) -> bool {
-    let runs_dir = repo.path(".git/harness/runs");
-    let no_dirs = fs::read_dir(&runs_dir).map_or(true, |mut d| d.next().is_none());
+    let runs_dir = repo.store().map(|store| store.join("harness/runs"));
+    let no_dirs =
+        runs_dir.is_none_or(|dir| fs::read_dir(dir).map_or(true, |mut d| d.next().is_none()));
     let no_refs = repo
         .refs()
         .iter()
@@ -299,7 +300,10 @@ fn a_clean_run_records_head_as_its_pre_run_state() {
     assert!(refs.contains(&(format!("refs/tags/harness/{id}"), repo.head())));
     assert!(refs.contains(&(format!("refs/harness/{id}/pre"), repo.head())));
 
-    let run_dir = repo.path(&format!(".git/harness/runs/{id}"));
+    let store = repo.store().expect("begin made the store");
+    assert_eq!(session.store_dir(), store);
+    assert!(!store.starts_with(&repo.dir));
+    let run_dir = store.join(format!("harness/runs/{id}"));
     assert_eq!(session.run_dir(), run_dir);
     assert_eq!(info.dir, run_dir);
     assert!(run_dir.is_dir());
@@ -446,12 +450,10 @@ fn runs_are_listed_oldest_first_and_latest_is_the_newest() {
 }
 
 #[test]
-fn listing_runs_outside_a_repository_is_refused() {
+fn listing_runs_outside_a_repository_finds_none_and_checking_is_refused() {
     let repo = Repo::plain();
-    assert!(matches!(
-        Session::runs(&repo.root),
-        Err(Error::NotARepository { .. })
-    ));
+    // Runs are read from the store, which a directory never used has not.
+    assert_eq!(Session::runs(&repo.root).unwrap(), Vec::new());
     assert!(matches!(
         check_clean(&repo.root),
         Err(Error::NotARepository { .. })

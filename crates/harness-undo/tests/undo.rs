@@ -11,7 +11,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use common::{Entry, Repo, file};
-use harness_undo::{BeginOptions, Error, Force, Session};
+use harness_undo::{BeginOptions, Error, Force, Session, Tampering};
 
 fn begin(repo: &Repo) -> Session {
     Session::begin(&repo.root, BeginOptions::default()).unwrap()
@@ -506,15 +506,27 @@ fn a_damaged_branch_ref_is_reported_not_taken_for_an_unborn_branch() {
 }
 
 #[test]
-fn a_damaged_checkpoint_ref_is_reported() {
+fn a_damaged_checkpoint_ref_is_put_back_from_the_store() {
     let repo = project();
     let mut session = begin(&repo);
     agent_step(&repo);
-    session.checkpoint("step").unwrap().unwrap();
-    let name = format!(".git/refs/harness/{}/checkpoints", session.id());
-    fs::write(repo.path(&name), "garbage\n").unwrap();
-    let err = session.checkpoints().unwrap_err();
-    assert!(matches!(&err, Error::Git { .. }), "{err}");
+    let checkpoint = session.checkpoint("step").unwrap().unwrap();
+    let name = format!("refs/harness/{}/checkpoints", session.id());
+    fs::write(repo.path(&format!(".git/{name}")), "garbage\n").unwrap();
+    // The store is the authority: the checkpoints are still there.
+    assert_eq!(session.checkpoints().unwrap(), vec![checkpoint.clone()]);
+    assert_eq!(
+        session.verify().unwrap(),
+        vec![Tampering::RefRestored {
+            name: name.clone(),
+            found: None
+        }]
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", &name]).trim(),
+        checkpoint.commit.to_string()
+    );
+    assert_eq!(session.verify().unwrap(), Vec::new());
 }
 
 #[test]

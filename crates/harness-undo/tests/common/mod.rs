@@ -42,6 +42,7 @@ pub(crate) type IndexEntry = (String, u32, String);
 impl Repo {
     /// An empty directory that is not a repository.
     pub(crate) fn plain() -> Repo {
+        isolate_store();
         let shm = Path::new("/dev/shm");
         let dir = if shm.is_dir() {
             tempfile::tempdir_in(shm).unwrap()
@@ -316,5 +317,37 @@ pub(crate) fn file(content: &str) -> Entry {
     Entry::File {
         bytes: content.as_bytes().to_vec(),
         executable: false,
+    }
+}
+
+/// Points `XDG_STATE_HOME` at a temporary directory of this test process, so
+/// that the harness's stores never land in the real home directory.
+pub(crate) fn isolate_store() -> &'static Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            let state = tempfile::tempdir().unwrap();
+            // Set once, before the first store is made, and never changed:
+            // every reader sees the same value.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::env::set_var("XDG_STATE_HOME", state.path());
+            }
+            state
+        })
+        .path()
+}
+
+impl Repo {
+    /// The harness's store for this workspace, if one was made: found by the
+    /// workspace path it records.
+    pub(crate) fn store(&self) -> Option<PathBuf> {
+        let stores = fs::read_dir(isolate_store().join("harness")).ok()?;
+        let mut wanted = self.root.as_os_str().as_bytes().to_vec();
+        wanted.push(b'\n');
+        stores
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .find(|dir| fs::read(dir.join("harness-workspace")).is_ok_and(|named| named == wanted))
     }
 }

@@ -1,0 +1,309 @@
+//! The store outside the workspace: undo and redo when a command took the
+//! workspace's `.git` (or parts of it) away, tamper detection, and the ignored
+//! files the file tools write.
+
+#![cfg(unix)]
+// Fixtures use Unix permissions and symlinks.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::Repo;
+use harness_undo::{BeginOptions, Force, Session, Tampering};
+
+/// A project with uncommitted work of every kind: a modified tracked file, a
+/// staged change, an untracked file, an executable bit and a symlink.
+fn dirty_project() -> Repo {
+    let repo = Repo::with_files(&[
+        (".gitignore", "target/\n*.cfg\n"),
+        ("README", "read me\n"),
+        ("src/lib.rs", "pub fn original() {}\n"),
+        ("staged.txt", "committed\n"),
+    ]);
+    repo.write("src/lib.rs", "pub fn users_uncommitted_edit() {}\n");
+    repo.write("staged.txt", "staged by the user\n");
+    repo.stage("staged.txt");
+    repo.write("notes/untracked.md", "the user's notes\n");
+    repo.write("tool.sh", "#!/bin/sh\n");
+    repo.chmod("tool.sh", 0o755);
+    repo.symlink("link", "README");
+    repo
+}
+
+fn begin_dirty(repo: &Repo) -> Session {
+    let options = BeginOptions {
+        allow_dirty: true,
+        ..BeginOptions::default()
+    };
+    Session::begin(&repo.root, options).unwrap()
+}
+
+/// The agent overwrites the user's uncommitted edit and more.
+fn agent_step(repo: &Repo) {
+    repo.write("src/lib.rs", "pub fn agents() {}\n");
+    repo.write("notes/untracked.md", "overwritten\n");
+    repo.remove("README");
+    repo.write("new.rs", "// created\n");
+}
+
+/// `sh -c script` in the workspace, as a model's command would run.
+fn shell(repo: &Repo, script: &str) {
+    let output = std::process::Command::new("sh")
+        .args(["-c", script])
+        .current_dir(&repo.root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The attack of issue 13: every harness ref and tag deleted, the reflog
+/// expired, and every unreachable object pruned.
+const PRUNE_ATTACK: &str = "git for-each-ref --format='%(refname)' refs/harness refs/tags/harness \
+    | xargs -n1 git update-ref -d; git reflog expire --expire=now --all; git gc -q --prune=now";
+
+#[test]
+fn undo_after_rm_rf_git_restores_the_working_tree_from_the_store() {
+    let repo = dirty_project();
+    let before = repo.tree();
+    let session = begin_dirty(&repo);
+    let id = session.id().clone();
+    drop(session);
+    agent_step(&repo);
+    shell(&repo, "rm -rf .git");
+    let agents = repo.tree();
+
+    // A new process: the run is found in the store, not in .git.
+    assert_eq!(Session::latest(&repo.root).unwrap().unwrap().id, id);
+    let mut session = Session::open(&repo.root, &id).unwrap();
+    let undone = session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before, "every file, mode and symlink is back");
+    assert!(undone.repository_missing);
+    assert_eq!(undone.repaired, vec![Tampering::RepositoryGone]);
+    assert!(
+        !repo.exists(".git"),
+        "undo does not pretend to bring .git back"
+    );
+
+    // Redo works from the store too, and undo again.
+    let redone = session.redo(Force::No).unwrap();
+    assert!(redone.repository_missing);
+    assert_eq!(repo.tree(), agents);
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before);
+}
+
+#[test]
+fn undo_after_refs_deleted_and_gc_prune_restores_tree_and_index() {
+    let repo = dirty_project();
+    let before = repo.tree();
+    let index = repo.index();
+    let mut session = begin_dirty(&repo);
+    agent_step(&repo);
+    session.checkpoint("step 1").unwrap().unwrap();
+    let id = session.id().clone();
+    drop(session);
+    shell(&repo, PRUNE_ATTACK);
+    assert!(
+        !repo.refs().iter().any(|(name, _)| name.contains("harness")),
+        "the attack removed every ref"
+    );
+
+    let mut session = Session::open(&repo.root, &id).unwrap();
+    let undone = session.undo(Force::No).unwrap();
+    assert!(!undone.repository_missing);
+    assert!(
+        undone.repaired.contains(&Tampering::RefRestored {
+            name: format!("refs/harness/{id}/pre"),
+            found: None
+        }),
+        "{:?}",
+        undone.repaired
+    );
+    assert!(undone.repaired.contains(&Tampering::ObjectsRestored {
+        name: format!("refs/harness/{id}/pre")
+    }));
+    assert_eq!(repo.tree(), before);
+    assert_eq!(repo.index(), index);
+    // The workspace's refs and objects are back: plain git sees the snapshot.
+    let pre = repo.git(&["rev-parse", &format!("harness/{id}^{{tree}}")]);
+    assert!(!pre.trim().is_empty());
+    repo.git(&["fsck", "--no-dangling", "--connectivity-only"]);
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.read("src/lib.rs"), "pub fn agents() {}\n");
+}
+
+#[test]
+fn verify_puts_back_deleted_and_moved_refs_and_pruned_objects() {
+    let repo = dirty_project();
+    let mut session = begin_dirty(&repo);
+    let id = session.id().clone();
+    assert_eq!(session.verify().unwrap(), Vec::new(), "nothing to report");
+    agent_step(&repo);
+    let checkpoint = session.checkpoint("step").unwrap().unwrap();
+    let pre_ref = format!("refs/harness/{id}/pre");
+    let head = repo.head();
+    shell(
+        &repo,
+        &format!("git update-ref {pre_ref} HEAD && git tag -d harness/{id}"),
+    );
+    let found = session.verify().unwrap();
+    let [
+        Tampering::RefRestored {
+            name: moved,
+            found: Some(moved_to),
+        },
+        Tampering::RefRestored {
+            name: deleted,
+            found: None,
+        },
+    ] = found.as_slice()
+    else {
+        panic!("{found:?}");
+    };
+    assert_eq!((moved, moved_to.to_string()), (&pre_ref, head));
+    assert_eq!(deleted, &format!("refs/tags/harness/{id}"));
+    assert_eq!(
+        repo.git(&["rev-parse", &pre_ref]).trim(),
+        session.info().pre_run.to_string()
+    );
+    shell(&repo, PRUNE_ATTACK);
+    let found = session.verify().unwrap();
+    assert!(found.contains(&Tampering::ObjectsRestored {
+        name: pre_ref.clone()
+    }));
+    assert!(found.contains(&Tampering::RefRestored {
+        name: format!("refs/harness/{id}/checkpoints"),
+        found: None
+    }));
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("refs/harness/{id}/checkpoints")])
+            .trim(),
+        checkpoint.commit.to_string()
+    );
+    assert_eq!(session.verify().unwrap(), Vec::new());
+    for message in found.iter().map(ToString::to_string) {
+        assert!(
+            message.contains("restored from the harness's store"),
+            "{message}"
+        );
+    }
+    shell(&repo, "rm -rf .git");
+    assert_eq!(session.verify().unwrap(), vec![Tampering::RepositoryGone]);
+    // Reported once; the session works from the store from then on.
+    assert_eq!(session.verify().unwrap(), Vec::new());
+    repo.write("after.txt", "written after .git was gone\n");
+    let next = session.checkpoint("step 2").unwrap().unwrap();
+    assert_eq!(next.number, 2);
+}
+
+#[test]
+fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
+    let repo = dirty_project();
+    let session = begin_dirty(&repo);
+    let store = repo.store().unwrap();
+    assert_eq!(session.store_dir(), store);
+    assert!(!store.starts_with(&repo.root));
+    assert!(
+        !store.join("objects/info/alternates").exists(),
+        "no borrowing from the workspace"
+    );
+    let named = fs::read(store.join("harness-workspace")).unwrap();
+    assert_eq!(named, format!("{}\n", repo.root.display()).into_bytes());
+    // The store alone holds the pre-run state: every object of its tree.
+    let pre = session.info().pre_run.to_string();
+    let output = std::process::Command::new("git")
+        .args(["--git-dir", store.to_str().unwrap(), "ls-tree", "-r", &pre])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let listing = String::from_utf8(output.stdout).unwrap();
+    assert!(listing.contains("notes/untracked.md"), "{listing}");
+    let fsck = std::process::Command::new("git")
+        .args([
+            "--git-dir",
+            store.to_str().unwrap(),
+            "cat-file",
+            "-p",
+            &format!("{pre}:notes/untracked.md"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(fsck.stdout, b"the user's notes\n");
+    // One store per workspace: a second run reuses it.
+    drop(session);
+    let again = begin_dirty(&repo);
+    assert_eq!(again.store_dir(), store);
+}
+
+#[test]
+fn a_file_tool_write_of_an_ignored_file_is_undone_and_redone() {
+    let repo = Repo::with_files(&[
+        (".gitignore", "*.cfg\nbuild/\n"),
+        ("main.rs", "fn main() {}\n"),
+    ]);
+    repo.write("local.cfg", "the user's settings\n");
+    repo.chmod("local.cfg", 0o755);
+    repo.write("build/keep.cfg", "kept\n");
+    let before = repo.tree();
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+
+    // Written (existing), created new, edited then deleted by a command.
+    assert!(session.protect(Path::new("local.cfg")).unwrap());
+    repo.write("local.cfg", "the model's settings\n");
+    assert!(session.protect(Path::new("build/new.cfg")).unwrap());
+    repo.write("build/new.cfg", "created\n");
+    assert!(session.protect(Path::new("build/keep.cfg")).unwrap());
+    repo.write("build/keep.cfg", "edited\n");
+    session.checkpoint("step 1").unwrap().unwrap();
+    repo.remove("build/keep.cfg");
+    session.checkpoint("step 2").unwrap().unwrap();
+    // Saved once: the second write keeps the first prior content.
+    assert!(!session.protect(Path::new("local.cfg")).unwrap());
+    let agents = repo.tree();
+
+    let diff = session.diff(harness_undo::DiffTarget::WorkingTree).unwrap();
+    let changed: Vec<String> = diff
+        .files
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect();
+    assert_eq!(changed, ["build/keep.cfg", "build/new.cfg", "local.cfg"]);
+
+    let id = session.id().clone();
+    drop(session);
+    let mut session = Session::open(&repo.root, &id).unwrap();
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before);
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), agents);
+}
+
+#[test]
+fn protect_skips_what_snapshots_cover_and_what_is_not_plainly_inside() {
+    let repo = Repo::with_files(&[(".gitignore", "*.cfg\n"), ("main.rs", "fn main() {}\n")]);
+    repo.write("dir.cfg/inner", "x");
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    let pre = session.info().pre_run;
+    for path in [
+        "main.rs",    // tracked
+        "other.rs",   // not ignored
+        "/etc/x.cfg", // absolute
+        "../x.cfg",   // outside
+        "a/../b.cfg", // not plain
+        ".git/x.cfg", // in .git
+        "dir.cfg",    // a directory
+        "",           // nothing
+    ] {
+        assert!(!session.protect(Path::new(path)).unwrap(), "{path}");
+    }
+    assert_eq!(session.info().pre_run, pre, "nothing was recorded");
+}
