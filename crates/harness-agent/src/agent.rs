@@ -527,8 +527,17 @@ impl Run<'_> {
                 break;
             }
             self.tool_calls += 1;
+            if matches!(call.name.as_str(), "edit_file" | "write_file") {
+                self.protect(call);
+            }
             let result = self.call_tool(call);
-            let framed = prompt::tool_result(&call.name, result.summary().target(), result.text());
+            let mut framed =
+                prompt::tool_result(&call.name, result.summary().target(), result.text());
+            if call.name == "run_command" {
+                if let Some(note) = self.verify_after(result.summary().target()) {
+                    framed.push_str(&note);
+                }
+            }
             self.messages.push(Message::tool_result(call, framed));
             if matches!(call.name.as_str(), "edit_file" | "write_file") && !result.is_error() {
                 self.edited = true;
@@ -700,6 +709,58 @@ impl Run<'_> {
         );
         tracing::debug!(step = self.step, tool = %call.name, summary = %result.summary(), "tool call");
         result
+    }
+
+    /// Lets the undo record save the file `call` is about to write, if it must.
+    fn protect(&mut self, call: &ToolCall) {
+        let Some(path) = call.arguments.get("path").and_then(Value::as_str) else {
+            return; // Invalid arguments: the tool refuses the call.
+        };
+        if let Err(error) = self.checkpoints.protect(path) {
+            let error = format!("saving {path} before step {} failed: {error}", self.step);
+            self.observer.on_event(&Event::CheckpointFailed {
+                step: self.step,
+                error: error.clone(),
+            });
+            self.record("checkpoint", json!({"step": self.step, "error": error}));
+            self.warnings.push(error);
+        }
+    }
+
+    /// After a command: checks what undo relies on, and returns what to tell the model
+    /// when the command changed it.
+    fn verify_after(&mut self, command: &str) -> Option<String> {
+        let findings = match self.checkpoints.verify() {
+            Ok(findings) => findings,
+            Err(error) => {
+                let error = format!("checking .git after step {} failed: {error}", self.step);
+                self.observer.on_event(&Event::CheckpointFailed {
+                    step: self.step,
+                    error: error.clone(),
+                });
+                self.record("checkpoint", json!({"step": self.step, "error": error}));
+                self.warnings.push(error);
+                return None;
+            }
+        };
+        if findings.is_empty() {
+            return None;
+        }
+        self.observer.on_event(&Event::Tampered {
+            step: self.step,
+            command,
+            findings: &findings,
+        });
+        self.record(
+            "tampered",
+            json!({"step": self.step, "command": command, "findings": findings}),
+        );
+        self.warnings.push(format!(
+            "step {}: {command} changed .git: {}",
+            self.step,
+            findings.join("; ")
+        ));
+        Some(prompt::tampered(&findings))
     }
 
     /// Snapshots the workspace.

@@ -16,6 +16,29 @@ pub trait Checkpoints {
         &mut self,
         label: &str,
     ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>>;
+
+    /// Called before a file tool writes, edits or creates `path` (as the model gave it,
+    /// relative to the workspace), so that a file no snapshot would hold (one git ignores)
+    /// is saved first. Keeps nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept it from being saved; the loop reports it and goes on.
+    fn protect(&mut self, path: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let _ = path;
+        Ok(())
+    }
+
+    /// Called after each command: checks that what undo relies on is intact, puts back
+    /// what the command removed or moved, and describes each finding, one line each.
+    /// Finds nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept the check from being made; the loop reports it and goes on.
+    fn verify(&mut self) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Vec::new())
+    }
 }
 
 /// Takes no checkpoints.
@@ -38,5 +61,15 @@ impl Checkpoints for harness_undo::Session {
     ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
         let taken = harness_undo::Session::checkpoint(self, label)?;
         Ok(taken.map(|checkpoint| checkpoint.number))
+    }
+
+    fn protect(&mut self, path: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        harness_undo::Session::protect(self, std::path::Path::new(path))?;
+        Ok(())
+    }
+
+    fn verify(&mut self) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
+        let found = harness_undo::Session::verify(self)?;
+        Ok(found.iter().map(ToString::to_string).collect())
     }
 }

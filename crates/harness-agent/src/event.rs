@@ -111,6 +111,17 @@ pub enum Event<'a> {
         /// Its label.
         label: &'a str,
     },
+    /// A command changed what undo relies on in the workspace's `.git` (the run's refs, its
+    /// pre-run snapshot); what could be put back from the harness's store was, and the
+    /// model was told that changing `.git` is not allowed.
+    Tampered {
+        /// The step.
+        step: u32,
+        /// The command that did it, as the tool's target shows it.
+        command: &'a str,
+        /// What was found and done, one line each.
+        findings: &'a [String],
+    },
     /// A snapshot could not be taken; the run goes on.
     CheckpointFailed {
         /// The step.

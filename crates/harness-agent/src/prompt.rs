@@ -103,6 +103,17 @@ pub(crate) fn repeat_nudge(tool: &str, count: u32, stop_at: u32) -> String {
     )
 }
 
+/// What the model reads after a command's result when the command changed what undo relies
+/// on in `.git`.
+pub(crate) fn tampered(findings: &[String]) -> String {
+    format!(
+        "\n\nHarness: this command changed the repository's .git ({}). Changing .git (refs, \
+         tags, the reflog, objects, or removing it) is not allowed: the harness put back what \
+         it could and the user has been told. Work on the files of the task only.",
+        findings.join("; ")
+    )
+}
+
 /// What the model is told when its answer was cut off.
 pub(crate) const CUT_OFF_NUDGE: &str = "Your answer was cut off at the output limit. Continue: \
      make one tool call at a time, or answer briefly if the task is done.";

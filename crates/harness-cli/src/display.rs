@@ -223,6 +223,14 @@ impl Observer for Terminal {
                 let note = format!("· checkpoint {number}");
                 self.line(&self.style.dim(&note));
             }
+            Event::Tampered {
+                command, findings, ..
+            } => {
+                for finding in findings.iter() {
+                    let note = format!("! the command `{command}` changed .git: {finding}");
+                    self.line(&self.style.yellow(&note));
+                }
+            }
             Event::CheckpointFailed { error, .. } => {
                 let note = format!("! {error}");
                 self.line(&self.style.yellow(&note));
