@@ -1,0 +1,138 @@
+//! The loop over a real undo session in a real git repository: a command that changes
+//! `.git` is caught, put right and reported, and a gitignored file a tool overwrites is
+//! saved first, so undo brings it back.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use harness_agent::{Agent, Budgets, FakeChat, Reply, Transcript};
+use harness_sandbox::Workspace;
+use harness_tools::Toolbox;
+use harness_undo::{BeginOptions, Force, Session};
+use serde_json::{Value, json};
+
+/// Runs git in `dir` with no global or system configuration.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.org")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.org")
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+/// A committed repository with a gitignored `local.cfg`, and the store isolated.
+fn repository() -> (tempfile::TempDir, tempfile::TempDir) {
+    let state = tempfile::tempdir().expect("a state directory");
+    // nextest runs each test in its own process, and this is set before anything reads it.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("XDG_STATE_HOME", state.path());
+    }
+    let dir = tempfile::tempdir().expect("a workspace");
+    std::fs::write(dir.path().join(".gitignore"), "*.cfg\n").expect("write");
+    std::fs::write(dir.path().join("main.txt"), "main\n").expect("write");
+    std::fs::write(dir.path().join("local.cfg"), "the user's settings\n").expect("write");
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "-qm", "initial"]);
+    (state, dir)
+}
+
+#[test]
+fn a_command_that_deletes_the_runs_tag_is_reported_and_undone_and_the_model_told() {
+    let (_state, dir) = repository();
+    let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
+    let id = session.id().to_string();
+    let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
+    let chat = Arc::new(FakeChat::new([
+        Reply::call(
+            "run_command",
+            json!({"argv": ["git", "tag", "-d", format!("harness/{id}")]}),
+        ),
+        Reply::text("Done."),
+    ]));
+    let transcript = session.transcript_path();
+    let mut events: Vec<Value> = Vec::new();
+    let budgets = Budgets {
+        head_start_chars: 0,
+        ..Budgets::default()
+    };
+    let report = Agent::new(chat.clone(), &toolbox)
+        .budgets(budgets)
+        .transcript(Transcript::create(&transcript).expect("a transcript"))
+        .run("t", &mut events, &mut session);
+
+    let tampered: Vec<&Value> = events.iter().filter(|e| e["event"] == "tampered").collect();
+    assert_eq!(tampered.len(), 1, "{events:?}");
+    let finding = tampered[0]["findings"][0].as_str().expect("a finding");
+    assert!(
+        finding.contains(&format!("refs/tags/harness/{id} was deleted")),
+        "{finding}"
+    );
+    assert_eq!(
+        git(dir.path(), &["rev-parse", &format!("harness/{id}")]).trim(),
+        session.info().pre_run.to_string(),
+        "the tag is back"
+    );
+    let told = chat.requests()[1]
+        .messages
+        .iter()
+        .any(|m| m.content.contains("Changing .git") && m.content.contains("not allowed"));
+    assert!(told, "the model reads that changing .git is not allowed");
+    assert!(
+        report.warnings.iter().any(|w| w.contains("changed .git")),
+        "{:?}",
+        report.warnings
+    );
+    let records = Transcript::read(&transcript).expect("the transcript");
+    assert!(
+        records.iter().any(|r| r["type"] == "tampered"),
+        "{records:?}"
+    );
+}
+
+#[test]
+fn a_gitignored_file_a_tool_overwrites_is_saved_first_and_undo_restores_it() {
+    let (_state, dir) = repository();
+    let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
+    let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
+    let chat = Arc::new(FakeChat::new([
+        Reply::call(
+            "write_file",
+            json!({"path": "local.cfg", "content": "the model's\n", "overwrite": true}),
+        ),
+        Reply::text("Done."),
+    ]));
+    let budgets = Budgets {
+        head_start_chars: 0,
+        ..Budgets::default()
+    };
+    let mut events: Vec<Value> = Vec::new();
+    Agent::new(chat, &toolbox)
+        .budgets(budgets)
+        .run("t", &mut events, &mut session);
+    let cfg = dir.path().join("local.cfg");
+    assert_eq!(
+        std::fs::read_to_string(&cfg).expect("read"),
+        "the model's\n",
+        "{events:?}"
+    );
+    let diff = session
+        .diff(harness_undo::DiffTarget::WorkingTree)
+        .expect("diff");
+    assert_eq!(diff.files[0].path, Path::new("local.cfg"));
+    session.undo(Force::No).expect("undo");
+    assert_eq!(
+        std::fs::read_to_string(&cfg).expect("read"),
+        "the user's settings\n"
+    );
+}
