@@ -131,13 +131,7 @@ fn a_dead_model_server_exits_3_with_a_clear_message_and_records_no_run() {
     let run = repo.harness(&["run", "--host", &url, "t"]);
     run.assert_exit(3)
         .assert_stderr_has(&[&format!("no Ollama server at {url}"), "ollama serve"]);
-    assert!(
-        !repo.root.join(".git/harness/runs").exists()
-            || fs::read_dir(repo.root.join(".git/harness/runs"))
-                .unwrap()
-                .count()
-                == 0
-    );
+    assert!(!repo.runs_dir().exists() || fs::read_dir(repo.runs_dir()).unwrap().count() == 0);
 }
 
 #[test]

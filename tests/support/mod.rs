@@ -115,14 +115,29 @@ impl Repo {
             .env("HOME", self.outer.join("home"))
             .env("NO_COLOR", "1")
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
             .env_remove("OLLAMA_HOST")
             .env_remove("RUST_LOG");
         command
     }
 
+    /// The run directories of the workspace's undo store (under the empty home's
+    /// `.local/state/harness/`, outside the workspace); the path may not exist yet.
+    pub(crate) fn runs_dir(&self) -> PathBuf {
+        let stores = self.outer.join("home/.local/state/harness");
+        let store = fs::read_dir(&stores)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .find(|dir| dir.join("harness-workspace").is_file())
+            .unwrap_or_else(|| stores.join("none"));
+        store.join("harness/runs")
+    }
+
     /// The records of the latest run's transcript.
     pub(crate) fn transcript(&self) -> Vec<Value> {
-        let runs = self.root.join(".git/harness/runs");
+        let runs = self.runs_dir();
         let mut ids: Vec<PathBuf> = fs::read_dir(&runs)
             .expect("runs are recorded")
             .map(|entry| entry.expect("a run directory").path())

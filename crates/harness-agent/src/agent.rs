@@ -533,10 +533,10 @@ impl Run<'_> {
             let result = self.call_tool(call);
             let mut framed =
                 prompt::tool_result(&call.name, result.summary().target(), result.text());
-            if call.name == "run_command" {
-                if let Some(note) = self.verify_after(result.summary().target()) {
-                    framed.push_str(&note);
-                }
+            if call.name == "run_command"
+                && let Some(note) = self.verify_after(result.summary().target())
+            {
+                framed.push_str(&note);
             }
             self.messages.push(Message::tool_result(call, framed));
             if matches!(call.name.as_str(), "edit_file" | "write_file") && !result.is_error() {

@@ -242,6 +242,20 @@ pub enum Error {
         recorded: PathBuf,
     },
 
+    /// A store was to be removed while its workspace still exists.
+    #[error(
+        "the harness store {} belongs to {}, which still exists; prune its runs with \
+         `harness runs --prune` instead",
+        store.display(),
+        workspace.display()
+    )]
+    StoreInUse {
+        /// The store's directory.
+        store: PathBuf,
+        /// Its workspace.
+        workspace: PathBuf,
+    },
+
     /// libgit2 failed.
     #[error("git could not {action}: {detail}")]
     Git {

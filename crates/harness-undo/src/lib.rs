@@ -128,6 +128,7 @@
 mod clean;
 mod diff;
 mod error;
+mod housekeeping;
 mod open;
 mod paths;
 mod record;
@@ -141,6 +142,7 @@ mod watch;
 
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
+pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::Tracking;

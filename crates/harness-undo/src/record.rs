@@ -327,6 +327,11 @@ pub(crate) fn new_record(
     }
 }
 
+/// The instant `ms` milliseconds after the Unix epoch.
+pub(crate) fn time_of(ms: u64) -> SystemTime {
+    time(ms)
+}
+
 fn time(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }

@@ -446,7 +446,11 @@ impl Session {
             .ancestors()
             .skip(1)
             .filter(|a| !a.as_os_str().is_empty())
-            .all(|a| std::fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir()));
+            // A missing directory is one the tool will make.
+            .all(|a| match std::fs::symlink_metadata(self.root.join(a)) {
+                Ok(m) => m.is_dir(),
+                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            });
         let pre = self.record.pre;
         let pre_tree = self
             .repo
@@ -455,14 +459,23 @@ impl Session {
         if !under_real_dirs
             || metadata.as_ref().is_ok_and(std::fs::Metadata::is_dir)
             || pre_tree.get_path(path).is_ok()
-            || !self
-                .repo
-                .is_path_ignored(path)
-                .context(format_args!("check whether git ignores {text}"))?
+            || !is_ignored_even_if_missing(&self.repo, path)?
         {
             return Ok(false);
         }
-        let tree = if metadata.is_ok() {
+        // Below what the pre-run state has as a file, the path did not
+        // exist before the run (a command made it since): its absence is
+        // what undo owes.
+        let below_a_file = path
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .any(|a| {
+                pre_tree
+                    .get_path(a)
+                    .is_ok_and(|e| e.kind() != Some(git2::ObjectType::Tree))
+            });
+        let tree = if metadata.is_ok() && !below_a_file {
             state::with_files(&self.repo, &self.root, pre.tree, &[path.to_path_buf()])?
         } else {
             pre.tree
@@ -497,6 +510,45 @@ impl Session {
             scanner.force(path);
         }
         Ok(true)
+    }
+
+    /// Ignored files changed (written or created) since the run began that no
+    /// snapshot holds, such as build outputs a command wrote under `target/`:
+    /// undo does not restore or remove them. Counted in full; the first
+    /// [`LISTED_PATHS`](crate::error::LISTED_PATHS) are named, sorted. Files
+    /// a command deleted from ignored directories are not seen.
+    pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
+        let started = crate::record::time_of(self.record.started_ms);
+        let mut options = git2::StatusOptions::new();
+        options
+            .include_ignored(true)
+            .recurse_ignored_dirs(true)
+            .include_untracked(false)
+            .exclude_submodules(true);
+        let statuses = self
+            .repo
+            .statuses(Some(&mut options))
+            .context("list the ignored files")?;
+        let mut changed = Vec::new();
+        for entry in statuses.iter() {
+            if !entry.status().contains(git2::Status::IGNORED) {
+                continue;
+            }
+            let path = paths::from_bytes(entry.path_bytes());
+            let protected = path
+                .to_str()
+                .is_some_and(|p| self.record.ignored.iter().any(|i| i == p));
+            let modified = std::fs::symlink_metadata(self.root.join(&path))
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started);
+            if modified && !protected {
+                changed.push(path);
+            }
+        }
+        changed.sort();
+        let count = changed.len();
+        changed.truncate(crate::error::LISTED_PATHS);
+        Ok((count, changed))
     }
 
     /// Records the end of the run: its outcome and how many steps it took.
@@ -1044,6 +1096,31 @@ fn delete_refs(repo: &Repository, id: &RunId) {
             let _ = reference.delete();
         }
     }
+}
+
+/// True if and only if git ignores `path`, or would once it exists: a
+/// pattern such as `build/` matches only directories, so each ancestor is
+/// asked about as a directory too.
+fn is_ignored_even_if_missing(repo: &Repository, path: &Path) -> Result<bool, Error> {
+    let ask = |p: &Path| {
+        repo.is_path_ignored(p)
+            .context(format_args!("check whether git ignores {}", p.display()))
+    };
+    if ask(path)? {
+        return Ok(true);
+    }
+    for ancestor in path
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+    {
+        let mut dir = ancestor.as_os_str().to_owned();
+        dir.push("/");
+        if ask(Path::new(&dir))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `path` as UTF-8 text when it is relative and made of plain names only

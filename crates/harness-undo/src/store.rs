@@ -178,6 +178,13 @@ pub(crate) fn has_commit(repo: &Repository, id: Oid) -> bool {
     odb.exists(id) && odb.exists(commit.tree_id())
 }
 
+/// The workspace the store at `dir` names, if `dir` is a store.
+pub(crate) fn recorded_workspace(dir: &Path) -> Option<PathBuf> {
+    let recorded = fs::read(dir.join(WORKSPACE_FILE)).ok()?;
+    let recorded = recorded.strip_suffix(b"\n").unwrap_or(&recorded);
+    Some(paths::from_bytes(recorded))
+}
+
 /// The directory of the store of the workspace at `root`:
 /// `<state home>/harness/<name>-<16 hex digits of a hash of the path>.git`.
 pub(crate) fn location(root: &Path) -> Result<PathBuf, Error> {

@@ -378,3 +378,230 @@ proptest! {
         check(case)?;
     }
 }
+
+/// A command a model might run that changes `.git` or files behind the
+/// harness's back.
+#[derive(Clone, Copy, Debug)]
+enum Hostile {
+    RemoveGit,
+    DeleteRefsThenGc,
+    DeletePreRef,
+    DeleteTag,
+    ExpireReflog,
+    ResetHard,
+    CheckoutAll,
+    CleanAll,
+    ClearStash,
+    CommitAll,
+}
+
+impl Hostile {
+    /// The shell script that does it in the run `id`.
+    fn script(self, id: &str) -> String {
+        match self {
+            Hostile::RemoveGit => "rm -rf .git".into(),
+            Hostile::DeleteRefsThenGc => "git for-each-ref --format='%(refname)' refs/harness \
+                refs/tags/harness | xargs -n1 git update-ref -d; \
+                git reflog expire --expire=now --all; git gc -q --prune=now"
+                .into(),
+            Hostile::DeletePreRef => format!("git update-ref -d refs/harness/{id}/pre"),
+            Hostile::DeleteTag => format!("git tag -d harness/{id}"),
+            Hostile::ExpireReflog => "git reflog expire --expire=now --all".into(),
+            Hostile::ResetHard => "git reset -q --hard".into(),
+            Hostile::CheckoutAll => "git checkout -q -- .".into(),
+            Hostile::CleanAll => "git clean -q -fdx".into(),
+            Hostile::ClearStash => "git stash clear".into(),
+            Hostile::CommitAll => "git commit -q -am x".into(),
+        }
+    }
+}
+
+fn hostile() -> impl Strategy<Value = Hostile> {
+    prop::sample::select(vec![
+        Hostile::RemoveGit,
+        Hostile::DeleteRefsThenGc,
+        Hostile::DeletePreRef,
+        Hostile::DeleteTag,
+        Hostile::ExpireReflog,
+        Hostile::ResetHard,
+        Hostile::CheckoutAll,
+        Hostile::CleanAll,
+        Hostile::ClearStash,
+        Hostile::CommitAll,
+    ])
+}
+
+/// Runs `script` in the workspace as the model's command would (its failure,
+/// say nothing to commit, is the model's problem, not the test's).
+fn run_hostile(repo: &Repo, script: &str) {
+    common::shell_command(&repo.root, script).output().unwrap();
+}
+
+/// An ignored path the file tools write (saved first), then maybe changed
+/// by commands: written, edited, created new, deleted.
+#[derive(Clone, Debug)]
+enum ToolOp {
+    Write(&'static str, Vec<u8>),
+    DeleteByCommand(&'static str),
+}
+
+fn tool_op() -> impl Strategy<Value = ToolOp> {
+    prop_oneof![
+        3 => (pick(IGNORED), bytes()).prop_map(|(p, b)| ToolOp::Write(p, b)),
+        1 => pick(IGNORED).prop_map(ToolOp::DeleteByCommand),
+    ]
+}
+
+#[derive(Clone, Debug)]
+struct HostileCase {
+    case: Case,
+    tools: Vec<ToolOp>,
+    hostile: Hostile,
+}
+
+fn hostile_case() -> impl Strategy<Value = HostileCase> {
+    (case(), prop::collection::vec(tool_op(), 0..4), hostile()).prop_map(
+        |(case, tools, hostile)| HostileCase {
+            case,
+            tools,
+            hostile,
+        },
+    )
+}
+
+/// The files undo answers for: every file that is not ignored, and the
+/// ignored ones the file tools wrote.
+fn answered_for(tree: &BTreeMap<String, Entry>, protected: &[&str]) -> BTreeMap<String, Entry> {
+    tree.iter()
+        .filter(|(path, _)| !is_ignored(path) || protected.contains(&path.as_str()))
+        .map(|(path, entry)| (path.clone(), entry.clone()))
+        .collect()
+}
+
+fn check_hostile(hostile_case: HostileCase) -> Result<(), TestCaseError> {
+    let HostileCase {
+        case,
+        tools,
+        hostile,
+    } = hostile_case;
+    let repo = setup(&case);
+    let protected: Vec<&str> = tools
+        .iter()
+        .filter_map(|op| match op {
+            ToolOp::Write(path, _) => Some(*path),
+            ToolOp::DeleteByCommand(_) => None,
+        })
+        .collect();
+    let before_tree = repo.tree();
+    let before_index = repo.index();
+    let options = BeginOptions {
+        allow_dirty: true,
+        tracking: case.tracking,
+        ..BeginOptions::default()
+    };
+    let mut session = Session::begin(&repo.root, options).unwrap();
+    let id = session.id().clone();
+    for op in &case.agent {
+        if let AgentOp::Checkpoint = op {
+            session.checkpoint("step").unwrap();
+        } else {
+            apply_agent(&repo, op);
+        }
+    }
+    // What each ignored path was when a file tool first wrote it: that is
+    // what undo owes (a command may have changed it earlier, unrecorded).
+    let mut first_written: BTreeMap<String, Option<Entry>> = BTreeMap::new();
+    for op in &tools {
+        match op {
+            ToolOp::Write(path, bytes) => {
+                // write_file refuses a path below a file or symlink, or onto a directory.
+                let blocked = Path::new(path)
+                    .ancestors()
+                    .skip(1)
+                    .filter(|a| !a.as_os_str().is_empty())
+                    .any(|a| fs::symlink_metadata(repo.root.join(a)).is_ok_and(|m| !m.is_dir()))
+                    || fs::symlink_metadata(repo.path(path)).is_ok_and(|m| m.is_dir());
+                if blocked {
+                    continue;
+                }
+                let now = repo.tree().get(*path).cloned();
+                first_written.entry((*path).to_owned()).or_insert(now);
+                session.protect(Path::new(path)).unwrap();
+                write(&repo, path, bytes);
+            }
+            ToolOp::DeleteByCommand(path) => delete(&repo, path),
+        }
+    }
+    session.checkpoint("tools").unwrap();
+    run_hostile(&repo, &hostile.script(id.as_str()));
+    let repository_survived = repo.path(".git").exists();
+    let mut before = answered_for(&before_tree, &[]);
+    for (path, entry) in first_written {
+        // Below a file of the pre-run state, it cannot have been there before.
+        let below_a_file = Path::new(&path)
+            .ancestors()
+            .skip(1)
+            .any(|a| a.to_str().is_some_and(|a| before_tree.contains_key(a)));
+        if let (Some(entry), false) = (entry, below_a_file) {
+            before.insert(path, entry);
+        }
+    }
+
+    if case.undo_from_new_session {
+        drop(session);
+        session = Session::open(&repo.root, &id).unwrap();
+    }
+    let at_undo = answered_for(&repo.tree(), &protected);
+    let index_at_undo = repository_survived.then(|| repo.index());
+    // A commit moved HEAD: undo is told to restore the files anyway.
+    let undone = session.undo(Force::Yes).unwrap();
+    prop_assert_eq!(
+        answered_for(&repo.tree(), &protected),
+        before.clone(),
+        "undo did not restore the pre-run working tree after {:?}",
+        hostile
+    );
+    prop_assert_eq!(undone.repository_missing, !repository_survived);
+    if repository_survived {
+        prop_assert_eq!(repo.index(), before_index, "undo did not restore the index");
+    } else {
+        prop_assert!(!repo.exists(".git"), "undo claimed a repository back");
+        prop_assert!(
+            undone
+                .repaired
+                .contains(&harness_undo::Tampering::RepositoryGone)
+        );
+    }
+
+    if undone.saved.is_some() {
+        if case.undo_from_new_session {
+            drop(session);
+            session = Session::open(&repo.root, &id).unwrap();
+        }
+        session.redo(Force::Yes).unwrap();
+        prop_assert_eq!(
+            answered_for(&repo.tree(), &protected),
+            at_undo,
+            "redo did not bring back what undo replaced after {:?}",
+            hostile
+        );
+        if let Some(index) = index_at_undo {
+            prop_assert_eq!(repo.index(), index, "redo did not restore the index");
+        }
+    } else {
+        prop_assert_eq!(at_undo, before);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: cases() / 3,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn undo_restores_the_pre_run_tree_after_any_hostile_command(case in hostile_case()) {
+        check_hostile(case)?;
+    }
+}

@@ -307,3 +307,17 @@ fn protect_skips_what_snapshots_cover_and_what_is_not_plainly_inside() {
     }
     assert_eq!(session.info().pre_run, pre, "nothing was recorded");
 }
+
+#[test]
+fn a_new_file_in_an_ignored_directory_not_yet_made_is_removed_by_undo_even_without_git() {
+    let repo = Repo::with_files(&[(".gitignore", "build/\n"), ("x", "")]);
+    let before = repo.tree();
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    assert!(session.protect(Path::new("build/o")).unwrap());
+    repo.write("build/o", "");
+    session.checkpoint("tools").unwrap();
+    shell(&repo, "rm -rf .git");
+    let undone = session.undo(Force::Yes).unwrap();
+    assert!(undone.repository_missing);
+    assert_eq!(repo.tree(), before, "{undone:?}");
+}

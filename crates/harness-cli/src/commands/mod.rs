@@ -92,6 +92,26 @@ pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("{} is not an existing directory", directory.display()))
 }
 
+/// Says what an undo or redo found changed in `.git` and put back, and, when the repository
+/// was gone, plainly what could not be restored.
+pub(crate) fn report_limits(restored: &harness_undo::Restored, session: &Session) {
+    for repair in &restored.repaired {
+        if *repair != harness_undo::Tampering::RepositoryGone {
+            println!("note: {repair}");
+        }
+    }
+    if restored.repository_missing {
+        println!(
+            "warning: {}/.git is gone or is no git repository: only the working tree was \
+             restored, from the harness's store at {}. NOT restored: the index (staged \
+             changes), HEAD, branches and the repository's history, which the store does not \
+             hold; restore .git from a clone or backup",
+            session.root().display(),
+            session.store_dir().display()
+        );
+    }
+}
+
 /// `harness <verb> <run> --workspace <root>`, ready to paste.
 pub(crate) fn hint(verb: &str, session: &Session) -> String {
     format!(

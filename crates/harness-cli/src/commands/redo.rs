@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use harness_undo::Force;
 
-use crate::commands::{RunSelector, hint};
+use crate::commands::{RunSelector, hint, report_limits};
 
 /// Bring back the working tree and index that `harness undo` replaced.
 #[derive(Debug, Args)]
@@ -34,6 +34,7 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
         if paths.len() == 1 { "" } else { "s" },
         paths.join(", ")
     );
+    report_limits(&restored, &session);
     println!("to undo it again: {}", hint("undo", &session));
     Ok(ExitCode::SUCCESS)
 }

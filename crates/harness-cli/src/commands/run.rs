@@ -344,6 +344,8 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
             })
             .map_err(ToString::to_string),
         finish_error: finished.err().map(|error| error.to_string()),
+        // Best effort: a summary that cannot list them says nothing false.
+        not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
     };
     if command.json {
         JsonLines::print(&summary.to_json());
@@ -485,6 +487,8 @@ struct Summary<'a> {
     /// Changed files with lines added and removed, or why they could not be listed.
     changed: Result<Vec<(String, usize, usize)>, String>,
     finish_error: Option<String>,
+    /// Ignored files commands changed, which no snapshot holds: how many, and the first.
+    not_undoable: (usize, Vec<std::path::PathBuf>),
 }
 
 impl Summary<'_> {
@@ -569,6 +573,9 @@ impl Summary<'_> {
             duration(report.duration),
             self.root.display(),
         );
+        if let Some(line) = self.not_undoable_line() {
+            println!("  {}", style.yellow(&line));
+        }
         for (label, command) in self.commands() {
             println!("  {:<14} {command}", format!("{label}:"));
         }
@@ -576,6 +583,31 @@ impl Summary<'_> {
             println!("  {}", style.yellow(&format!("warning: {warning}")));
         }
         println!("{}", style.yellow(boundary::STATEMENT));
+    }
+
+    /// `not undoable:  N ignored paths changed by commands: a, b, c and N-3 more`.
+    fn not_undoable_line(&self) -> Option<String> {
+        const NAMED: usize = 5;
+        let (count, first) = &self.not_undoable;
+        if *count == 0 {
+            return None;
+        }
+        let named: Vec<String> = first
+            .iter()
+            .take(NAMED)
+            .map(|p| p.display().to_string())
+            .collect();
+        let more = count - named.len();
+        Some(format!(
+            "not undoable:  {count} ignored path{} changed by commands: {}{} (undo leaves them as they are)",
+            if *count == 1 { "" } else { "s" },
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
     }
 
     fn to_json(&self) -> serde_json::Value {
@@ -606,6 +638,10 @@ impl Summary<'_> {
             },
             "verification": self.verification(),
             "files_changed": changed,
+            "not_undoable": {
+                "count": self.not_undoable.0,
+                "first": self.not_undoable.1.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            },
             "commands": commands,
             "warnings": self.report.warnings.iter().chain(&self.finish_error).collect::<Vec<_>>(),
             "boundary": boundary::STATEMENT,

@@ -3,25 +3,75 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use harness_agent::Transcript;
-use harness_undo::Session;
+use harness_undo::{Prune, Session};
 
 use crate::commands::workspace_root;
 
-/// List the runs recorded in a repository.
+/// List the runs recorded in a repository, prune old ones, or list the stores.
 ///
-/// Oldest first: id, outcome, steps, state (undone, accepted) and task.
+/// Oldest first: id, outcome, steps, state (undone, accepted) and task, then the size of
+/// the workspace's undo store (outside the workspace, under $XDG_STATE_HOME/harness).
 #[derive(Debug, Args)]
 pub(crate) struct RunsCommand {
     /// The repository.
     #[arg(long, value_name = "DIR", default_value = ".")]
     workspace: PathBuf,
+
+    /// Remove old runs from the store and the repository's refs (with --keep or --older-than).
+    #[arg(long, conflicts_with = "stores")]
+    prune: bool,
+
+    /// With --prune: keep the newest N runs.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "prune",
+        conflicts_with = "older_than"
+    )]
+    keep: Option<usize>,
+
+    /// With --prune: remove runs begun more than DAYS days ago.
+    #[arg(long, value_name = "DAYS", requires = "prune")]
+    older_than: Option<u64>,
+
+    /// List every workspace's undo store, flagging those whose workspace no longer exists.
+    #[arg(long)]
+    stores: bool,
+
+    /// With --stores: remove the stores whose workspace no longer exists.
+    #[arg(long, requires = "stores")]
+    remove_missing: bool,
 }
 
 pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
+    if command.stores {
+        return list_stores(command.remove_missing);
+    }
     let root = workspace_root(&command.workspace)?;
+    if command.prune {
+        let which = match (command.keep, command.older_than) {
+            (Some(n), _) => Prune::Keep(n),
+            (None, Some(days)) => {
+                Prune::OlderThan(Duration::from_secs(days.saturating_mul(86_400)))
+            }
+            (None, None) => anyhow::bail!("--prune needs --keep N or --older-than DAYS"),
+        };
+        let pruned = harness_undo::prune(&root, which)?;
+        let ids: Vec<String> = pruned.iter().map(|run| run.id.to_string()).collect();
+        println!(
+            "pruned {} run{}{}{}",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            if ids.is_empty() { "" } else { ": " },
+            ids.join(", ")
+        );
+        print_store_size(&root)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let runs = Session::runs(&root)?;
     let mut out = io::stdout().lock();
     if runs.is_empty() {
@@ -66,7 +116,79 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
         )?;
     }
     out.flush()?;
+    drop(out);
+    print_store_size(&root)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `undo store: <dir> (<size>)` for the workspace at `root`.
+fn print_store_size(root: &Path) -> anyhow::Result<()> {
+    if let (Some(bytes), Ok(dir)) = (harness_undo::store_size(root)?, store_dir(root)) {
+        println!("undo store: {} ({})", dir.display(), human_size(bytes));
+    }
+    Ok(())
+}
+
+/// The store directory of the workspace at `root`, as a run of it reports it.
+fn store_dir(root: &Path) -> anyhow::Result<PathBuf> {
+    let stores = harness_undo::stores()?;
+    stores
+        .into_iter()
+        .find(|store| store.workspace == root)
+        .map(|store| store.dir)
+        .ok_or_else(|| anyhow::anyhow!("no store"))
+}
+
+/// Lists the stores; with `remove_missing`, removes those whose workspace is gone.
+fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
+    let stores = harness_undo::stores()?;
+    if stores.is_empty() {
+        println!("no harness undo store exists yet");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:>9}  {:>4}  {:<16}  workspace  (store)",
+        "size", "runs", "state"
+    );
+    for store in &stores {
+        let state = if store.workspace_exists {
+            "in use"
+        } else if remove_missing {
+            harness_undo::remove_store(store)?;
+            "removed"
+        } else {
+            "workspace gone"
+        };
+        println!(
+            "{:>9}  {:>4}  {state:<16}  {}  ({})",
+            human_size(store.bytes),
+            store.runs,
+            store.workspace.display(),
+            store.dir.display()
+        );
+    }
+    if !remove_missing && stores.iter().any(|store| !store.workspace_exists) {
+        println!(
+            "remove the stores of workspaces that are gone: harness runs --stores --remove-missing"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bytes` in B, KiB, MiB or GiB.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }
 
 /// The outcome the agent wrote last in the run's transcript, in words.

@@ -5,13 +5,15 @@ use std::process::ExitCode;
 use clap::Args;
 use harness_undo::Force;
 
-use crate::commands::{RunSelector, hint};
+use crate::commands::{RunSelector, hint, report_limits};
 
 /// Put the workspace back exactly as it was before a run.
 ///
 /// The working tree and index are restored (your uncommitted work included, for
-/// --allow-dirty runs). What is there now is saved first: `harness redo` brings it back.
-/// Ignored files are left alone.
+/// --allow-dirty runs), from the harness's store outside the workspace, so this works even
+/// when a command deleted the run's refs or .git itself (then only the working tree comes
+/// back). What is there now is saved first: `harness redo` brings it back. Ignored files
+/// are left alone, except those the file tools wrote, which are restored too.
 #[derive(Debug, Args)]
 pub(crate) struct UndoCommand {
     #[command(flatten)]
@@ -32,6 +34,7 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             "the workspace is already as it was before run {}: nothing to undo",
             session.id()
         );
+        report_limits(&restored, &session);
         return Ok(ExitCode::SUCCESS);
     }
     let paths: Vec<String> = restored
@@ -57,6 +60,7 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             displaced.join(", ")
         );
     }
+    report_limits(&restored, &session);
     println!("to bring the run's work back: {}", hint("redo", &session));
     Ok(ExitCode::SUCCESS)
 }

@@ -351,3 +351,19 @@ impl Repo {
             .find(|dir| fs::read(dir.join("harness-workspace")).is_ok_and(|named| named == wanted))
     }
 }
+
+/// `sh -c script` in `dir`, with git's global and system configuration off,
+/// as a model's command would run there.
+pub(crate) fn shell_command(dir: &Path, script: &str) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", script])
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "model")
+        .env("GIT_AUTHOR_EMAIL", "model@example.org")
+        .env("GIT_COMMITTER_NAME", "model")
+        .env("GIT_COMMITTER_EMAIL", "model@example.org");
+    command
+}

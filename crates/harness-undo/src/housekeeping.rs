@@ -1,0 +1,175 @@
+//! Housekeeping of the stores: their sizes, old runs pruned, stores of
+//! workspaces that no longer exist listed and removed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use git2::Repository;
+
+use crate::record::Runs;
+use crate::store::{self, Store};
+use crate::{Error, RunId, RunInfo};
+
+/// Which runs [`prune`] removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prune {
+    /// All but the newest `n` (`--keep N`).
+    Keep(usize),
+    /// Those begun longer ago than this (`--older-than DAYS`).
+    OlderThan(Duration),
+}
+
+/// One harness store, as [`stores`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreInfo {
+    /// The store's directory.
+    pub dir: PathBuf,
+    /// The workspace it belongs to, as it recorded it.
+    pub workspace: PathBuf,
+    /// True if and only if that workspace is still a directory.
+    pub workspace_exists: bool,
+    /// The bytes its files take.
+    pub bytes: u64,
+    /// How many runs it records.
+    pub runs: usize,
+}
+
+/// Every harness store under the state directory (`$XDG_STATE_HOME/harness`).
+pub fn stores() -> Result<Vec<StoreInfo>, Error> {
+    let home = store::state_home().ok_or(Error::NoStateHome)?;
+    let base = home.join("harness");
+    let Ok(entries) = fs::read_dir(&base) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&base, e))?;
+        let dir = entry.path();
+        let Some(workspace) = store::recorded_workspace(&dir) else {
+            continue; // Not a store: a half-made one, or something else.
+        };
+        found.push(StoreInfo {
+            workspace_exists: workspace.is_dir(),
+            bytes: size(&dir),
+            runs: Runs::new(&dir).list()?.len(),
+            dir,
+            workspace,
+        });
+    }
+    found.sort_by(|a, b| a.workspace.cmp(&b.workspace));
+    Ok(found)
+}
+
+/// Removes a store whose workspace no longer exists.
+///
+/// # Errors
+///
+/// [`Error::StoreInUse`] when its workspace still exists (prune its runs
+/// instead), and failures of the filesystem.
+pub fn remove_store(store: &StoreInfo) -> Result<(), Error> {
+    let workspace = store::recorded_workspace(&store.dir).unwrap_or_default();
+    if workspace.is_dir() {
+        return Err(Error::StoreInUse {
+            store: store.dir.clone(),
+            workspace,
+        });
+    }
+    fs::remove_dir_all(&store.dir).map_err(|e| Error::io(&store.dir, e))
+}
+
+/// The bytes the store of the workspace at `root` takes; `None` without one.
+pub fn store_size(root: &Path) -> Result<Option<u64>, Error> {
+    let root = fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    Ok(Store::open(&root)?.map(|store| size(store.dir())))
+}
+
+/// Removes the runs `which` selects from the store of the workspace at `root`
+/// and from its repository (refs and tag), and lets the store drop the objects
+/// no other run needs (with `git gc`, where git is installed). Returns the
+/// removed runs, oldest first.
+pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
+    let root = fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    let Some(store) = Store::open(&root)? else {
+        return Ok(Vec::new());
+    };
+    let runs = Runs::new(store.dir());
+    let all = runs.list()?;
+    let doomed: Vec<RunInfo> = match which {
+        Prune::Keep(n) => {
+            let cut = all.len().saturating_sub(n);
+            all.into_iter().take(cut).collect()
+        }
+        Prune::OlderThan(age) => {
+            let cutoff = SystemTime::now()
+                .checked_sub(age)
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            all.into_iter()
+                .filter(|run| run.started_at < cutoff)
+                .collect()
+        }
+    };
+    let workspace = Repository::open(&root).ok();
+    for run in &doomed {
+        delete_run_refs(store.repo(), &run.id)?;
+        if let Some(repo) = &workspace {
+            delete_run_refs(repo, &run.id)?;
+        }
+        let dir = runs.run_dir(&run.id);
+        fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    if !doomed.is_empty() {
+        // Best effort: without git the objects stay, and only the space is lost.
+        let _ = Command::new("git")
+            .arg("--git-dir")
+            .arg(store.dir())
+            .args(["gc", "--quiet", "--prune=now"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    Ok(doomed)
+}
+
+/// Deletes `refs/harness/<id>/*` and `refs/tags/harness/<id>` of `repo`.
+fn delete_run_refs(repo: &Repository, id: &RunId) -> Result<(), Error> {
+    let prefix = format!("refs/harness/{id}/");
+    let tag = format!("refs/tags/harness/{id}");
+    let names: Vec<String> = repo
+        .references()
+        .map_err(|e| Error::Git {
+            action: "list the refs".into(),
+            detail: e.message().into(),
+        })?
+        .filter_map(Result::ok)
+        .filter_map(|r| r.name().map(str::to_owned).ok())
+        .filter(|name| name.starts_with(&prefix) || *name == tag)
+        .collect();
+    for name in names {
+        if let Ok(mut reference) = repo.find_reference(&name) {
+            reference.delete().map_err(|e| Error::Git {
+                action: format!("delete {name}"),
+                detail: e.message().into(),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of the files below `dir`.
+fn size(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| match entry.file_type() {
+            Ok(t) if t.is_dir() => size(&entry.path()),
+            Ok(_) => entry.metadata().map_or(0, |m| m.len()),
+            Err(_) => 0,
+        })
+        .sum()
+}
