@@ -21,7 +21,14 @@ pub(crate) fn explain(policy: &str) -> String {
          \x20 protected  commands run as an argv, never through a shell, with stdin closed, a\n\
          \x20            timeout that kills the whole process tree, and output cut to a bound\n\
          \x20 protected  your work: a dirty tree is refused (or snapshotted with --allow-dirty),\n\
-         \x20            every step is a checkpoint, `harness undo` restores the pre-run state\n\
+         \x20            every step is a checkpoint, each also copied to a store outside the\n\
+         \x20            workspace ($XDG_STATE_HOME/harness), so `harness undo` restores the\n\
+         \x20            pre-run files even after a command deleted the run's refs or .git (a\n\
+         \x20            deleted .git loses the index and history); refs a command removes are\n\
+         \x20            put back after it; ignored files the file tools write are saved first\n\
+         \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
+         \x20            reach the store too; ignored files commands change (build outputs) are\n\
+         \x20            not undoable, and the run summary names them\n\
          \x20 seatbelt   the command policy: {policy}. It matches the\n\
          \x20            program and its arguments; an allowed interpreter (python3, sh, node)\n\
          \x20            can still do anything you can\n\
@@ -57,5 +64,10 @@ mod tests {
         assert!(text.contains("blocklist of accidents"));
         let allow = explain(&policy(&["python3".to_owned(), "git".to_owned()]));
         assert!(allow.contains("an allowlist: only python3, git may run"));
+        assert!(text.contains("a store outside the\n"), "{text}");
+        assert!(
+            text.contains("can\n             reach the store too"),
+            "{text}"
+        );
     }
 }

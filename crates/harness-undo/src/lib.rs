@@ -56,8 +56,15 @@
 //!    once added (`git add -N <file>`), and after a dirty start, a file that was
 //!    untracked shows as deleted until added; [`Session::diff`] has neither
 //!    blind spot. Run ids ([`RunId`]) sort by time and are unique.
-//! 5. The metadata ([`RunInfo`]) goes to `.git/harness/runs/<id>/run.json`;
-//!    the directory also takes the agent's transcript
+//! 5. Every object of the pre-run state (its commits, trees and blobs, and
+//!    HEAD's commit and tree, not the history) is copied into the harness's
+//!    store, a bare repository outside the workspace under
+//!    `$XDG_STATE_HOME/harness/` (default `~/.local/state/harness/`), one per
+//!    workspace, named by a hash of its path and recording the path. The
+//!    store has its own objects, never alternates into the workspace, so no
+//!    `gc` there can prune them.
+//! 6. The metadata ([`RunInfo`]) goes to `harness/runs/<id>/run.json` in the
+//!    store; the directory also takes the agent's transcript
 //!    ([`Session::transcript_path`]). [`Session::runs`] lists the runs.
 //!
 //! Begin, checkpoint and diff never change the user's branch, HEAD, index,
@@ -72,7 +79,18 @@
 //! kernel's change notes (inotify, on Linux) say which paths to look at, so a
 //! checkpoint costs what changed rather than the size of the tree; the notes'
 //! limits are listed on [`Tracking::Watch`]. Undo, redo and accept always scan
-//! the whole tree.
+//! the whole tree. Each checkpoint and saved state is copied to the store too.
+//!
+//! # When a command changes `.git`
+//!
+//! The store is the authority: undo and redo read the run and its objects
+//! from there. [`Session::verify`] (the agent calls it after each command)
+//! puts back the run's refs and objects a command deleted, moved or pruned in
+//! the workspace, and reports each as a [`Tampering`]. When `.git` is gone
+//! or no longer a repository, the session works on the working tree alone:
+//! checkpoints go on into the store, and undo and redo restore the files
+//! (tracked, staged and untracked work) but not the index, HEAD or history,
+//! which [`Restored::repository_missing`] says.
 //!
 //! # Undo and redo
 //!
@@ -97,7 +115,10 @@
 //!   or assume-unchanged are not recorded.
 //!
 //! **Ignored files are left alone**: they are in no snapshot, so undo neither
-//! restores nor removes them, and a directory that still holds one stays. The
+//! restores nor removes them, and a directory that still holds one stays
+//! ([`Session::unrecorded_ignored_changes`] lists those changed during the
+//! run). Ignored files the file tools write are the exception: saved first by
+//! [`Session::protect`], they are covered like tracked ones. The
 //! one exception is an ignored file standing where undo must put back a
 //! recorded one (an ignored file where a recorded directory goes, or ignored
 //! files in a directory where a recorded file goes): git's checkout would
@@ -120,7 +141,8 @@
 //! # What this crate does not do
 //!
 //! It does not isolate the agent: a command the agent runs can still change
-//! `.git` itself, and only a sandbox (see `harness-sandbox`) keeps it out.
+//! `.git` itself (the store then puts back what undo needs), and, running as
+//! the user, can reach the store too; only kernel isolation keeps it out.
 //! It never pushes, never runs git hooks, and never deletes a recorded run's
 //! refs; the tags `harness/<id>` are ordinary tags, which `git push --tags`
 //! would send.

@@ -45,7 +45,7 @@ pub struct RunInfo {
     pub undone: bool,
     /// The commit [`Session::accept`](crate::Session::accept) made, if any.
     pub accepted: Option<CommitId>,
-    /// The run's directory, `.git/harness/runs/<id>/`; it holds `run.json`
+    /// The run's directory, `harness/runs/<id>/` in the store; it holds `run.json`
     /// and the agent's transcript.
     pub dir: PathBuf,
 }

@@ -515,7 +515,7 @@ impl Session {
     /// Ignored files changed (written or created) since the run began that no
     /// snapshot holds, such as build outputs a command wrote under `target/`:
     /// undo does not restore or remove them. Counted in full; the first
-    /// [`LISTED_PATHS`](crate::error::LISTED_PATHS) are named, sorted. Files
+    /// 20 are named, sorted. Files
     /// a command deleted from ignored directories are not seen.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
         let started = crate::record::time_of(self.record.started_ms);

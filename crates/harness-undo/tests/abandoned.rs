@@ -25,12 +25,30 @@ use harness_undo::{BeginOptions, Force, Session};
 /// Set in the child's environment to the repository it works in.
 const CHILD: &str = "HARNESS_UNDO_ABANDONED_CHILD";
 
-/// The one test of this target, as listed.
+/// Set in the child's environment to a hostile command to run after its steps.
+const HOSTILE: &str = "HARNESS_UNDO_ABANDONED_HOSTILE";
+
+/// The first test of this target, as listed.
 const NAME: &str = "a_killed_run_is_undone_and_redone_from_a_new_process";
+
+/// The second: killed right after a command that attacked `.git`.
+const HOSTILE_NAME: &str =
+    "a_run_killed_right_after_a_hostile_command_is_undone_from_a_new_process";
+
+/// The commands the second test runs in the child, as a model would.
+const HOSTILE_COMMANDS: &[&str] = &[
+    "rm -rf .git",
+    "git for-each-ref --format='%(refname)' refs/harness refs/tags/harness \
+     | xargs -n1 git update-ref -d; git reflog expire --expire=now --all; git gc -q --prune=now",
+    "git for-each-ref --format='%(refname)' refs/harness | xargs -n1 git update-ref -d",
+];
 
 fn main() {
     if let Some(root) = std::env::var_os(CHILD) {
-        return child(Path::new(&root));
+        return match std::env::var(HOSTILE) {
+            Ok(script) => hostile_child(Path::new(&root), &script),
+            Err(_) => child(Path::new(&root)),
+        };
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().any(|a| a == name);
@@ -38,14 +56,90 @@ fn main() {
         // There are no ignored tests to list.
         if !flag("--ignored") {
             println!("{NAME}: test");
+            println!("{HOSTILE_NAME}: test");
         }
         return;
     }
-    let mut filters = args.iter().filter(|a| !a.starts_with("--")).peekable();
-    let selected = filters.peek().is_none() || filters.any(|f| NAME.contains(f.as_str()));
-    if selected && !flag("--ignored") {
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let exact = flag("--exact");
+    let selected = |name: &str| {
+        filters.is_empty()
+            || filters.iter().any(|f| {
+                if exact {
+                    name == f.as_str()
+                } else {
+                    name.contains(f.as_str())
+                }
+            })
+    };
+    if flag("--ignored") {
+        return;
+    }
+    if selected(NAME) {
         parent();
         println!("test {NAME} ... ok");
+    }
+    if selected(HOSTILE_NAME) {
+        hostile_parent();
+        println!("test {HOSTILE_NAME} ... ok");
+    }
+}
+
+/// A run on a dirty tree: the agent overwrites the user's uncommitted edit,
+/// checkpoints, runs `script`, and is killed right after.
+fn hostile_child(root: &Path, script: &str) {
+    let options = BeginOptions {
+        allow_dirty: true,
+        task: "a run that attacks .git".into(),
+        ..BeginOptions::default()
+    };
+    let mut session = Session::begin(root, options).unwrap();
+    std::fs::write(root.join("a.txt"), "the agent's\n").unwrap();
+    session.checkpoint("step 1").unwrap().unwrap();
+    let status = common::shell_command(root, script).status().unwrap();
+    assert!(status.success(), "{script}");
+    println!("attacked");
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(Duration::from_secs(600));
+    unreachable!("the parent kills this process");
+}
+
+fn hostile_parent() {
+    for script in HOSTILE_COMMANDS {
+        let repo = Repo::with_files(&[("a.txt", "committed\n"), ("b.txt", "b\n")]);
+        repo.write("a.txt", "the user's uncommitted edit\n");
+        repo.write("untracked.txt", "the user's untracked file\n");
+        let before = repo.tree();
+        let index = repo.index();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(CHILD, &repo.root)
+            .env(HOSTILE, script)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(
+            line, "attacked\n",
+            "the child failed before its attack: {script}"
+        );
+        child.kill().unwrap();
+        assert!(!child.wait().unwrap().success());
+        assert_ne!(repo.tree(), before);
+
+        let run = Session::latest(&repo.root)
+            .unwrap()
+            .expect("the killed run is in the store");
+        let mut session = Session::open(&repo.root, &run.id).unwrap();
+        let undone = session.undo(Force::No).unwrap();
+        assert_eq!(repo.tree(), before, "after {script}");
+        let survived = repo.exists(".git");
+        assert_eq!(undone.repository_missing, !survived, "after {script}");
+        if survived {
+            assert_eq!(repo.index(), index, "after {script}");
+        }
     }
 }
 

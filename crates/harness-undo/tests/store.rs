@@ -321,3 +321,115 @@ fn a_new_file_in_an_ignored_directory_not_yet_made_is_removed_by_undo_even_witho
     assert!(undone.repository_missing);
     assert_eq!(repo.tree(), before, "{undone:?}");
 }
+
+#[test]
+fn prune_keeps_the_newest_runs_and_removes_the_others_refs_everywhere() {
+    let repo = dirty_project();
+    let ids: Vec<_> = (0..3).map(|_| begin_dirty(&repo).id().clone()).collect();
+    let size = harness_undo::store_size(&repo.root).unwrap().unwrap();
+    assert!(size > 0);
+    let pruned = harness_undo::prune(&repo.root, harness_undo::Prune::Keep(1)).unwrap();
+    let pruned: Vec<_> = pruned.into_iter().map(|run| run.id).collect();
+    assert_eq!(pruned, ids[..2]);
+    let left: Vec<_> = Session::runs(&repo.root)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(left, ids[2..]);
+    let refs = repo.refs();
+    for id in &ids[..2] {
+        assert!(
+            !refs.iter().any(|(name, _)| name.contains(id.as_str())),
+            "{refs:?}"
+        );
+        let store = repo.store().unwrap();
+        let output = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&store)
+            .args(["for-each-ref", &format!("refs/harness/{id}")])
+            .output()
+            .unwrap();
+        assert!(output.stdout.is_empty(), "the store's refs go too");
+    }
+    assert!(refs.iter().any(|(name, _)| name.contains(ids[2].as_str())));
+    // The kept run still undoes.
+    let mut kept = Session::open(&repo.root, &ids[2]).unwrap();
+    repo.write("src/lib.rs", "changed\n");
+    kept.undo(Force::No).unwrap();
+    assert_eq!(
+        repo.read("src/lib.rs"),
+        "pub fn users_uncommitted_edit() {}\n"
+    );
+
+    let none = harness_undo::prune(&repo.root, harness_undo::Prune::Keep(5)).unwrap();
+    assert!(none.is_empty());
+    let old = harness_undo::prune(
+        &repo.root,
+        harness_undo::Prune::OlderThan(std::time::Duration::from_secs(3600)),
+    )
+    .unwrap();
+    assert!(old.is_empty(), "the kept run began just now");
+    let all = harness_undo::prune(
+        &repo.root,
+        harness_undo::Prune::OlderThan(std::time::Duration::ZERO),
+    )
+    .unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(Session::runs(&repo.root).unwrap().is_empty());
+}
+
+#[test]
+fn a_store_whose_workspace_is_gone_is_listed_as_such_and_removable() {
+    let repo = dirty_project();
+    begin_dirty(&repo);
+    let find = || {
+        harness_undo::stores()
+            .unwrap()
+            .into_iter()
+            .find(|store| store.workspace == repo.root)
+            .unwrap()
+    };
+    let listed = find();
+    assert!(listed.workspace_exists);
+    assert_eq!(listed.runs, 1);
+    assert!(listed.bytes > 0);
+    assert_eq!(Some(listed.dir.clone()), repo.store());
+    let err = harness_undo::remove_store(&listed).unwrap_err();
+    assert!(err.to_string().contains("still exists"), "{err}");
+    assert!(listed.dir.is_dir());
+
+    fs::remove_dir_all(&repo.root).unwrap();
+    let gone = find();
+    assert!(!gone.workspace_exists);
+    harness_undo::remove_store(&gone).unwrap();
+    assert!(!gone.dir.exists());
+    assert!(
+        !harness_undo::stores()
+            .unwrap()
+            .iter()
+            .any(|store| store.workspace == repo.root)
+    );
+}
+
+#[test]
+fn ignored_files_commands_changed_are_counted_as_not_undoable() {
+    let repo = Repo::with_files(&[(".gitignore", "target/\n*.cfg\n"), ("x", "")]);
+    repo.write("target/old", "built before the run\n");
+    // Older than the run, as a build output from yesterday would be.
+    shell(&repo, "touch -d '2000-01-01' target/old");
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    assert_eq!(
+        session.unrecorded_ignored_changes().unwrap(),
+        (0, Vec::new())
+    );
+    for n in 0..25 {
+        repo.write(&format!("target/out/{n:02}"), "built\n");
+    }
+    assert!(session.protect(Path::new("tool.cfg")).unwrap());
+    repo.write("tool.cfg", "the file tools' own, undoable\n");
+    let (count, first) = session.unrecorded_ignored_changes().unwrap();
+    assert_eq!(count, 25);
+    assert_eq!(first.len(), 20);
+    assert_eq!(first[0], Path::new("target/out/00"));
+}
