@@ -226,10 +226,11 @@ impl Observer for Terminal {
             Event::Tampered {
                 command, findings, ..
             } => {
-                for finding in findings.iter() {
-                    let note = format!("! the command `{command}` changed .git: {finding}");
-                    self.line(&self.style.yellow(&note));
-                }
+                let note = format!(
+                    "! the command `{command}` changed .git, which is not allowed: {}",
+                    findings.join("; ")
+                );
+                self.line(&self.style.yellow(&note));
             }
             Event::CheckpointFailed { error, .. } => {
                 let note = format!("! {error}");
