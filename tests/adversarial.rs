@@ -105,3 +105,101 @@ fn reading_etc_hostname_writing_outside_and_sudo_are_refused_and_the_run_goes_on
     assert_eq!(outside_after, outside_before);
     assert_eq!(repo.snapshot(), before);
 }
+
+/// Issue 13's first reproduction, both ways: with `--allow-dirty` and an uncommitted edit, a
+/// model overwrites the file and then deletes the run's refs and prunes their objects, or
+/// removes `.git`. Undo still brings the user's edit back.
+#[test]
+fn a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit() {
+    let attacks = [
+        "git for-each-ref --format='%(refname)' refs/harness refs/tags/harness \
+         | xargs -n1 git update-ref -d; git reflog expire --expire=now --all; git gc -q --prune=now",
+        "rm -rf .git",
+    ];
+    for attack in attacks {
+        let repo = Repo::from_fixture("calc");
+        repo.file(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n# the user's edit\n",
+        );
+        repo.file("notes.txt", "the user's untracked notes\n");
+        let before = repo.snapshot();
+        let model = Model::start();
+        model.script(vec![
+            Turn::call(
+                "write_file",
+                json!({"path": "calc.py", "content": "overwritten\n", "overwrite": true}),
+            ),
+            Turn::call("run_command", json!({"argv": ["sh", "-c", attack]})),
+            Turn::Text("Done."),
+        ]);
+        let run = repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
+        // Unverified: no verification command was given.
+        run.assert_exit(1)
+            .assert_stdout_has(&["changed .git, which is not allowed", "undo:"]);
+        let told = model.chats()[2].to_string();
+        assert!(told.contains("Changing .git"), "the model is told: {told}");
+        assert!(!repo.read("calc.py").contains("the user's edit"));
+
+        let undo = repo.harness(&["undo"]);
+        undo.assert_exit(0)
+            .assert_stdout_has(&["restored 1 file: calc.py"]);
+        assert_eq!(repo.snapshot(), before, "after `{attack}`");
+        if attack == "rm -rf .git" {
+            undo.assert_stdout_has(&["NOT restored: the index", "history"]);
+        }
+    }
+}
+
+/// Issue 13's second reproduction: a gitignored `local.cfg` overwritten by `write_file` is
+/// listed as changed and restored by undo; a build output a command wrote is named as not
+/// undoable.
+#[test]
+fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".gitignore", "__pycache__/\nlocal.cfg\ntarget/\n");
+    repo.git(&["add", ".gitignore"]);
+    repo.git(&["commit", "-q", "-m", "ignore local.cfg"]);
+    repo.file("local.cfg", "api_url = \"https://internal.example\"\n");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "write_file",
+            json!({"path": "local.cfg", "content": "api_url = \"http://evil.example\"\n", "overwrite": true}),
+        ),
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", "mkdir -p target && echo built > target/out.o"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "files changed: local.cfg (+1 −1)",
+        "not undoable:  1 ignored path changed by commands: target/out.o",
+    ]);
+    repo.harness(&["diff", "--stat"])
+        .assert_exit(0)
+        .assert_stdout_has(&["local.cfg"]);
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(
+        repo.read("local.cfg"),
+        "api_url = \"https://internal.example\"\n"
+    );
+    repo.harness(&["redo"]).assert_exit(0);
+    assert_eq!(
+        repo.read("local.cfg"),
+        "api_url = \"http://evil.example\"\n"
+    );
+
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&["undo store: ", ".local/state/harness/"]);
+    repo.harness(&["runs", "--stores"])
+        .assert_exit(0)
+        .assert_stdout_has(&["in use", "work"]);
+    repo.harness(&["runs", "--prune", "--keep", "0"])
+        .assert_exit(0)
+        .assert_stdout_has(&["pruned 1 run: "]);
+    assert!(!repo.git(&["tag"]).contains("harness/"), "the tag went too");
+}
