@@ -530,6 +530,14 @@ impl Run<'_> {
             if matches!(call.name.as_str(), "edit_file" | "write_file") {
                 self.protect(call);
             }
+            if call.name == "run_command"
+                && let Err(error) = self.checkpoints.before_command()
+            {
+                self.warn(format!(
+                    "keeping the pre-run state before step {} failed: {error}",
+                    self.step
+                ));
+            }
             let result = self.call_tool(call);
             let mut framed =
                 prompt::tool_result(&call.name, result.summary().target(), result.text());
@@ -717,14 +725,21 @@ impl Run<'_> {
             return; // Invalid arguments: the tool refuses the call.
         };
         if let Err(error) = self.checkpoints.protect(path) {
-            let error = format!("saving {path} before step {} failed: {error}", self.step);
-            self.observer.on_event(&Event::CheckpointFailed {
-                step: self.step,
-                error: error.clone(),
-            });
-            self.record("checkpoint", json!({"step": self.step, "error": error}));
-            self.warnings.push(error);
+            self.warn(format!(
+                "saving {path} before step {} failed: {error}",
+                self.step
+            ));
         }
+    }
+
+    /// Reports a failure of the undo record that does not end the run.
+    fn warn(&mut self, error: String) {
+        self.observer.on_event(&Event::CheckpointFailed {
+            step: self.step,
+            error: error.clone(),
+        });
+        self.record("checkpoint", json!({"step": self.step, "error": error}));
+        self.warnings.push(error);
     }
 
     /// After a command: checks what undo relies on, and returns what to tell the model
@@ -733,13 +748,10 @@ impl Run<'_> {
         let findings = match self.checkpoints.verify() {
             Ok(findings) => findings,
             Err(error) => {
-                let error = format!("checking .git after step {} failed: {error}", self.step);
-                self.observer.on_event(&Event::CheckpointFailed {
-                    step: self.step,
-                    error: error.clone(),
-                });
-                self.record("checkpoint", json!({"step": self.step, "error": error}));
-                self.warnings.push(error);
+                self.warn(format!(
+                    "checking .git after step {} failed: {error}",
+                    self.step
+                ));
                 return None;
             }
         };

@@ -29,6 +29,16 @@ pub trait Checkpoints {
         Ok(())
     }
 
+    /// Called before each command: returns once what undo relies on is kept where no
+    /// command can reach it. Waits for nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept it from being kept; the loop reports it and goes on.
+    fn before_command(&mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(())
+    }
+
     /// Called after each command: checks that what undo relies on is intact, puts back
     /// what the command removed or moved, and describes each finding, one line each.
     /// Finds nothing by default.
@@ -65,6 +75,11 @@ impl Checkpoints for harness_undo::Session {
 
     fn protect(&mut self, path: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         harness_undo::Session::protect(self, std::path::Path::new(path))?;
+        Ok(())
+    }
+
+    fn before_command(&mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        harness_undo::Session::wait_for_store(self)?;
         Ok(())
     }
 

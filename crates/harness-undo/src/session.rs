@@ -10,7 +10,7 @@ use crate::diff::{self, Diff};
 use crate::error::GitContext;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
-use crate::store::{self, Store};
+use crate::store::{self, Copying, Store};
 use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
 
 /// How [`Session::begin`] starts a run.
@@ -159,6 +159,8 @@ pub struct Session {
     mode: Mode,
     /// True if and only if [`Tampering::RepositoryGone`] was reported.
     gone_reported: bool,
+    /// The copy of the pre-run state into the store, while it is under way.
+    copying: Option<Copying>,
     /// The harness's store outside the workspace: the authority on the run.
     store: Store,
     /// The run directories in the store.
@@ -210,7 +212,6 @@ impl Session {
         let id = runs.reserve(started)?;
         let recorded = record_start(
             &repo,
-            &store,
             &runs,
             &id,
             &mut scanner,
@@ -227,12 +228,20 @@ impl Session {
                 return Err(e);
             }
         };
+        let copying = Some(Copying::start(
+            repo.path(),
+            store.dir(),
+            record.pre.commit,
+            record.dirty,
+            run_ref(&id, "pre"),
+        ));
         Ok(Session {
             last_tree: record.pre.tree,
             root,
             repo,
             mode: Mode::Workspace,
             gone_reported: false,
+            copying,
             store,
             runs,
             record,
@@ -267,6 +276,7 @@ impl Session {
             repo,
             mode,
             gone_reported: false,
+            copying: None,
             store,
             runs,
             record,
@@ -345,6 +355,7 @@ impl Session {
     /// parent is the previous checkpoint (or the pre-run state), built in a
     /// private index. With [`Tracking::Watch`] it costs what changed.
     pub fn checkpoint(&mut self, label: &str) -> Result<Option<Checkpoint>, Error> {
+        self.wait_for_store()?;
         self.ensure_repository()?;
         let tree = self.scanner()?.snapshot()?;
         if tree == self.last_tree {
@@ -438,6 +449,7 @@ impl Session {
         if self.record.ignored.contains(&text) {
             return Ok(false);
         }
+        self.wait_for_store()?;
         self.reload()?;
         self.ensure_repository()?;
         let full = self.root.join(path);
@@ -553,6 +565,7 @@ impl Session {
 
     /// Records the end of the run: its outcome and how many steps it took.
     pub fn finish(&mut self, outcome: Outcome, steps: u32) -> Result<(), Error> {
+        self.wait_for_store()?;
         self.reload()?;
         self.record.ended_ms = Some(crate::run_id::unix_millis(SystemTime::now()));
         self.record.outcome = Some(outcome);
@@ -562,6 +575,7 @@ impl Session {
 
     /// What the run changed: the diff from the pre-run state to `to`.
     pub fn diff(&mut self, to: DiffTarget) -> Result<Diff, Error> {
+        self.wait_for_store()?;
         self.ensure_repository()?;
         let to_tree = match to {
             DiffTarget::WorkingTree => self.scanner()?.snapshot()?,
@@ -668,6 +682,7 @@ impl Session {
     /// [`Tampering::RepositoryGone`] is returned (once), and from then on the
     /// session works from the store, so checkpoints, undo and redo go on.
     pub fn verify(&mut self) -> Result<Vec<Tampering>, Error> {
+        self.wait_for_store()?;
         if !self.ensure_repository()? {
             let first = !self.gone_reported;
             self.gone_reported = true;
@@ -724,6 +739,7 @@ impl Session {
     /// [`Error::AcceptConflict`] when the run's changes overlap other changes,
     /// [`Error::IndexLocked`] while another git command holds the index.
     pub fn accept(&mut self) -> Result<Accepted, Error> {
+        self.wait_for_store()?;
         self.reload()?;
         self.refuse_locked_index()?;
         let pre = self.record.pre;
@@ -802,6 +818,18 @@ impl Session {
             repository_missing: !with_index,
             repaired: Vec::new(),
         })
+    }
+
+    /// Waits until the pre-run state is in the store. [`Session::begin`]
+    /// copies it in a thread, so that the first copy of a large tree costs
+    /// the time the model takes to answer; call this before anything that
+    /// could change `.git` runs (the agent does, before each command). Every
+    /// other operation waits by itself.
+    pub fn wait_for_store(&mut self) -> Result<(), Error> {
+        match self.copying.take() {
+            Some(copying) => copying.wait(),
+            None => Ok(()),
+        }
     }
 
     /// Re-reads the metadata, which another process may have changed.
@@ -1008,6 +1036,15 @@ fn store_view(store: &Store, root: &Path) -> Result<Repository, Error> {
     Ok(repo)
 }
 
+impl Drop for Session {
+    fn drop(&mut self) {
+        // The copy must not be cut off by a process that ends right after.
+        // Its error, if any, has nowhere to go; the workspace still has the
+        // state.
+        let _ = self.wait_for_store();
+    }
+}
+
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
@@ -1041,7 +1078,6 @@ impl std::fmt::Display for Direction {
 #[allow(clippy::too_many_arguments)]
 fn record_start(
     repo: &Repository,
-    store: &Store,
     runs: &Runs,
     id: &RunId,
     scanner: &mut Scanner,
@@ -1074,8 +1110,6 @@ fn record_start(
     .context("record the pre-run state")?;
     repo.reference(&tag_ref(id), pre.commit, false, "harness: pre-run tag")
         .context(format_args!("create the tag harness/{id}"))?;
-    store::copy_commit(repo, store.repo(), pre.commit, dirty)?;
-    store.set_ref(&run_ref(id, "pre"), pre.commit, "harness: pre-run state")?;
     let record = record::new_record(
         id.clone(),
         options.task.clone(),

@@ -130,6 +130,43 @@ impl Store {
     }
 }
 
+/// A copy into the store under way in a thread of its own.
+pub(crate) struct Copying(std::thread::JoinHandle<Result<(), Error>>);
+
+impl Copying {
+    /// Copies `commit` (and, `with_parents`, its parents) from the repository
+    /// at `git_dir` into the store at `store_dir` in a thread, then points the
+    /// store's ref `name` at it: the first copy of a large tree takes seconds,
+    /// which pass while the model answers its first request.
+    pub(crate) fn start(
+        git_dir: &Path,
+        store_dir: &Path,
+        commit: Oid,
+        with_parents: bool,
+        name: String,
+    ) -> Copying {
+        let (git_dir, store_dir) = (git_dir.to_path_buf(), store_dir.to_path_buf());
+        Copying(std::thread::spawn(move || {
+            let from = Repository::open(&git_dir).context("open the workspace's repository")?;
+            let to = Repository::open_bare(&store_dir).context("open the harness store")?;
+            copy_commit(&from, &to, commit, with_parents)?;
+            to.reference(&name, commit, true, "harness: pre-run state")
+                .context(format_args!("update {name} in the harness store"))?;
+            Ok(())
+        }))
+    }
+
+    /// Waits for the copy to end, and says how it went.
+    pub(crate) fn wait(self) -> Result<(), Error> {
+        self.0.join().unwrap_or_else(|_| {
+            Err(Error::Git {
+                action: "copy the pre-run state into the harness store".into(),
+                detail: "the copying thread panicked".into(),
+            })
+        })
+    }
+}
+
 /// Copies `commit` and its tree, and with `with_parents` each parent commit
 /// with its tree (not the parents' parents), from `from` to `to`. Objects `to`
 /// has are skipped, and a tree `to` has is taken to be complete (trees are

@@ -208,7 +208,9 @@ fn verify_puts_back_deleted_and_moved_refs_and_pruned_objects() {
 #[test]
 fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
     let repo = dirty_project();
-    let session = begin_dirty(&repo);
+    let mut session = begin_dirty(&repo);
+    // Begin copies in a thread; this is what the agent waits for before a command.
+    session.wait_for_store().unwrap();
     let store = repo.store().unwrap();
     assert_eq!(session.store_dir(), store);
     assert!(!store.starts_with(&repo.root));
