@@ -171,15 +171,17 @@ impl Copying {
 /// with its tree (not the parents' parents), from `from` to `to`. Objects `to`
 /// has are skipped, and a tree `to` has is taken to be complete (trees are
 /// written after what they hold, commits after their trees).
+///
+/// Returns how many objects were written.
 pub(crate) fn copy_commit(
     from: &Repository,
     to: &Repository,
     commit: Oid,
     with_parents: bool,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let to_odb = to.odb().context("open the object database to copy into")?;
     if to_odb.exists(commit) {
-        return Ok(());
+        return Ok(0);
     }
     let found = from.find_commit(commit).context("find a commit to keep")?;
     let mut commits: Vec<Oid> = if with_parents {
@@ -201,7 +203,8 @@ pub(crate) fn copy_commit(
     }
     write_objects(from, &to_odb, &missing)?;
     // Commits last, so that a commit in the store always has its tree.
-    write_objects(from, &to_odb, &last)
+    write_objects(from, &to_odb, &last)?;
+    Ok(missing.len() + last.len())
 }
 
 /// Whether `id`'s commit and tree are both in `repo`'s own object database.
@@ -225,7 +228,11 @@ pub(crate) fn recorded_workspace(dir: &Path) -> Option<PathBuf> {
 /// The directory of the store of the workspace at `root`:
 /// `<state home>/harness/<name>-<16 hex digits of a hash of the path>.git`.
 pub(crate) fn location(root: &Path) -> Result<PathBuf, Error> {
-    let home = state_home().ok_or(Error::NoStateHome)?;
+    location_in(&state_home().ok_or(Error::NoStateHome)?, root)
+}
+
+/// [`location`] with the state home `home`.
+fn location_in(home: &Path, root: &Path) -> Result<PathBuf, Error> {
     let hash = Oid::hash_object(ObjectType::Blob, &paths::to_bytes(root))
         .context("hash the workspace's path")?
         .to_string();
@@ -257,11 +264,19 @@ pub(crate) fn location(root: &Path) -> Result<PathBuf, Error> {
 
 /// `$XDG_STATE_HOME` when it is an absolute path, else `$HOME/.local/state`.
 pub(crate) fn state_home() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
-    if let Some(xdg) = xdg.filter(|p| p.is_absolute()) {
+    state_home_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`state_home`] from the values of `XDG_STATE_HOME` and `HOME`.
+fn state_home_from(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    // The XDG specification: a relative path is invalid and ignored.
+    if let Some(xdg) = xdg.map(PathBuf::from).filter(|p| p.is_absolute()) {
         return Some(xdg);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from)?;
+    let home = PathBuf::from(home?);
     home.is_absolute()
         .then(|| home.join(".local").join("state"))
 }
@@ -332,4 +347,167 @@ fn write_objects(from: &Repository, to: &git2::Odb<'_>, ids: &[Oid]) -> Result<(
     }
     writer.commit().context("finish a pack")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_home_is_xdg_when_absolute_else_under_home() {
+        let some = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(
+            state_home_from(some("/x/state"), some("/home/u")),
+            Some("/x/state".into())
+        );
+        assert_eq!(
+            state_home_from(some("relative"), some("/home/u")),
+            Some("/home/u/.local/state".into())
+        );
+        assert_eq!(
+            state_home_from(None, some("/home/u")),
+            Some("/home/u/.local/state".into())
+        );
+        assert_eq!(state_home_from(None, some("home")), None);
+        assert_eq!(state_home_from(None, None), None);
+    }
+
+    #[test]
+    fn a_store_is_named_by_the_workspace_and_a_hash_of_its_path() {
+        let home = Path::new("/state");
+        let a = location_in(home, Path::new("/src/my proj!")).unwrap();
+        let b = location_in(home, Path::new("/other/my proj!")).unwrap();
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(a.starts_with("/state/harness"), "{}", a.display());
+        assert!(
+            name.starts_with("my_proj_-") && name.ends_with(".git"),
+            "{name}"
+        );
+        assert_eq!(name.len(), "my_proj_-".len() + 16 + ".git".len());
+        assert_ne!(a, b, "one store per path");
+        assert_eq!(
+            a,
+            location_in(home, Path::new("/src/my proj!")).unwrap(),
+            "stable"
+        );
+        let keep = location_in(home, Path::new("/src/a-b_c")).unwrap();
+        assert!(
+            keep.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("a-b_c-")
+        );
+        let long = location_in(home, &Path::new("/").join("n".repeat(60))).unwrap();
+        assert!(
+            long.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with(&format!("{}-", "n".repeat(40)))
+        );
+    }
+
+    #[test]
+    fn a_store_inside_the_workspace_is_refused() {
+        let err = location_in(Path::new("/w/.state"), Path::new("/w")).unwrap_err();
+        assert!(matches!(err, Error::StoreInsideWorkspace { .. }), "{err}");
+        assert!(err.to_string().contains("XDG_STATE_HOME"), "{err}");
+    }
+
+    #[test]
+    fn a_store_naming_another_workspace_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init_bare(dir.path()).unwrap();
+        fs::write(dir.path().join(WORKSPACE_FILE), "/somewhere/else\n").unwrap();
+        let err = Store::open_dir(Path::new("/here"), dir.path())
+            .err()
+            .unwrap();
+        assert!(matches!(err, Error::StoreMismatch { .. }), "{err}");
+        assert_eq!(
+            recorded_workspace(dir.path()),
+            Some("/somewhere/else".into())
+        );
+        assert!(
+            Store::open_dir(Path::new("/somewhere/else"), dir.path())
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            Store::open_dir(Path::new("/x"), &dir.path().join("none"))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    /// A repository with one commit of `files` text files in two directories.
+    fn repo_with(files: usize) -> (tempfile::TempDir, Repository, Oid) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let commit = {
+            let mut index = repo.index().unwrap();
+            for i in 0..files {
+                let path = format!("{}/f{i}", if i % 2 == 0 { "even" } else { "odd" });
+                fs::create_dir_all(dir.path().join(&path).parent().unwrap()).unwrap();
+                fs::write(dir.path().join(&path), format!("{i}\n")).unwrap();
+                index.add_path(Path::new(&path)).unwrap();
+            }
+            let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+            let me = git2::Signature::now("t", "t@example.org").unwrap();
+            repo.commit(None, &me, &me, "c", &tree, &[]).unwrap()
+        };
+        (dir, repo, commit)
+    }
+
+    #[test]
+    fn a_copy_writes_only_what_the_store_lacks_loose_when_few_packed_when_many() {
+        let (_dir, from, commit) = repo_with(3);
+        let store_dir = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(store_dir.path()).unwrap();
+        // 3 blobs, 2 directory trees, the root tree, the commit.
+        assert_eq!(copy_commit(&from, &to, commit, false).unwrap(), 7);
+        assert_eq!(
+            copy_commit(&from, &to, commit, false).unwrap(),
+            0,
+            "nothing twice"
+        );
+        let packs = |dir: &Path| {
+            fs::read_dir(dir.join("objects/pack"))
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "pack")
+                })
+                .count()
+        };
+        assert_eq!(packs(store_dir.path()), 0, "a few objects go loose");
+
+        let (_big_dir, big, big_commit) = repo_with(PACK_THRESHOLD + 10);
+        let big_store = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(big_store.path()).unwrap();
+        let written = copy_commit(&big, &to, big_commit, false).unwrap();
+        assert_eq!(written, PACK_THRESHOLD + 10 + 4);
+        assert_eq!(packs(big_store.path()), 1, "many go into one pack");
+        let tree = to.find_commit(big_commit).unwrap().tree().unwrap();
+        assert_eq!(tree.len(), 2);
+        // A parent and its tree come along only when asked for.
+        let me = git2::Signature::now("t", "t@example.org").unwrap();
+        let parent = big.find_commit(big_commit).unwrap();
+        let child = big
+            .commit(None, &me, &me, "child", &parent.tree().unwrap(), &[&parent])
+            .unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(fresh.path()).unwrap();
+        copy_commit(&big, &to, child, false).unwrap();
+        assert!(to.find_commit(big_commit).is_err());
+        let fresh = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(fresh.path()).unwrap();
+        copy_commit(&big, &to, child, true).unwrap();
+        assert!(to.find_commit(big_commit).is_ok());
+        assert!(has_commit(&to, big_commit) && has_commit(&to, child));
+        assert!(!has_commit(&to, Oid::ZERO_SHA1));
+    }
 }
