@@ -109,7 +109,9 @@ fn main() {
         String::new(),
     );
     // The copy into the store runs meanwhile; the first command waits for it.
-    let copy = vec![time(|| session.as_mut().unwrap().wait_for_store().unwrap())];
+    let copy = vec![time(|| {
+        session.as_mut().unwrap().wait_for_store().unwrap();
+    })];
     report.row(
         "  then the wait for its store copy (100,000 blobs)",
         &copy,

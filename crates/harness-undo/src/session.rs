@@ -824,11 +824,12 @@ impl Session {
     /// copies it in a thread, so that the first copy of a large tree costs
     /// the time the model takes to answer; call this before anything that
     /// could change `.git` runs (the agent does, before each command). Every
-    /// other operation waits by itself.
-    pub fn wait_for_store(&mut self) -> Result<(), Error> {
+    /// other operation waits by itself. Returns how many objects the copy
+    /// wrote (none when the store had them, or the wait was done before).
+    pub fn wait_for_store(&mut self) -> Result<usize, Error> {
         match self.copying.take() {
             Some(copying) => copying.wait(),
-            None => Ok(()),
+            None => Ok(0),
         }
     }
 

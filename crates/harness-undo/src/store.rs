@@ -131,7 +131,7 @@ impl Store {
 }
 
 /// A copy into the store under way in a thread of its own.
-pub(crate) struct Copying(std::thread::JoinHandle<Result<(), Error>>);
+pub(crate) struct Copying(std::thread::JoinHandle<Result<usize, Error>>);
 
 impl Copying {
     /// Copies `commit` (and, `with_parents`, its parents) from the repository
@@ -149,15 +149,16 @@ impl Copying {
         Copying(std::thread::spawn(move || {
             let from = Repository::open(&git_dir).context("open the workspace's repository")?;
             let to = Repository::open_bare(&store_dir).context("open the harness store")?;
-            copy_commit(&from, &to, commit, with_parents)?;
+            let written = copy_commit(&from, &to, commit, with_parents)?;
             to.reference(&name, commit, true, "harness: pre-run state")
                 .context(format_args!("update {name} in the harness store"))?;
-            Ok(())
+            Ok(written)
         }))
     }
 
-    /// Waits for the copy to end, and says how it went.
-    pub(crate) fn wait(self) -> Result<(), Error> {
+    /// Waits for the copy to end, and says how it went: how many objects
+    /// it wrote.
+    pub(crate) fn wait(self) -> Result<usize, Error> {
         self.0.join().unwrap_or_else(|_| {
             Err(Error::Git {
                 action: "copy the pre-run state into the harness store".into(),

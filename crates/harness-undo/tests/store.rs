@@ -210,7 +210,11 @@ fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
     let repo = dirty_project();
     let mut session = begin_dirty(&repo);
     // Begin copies in a thread; this is what the agent waits for before a command.
-    session.wait_for_store().unwrap();
+    assert!(
+        session.wait_for_store().unwrap() > 0,
+        "the first run copies objects"
+    );
+    assert_eq!(session.wait_for_store().unwrap(), 0, "once");
     let store = repo.store().unwrap();
     assert_eq!(session.store_dir(), store);
     assert!(!store.starts_with(&repo.root));
@@ -240,10 +244,29 @@ fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
         .output()
         .unwrap();
     assert_eq!(fsck.stdout, b"the user's notes\n");
-    // One store per workspace: a second run reuses it.
+    // One store per workspace: a second run reuses it, and a clean one
+    // finds HEAD's tree there already.
     drop(session);
     let again = begin_dirty(&repo);
     assert_eq!(again.store_dir(), store);
+    // Dropping a session waits for its copy: the snapshot is in the store at once.
+    let pre = again.info().pre_run;
+    drop(again);
+    let kept = git2::Repository::open_bare(&store).unwrap();
+    assert!(
+        kept.find_commit(git2::Oid::from_str(&pre.to_string()).unwrap())
+            .is_ok()
+    );
+    let clean = Repo::with_files(&[("a", "a\n")]);
+    let mut first = Session::begin(&clean.root, BeginOptions::default()).unwrap();
+    assert!(first.wait_for_store().unwrap() > 0);
+    drop(first);
+    let mut second = Session::begin(&clean.root, BeginOptions::default()).unwrap();
+    assert_eq!(
+        second.wait_for_store().unwrap(),
+        0,
+        "HEAD's tree is there already"
+    );
 }
 
 #[test]
@@ -331,6 +354,7 @@ fn prune_keeps_the_newest_runs_and_removes_the_others_refs_everywhere() {
     let size = harness_undo::store_size(&repo.root).unwrap().unwrap();
     assert!(size > 0);
     let pruned = harness_undo::prune(&repo.root, harness_undo::Prune::Keep(1)).unwrap();
+    let pruned_runs: Vec<_> = pruned.iter().map(|run| run.pre_run).collect();
     let pruned: Vec<_> = pruned.into_iter().map(|run| run.id).collect();
     assert_eq!(pruned, ids[..2]);
     let left: Vec<_> = Session::runs(&repo.root)
@@ -355,6 +379,17 @@ fn prune_keeps_the_newest_runs_and_removes_the_others_refs_everywhere() {
         assert!(output.stdout.is_empty(), "the store's refs go too");
     }
     assert!(refs.iter().any(|(name, _)| name.contains(ids[2].as_str())));
+    // The pruned runs' own snapshots left the store (git gc ran).
+    let store = repo.store().unwrap();
+    let kept = git2::Repository::open_bare(&store).unwrap();
+    for run in &pruned_runs {
+        let id = git2::Oid::from_str(&run.to_string()).unwrap();
+        assert!(kept.find_commit(id).is_err(), "{run} is still in the store");
+    }
+    assert_eq!(
+        harness_undo::store_size(&repo.root).unwrap(),
+        Some(bytes_below(&store))
+    );
     // The kept run still undoes.
     let mut kept = Session::open(&repo.root, &ids[2]).unwrap();
     repo.write("src/lib.rs", "changed\n");
@@ -428,10 +463,27 @@ fn ignored_files_commands_changed_are_counted_as_not_undoable() {
     for n in 0..25 {
         repo.write(&format!("target/out/{n:02}"), "built\n");
     }
+    // A tracked file changed is no ignored one.
+    repo.write("x", "changed\n");
     assert!(session.protect(Path::new("tool.cfg")).unwrap());
     repo.write("tool.cfg", "the file tools' own, undoable\n");
     let (count, first) = session.unrecorded_ignored_changes().unwrap();
     assert_eq!(count, 25);
     assert_eq!(first.len(), 20);
     assert_eq!(first[0], Path::new("target/out/00"));
+}
+
+/// The bytes of the files below `dir`, as `du --apparent-size` counts them.
+fn bytes_below(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                bytes_below(&entry.path())
+            } else {
+                entry.metadata().unwrap().len()
+            }
+        })
+        .sum()
 }
