@@ -9,4 +9,5 @@ mod end_to_end;
 mod help;
 mod interrupt;
 mod refusals;
+mod same_call;
 mod support;
