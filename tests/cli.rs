@@ -11,3 +11,4 @@ mod interrupt;
 mod refusals;
 mod same_call;
 mod support;
+mod terminal;

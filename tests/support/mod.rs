@@ -202,6 +202,10 @@ pub(crate) struct Run {
     pub(crate) code: Option<i32>,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
+    /// stdout as it was printed, byte for byte.
+    pub(crate) stdout_bytes: Vec<u8>,
+    /// stderr as it was printed, byte for byte.
+    pub(crate) stderr_bytes: Vec<u8>,
 }
 
 impl Run {
@@ -210,6 +214,8 @@ impl Run {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            stdout_bytes: output.stdout,
+            stderr_bytes: output.stderr,
         }
     }
 

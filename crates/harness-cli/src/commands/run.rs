@@ -18,8 +18,9 @@ use serde_json::json;
 
 use crate::boundary;
 use crate::config::{Overrides, Settings};
-use crate::display::{JsonLines, Style, Terminal};
+use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
+use crate::shown::{Shown, Visible, shown};
 use crate::toolbox;
 
 /// Give a task to the model and let it work in a git repository, confined to it.
@@ -279,12 +280,16 @@ fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &std::p
     let installed = ctrlc::set_handler(move || {
         let requests = stop.request();
         interrupter.interrupt();
+        let mut err = Out::stderr();
         if requests == 1 {
-            eprintln!(
+            let _ = err.line(&shown!(
                 "\nharness: stopping after the current tool call (Ctrl-C again to stop at once)"
-            );
+            ));
         } else {
-            eprintln!("\nharness: stopped at once; the state before the run is recorded: {undo}");
+            let _ = err.line(&shown!(
+                "\nharness: stopped at once; the state before the run is recorded: {}",
+                undo
+            ));
             std::process::exit(i32::from(exit::INTERRUPTED));
         }
     });
@@ -316,37 +321,41 @@ impl Header<'_> {
     fn print(&self, style: Style) {
         let settings = self.settings;
         let verify = match &settings.verification {
-            Some(verification) => verification.command().to_owned(),
-            None => "none: nothing will check the model's claim that it is done (--verify CMD)"
-                .to_owned(),
+            Some(verification) => Shown::line(verification.command()),
+            None => {
+                shown!("none: nothing will check the model's claim that it is done (--verify CMD)")
+            }
         };
         let files = if self.files.is_empty() {
-            "none".to_owned()
+            shown!("none")
         } else {
-            self.files
+            let files: Vec<Shown> = self
+                .files
                 .iter()
-                .map(|file| file.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+                .map(|file| file.display().shown())
+                .collect();
+            Shown::join(&files, ", ")
         };
-        println!(
+        let _ = Out::stdout().line(&shown!(
             "{} {}\n{}\n\
              \x20 workspace:  {}\n\
              \x20 policy:     {}\n\
              \x20 isolation:  none: commands run as you (harness sandbox explain)\n\
              \x20 model:      {} via {} at {} (context {} tokens)\n\
-             \x20 verify:     {verify}\n\
-             \x20 config:     {files}\n",
-            style.bold("harness run"),
+             \x20 verify:     {}\n\
+             \x20 config:     {}\n",
+            style.bold(&shown!("harness run")),
             self.run,
-            style.yellow(boundary::STATEMENT),
+            style.yellow(&Shown::text(boundary::STATEMENT)),
             self.root,
             self.policy(),
             settings.model,
             settings.api,
             self.base_url,
             self.context_window,
-        );
+            verify,
+            files,
+        ));
     }
 
     fn to_json(&self) -> serde_json::Value {
@@ -427,29 +436,32 @@ impl Summary<'_> {
 
     fn print(&self, style: Style) {
         let report = self.report;
-        let outcome = report.outcome.to_string();
+        let outcome = Shown::line(&report.outcome.to_string());
         let outcome = match report.outcome {
             Outcome::Verified => style.green(&outcome),
             Outcome::Unverified => style.yellow(&outcome),
             _ => style.red(&outcome),
         };
         let changed = match &self.changed {
-            Ok(files) if files.is_empty() => "none".to_owned(),
-            Ok(files) => files
-                .iter()
-                .map(|(path, added, removed)| format!("{path} (+{added} −{removed})"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Err(error) => format!("unknown ({error})"),
+            Ok(files) if files.is_empty() => shown!("none"),
+            Ok(files) => {
+                let files: Vec<Shown> = files
+                    .iter()
+                    .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
+                    .collect();
+                Shown::join(&files, ", ")
+            }
+            Err(error) => shown!("unknown ({})", error),
         };
-        println!(
+        let mut out = Out::stdout();
+        let _ = out.line(&shown!(
             "\n{}\n\
              \x20 outcome:       {} — {}\n\
              \x20 verification:  {}\n\
              \x20 steps:         {} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
              \x20 workspace:     {}\n\
-             \x20 files changed: {changed}",
-            style.bold("summary"),
+             \x20 files changed: {}",
+            style.bold(&shown!("summary")),
             style.bold(&outcome),
             report.reason,
             self.verification(),
@@ -459,14 +471,16 @@ impl Summary<'_> {
             report.completion_tokens,
             duration(report.duration),
             self.root.display(),
-        );
+            changed,
+        ));
         for (label, command) in self.commands() {
-            println!("  {:<14} {command}", format!("{label}:"));
+            let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
         }
         for warning in report.warnings.iter().chain(&self.finish_error) {
-            println!("  {}", style.yellow(&format!("warning: {warning}")));
+            let warning = shown!("warning: {}", Shown::text(warning));
+            let _ = out.line(&shown!("  {}", style.yellow(&warning)));
         }
-        println!("{}", style.yellow(boundary::STATEMENT));
+        let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
     }
 
     fn to_json(&self) -> serde_json::Value {

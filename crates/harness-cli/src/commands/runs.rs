@@ -1,6 +1,5 @@
 //! `harness runs`: the runs recorded in a repository.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -9,6 +8,8 @@ use harness_agent::Transcript;
 use harness_undo::Session;
 
 use crate::commands::workspace_root;
+use crate::display::Out;
+use crate::shown::shown;
 
 /// List the runs recorded in a repository.
 ///
@@ -23,16 +24,18 @@ pub(crate) struct RunsCommand {
 pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
     let root = workspace_root(&command.workspace)?;
     let runs = Session::runs(&root)?;
-    let mut out = io::stdout().lock();
+    let mut out = Out::stdout();
     if runs.is_empty() {
-        writeln!(out, "no harness run is recorded in {}", root.display())?;
+        out.line(&shown!("no harness run is recorded in {}", root.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(
-        out,
+    out.line(&shown!(
         "{:<19}  {:<19}  {:>5}  {:<8}  task",
-        "run", "outcome", "steps", "state"
-    )?;
+        "run",
+        "outcome",
+        "steps",
+        "state"
+    ))?;
     for run in runs {
         // The agent's own outcome ("verification failed") says more than the undo record's
         // ("failed"); a run without a transcript still has the latter.
@@ -59,13 +62,15 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
             .chars()
             .take(60)
             .collect();
-        writeln!(
-            out,
-            "{:<19}  {outcome:<19}  {steps:>5}  {state:<8}  {task}",
-            run.id
-        )?;
+        out.line(&shown!(
+            "{:<19}  {:<19}  {:>5}  {:<8}  {}",
+            run.id,
+            outcome,
+            steps,
+            state,
+            task
+        ))?;
     }
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,6 +1,5 @@
 //! `harness tool`: call one of the model's tools by hand, exactly as the model would.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +8,8 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::config::{Overrides, Settings};
+use crate::display::Out;
+use crate::shown::Shown;
 use crate::toolbox;
 
 /// Call one of the model's tools by hand.
@@ -17,7 +18,8 @@ use crate::toolbox;
 /// same settings (~/.config/harness/config.toml, harness.toml in the workspace, then the
 /// flags), the same argument validation, workspace confinement, deny rules, protected files
 /// (.git/, harness.toml), command policy, timeouts, environment and redaction. The result
-/// is printed as the model would read it.
+/// is printed as the model reads it, except that control characters and invisible format
+/// characters (ESC, \r, U+202E, ...) are shown as escapes such as \x1b.
 ///
 /// Exit status: 0 when the tool succeeded, 1 when it returned an error (its text starts with
 /// "Error:"), 2 for bad usage or a workspace that cannot be used.
@@ -81,7 +83,7 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     if command.list {
         let specs = serde_json::to_string_pretty(harness_schema::catalogue())
             .context("serializing the tool specs")?;
-        print(&specs)?;
+        Out::stdout().json_text(&format!("{specs}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(name) = command.name.as_deref() else {
@@ -94,20 +96,17 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
     // it exactly as it would parse the model's.
     let result = toolbox.call(name, &Value::String(command.arguments));
-    print(result.text())?;
+    // What the model reads, made visible: a control character in a file or in a command's
+    // output is shown as an escape here (the model is given the characters themselves).
+    let shown = Shown::text(result.text());
+    if shown.as_str().ends_with('\n') {
+        Out::stdout().print(&shown)?;
+    } else {
+        Out::stdout().line(&shown)?;
+    }
     Ok(if result.is_error() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Writes `text` to stdout, ending with a newline.
-fn print(text: &str) -> io::Result<()> {
-    let mut stdout = io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    if !text.ends_with('\n') {
-        stdout.write_all(b"\n")?;
-    }
-    stdout.flush()
 }
