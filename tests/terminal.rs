@@ -243,11 +243,12 @@ fn harness_tool_shows_what_the_model_reads_with_every_control_made_visible() {
     missing.assert_exit(1);
     assert_nothing_raw("harness tool, an error", &missing);
     missing.assert_stdout_has(&["gone\\x1b[2J\\u{202e}.txt"]);
-    let workspace = repo.outer.join("no\x1b]0;such\x07 dir");
+    let workspace = repo.outer.join("no\x1b]0;such\x07\n✔ verified dir");
     let refused = repo.harness(&["diff", "--workspace", workspace.to_str().expect("UTF-8")]);
     refused.assert_exit(2);
     assert_nothing_raw("an error of the harness", &refused);
-    refused.assert_stderr_has(&["no\\x1b]0;such\\x07 dir"]);
+    refused.assert_stderr_has(&["no\\x1b]0;such\\x07\\n✔ verified dir"]);
+    assert_eq!(refused.stderr.lines().count(), 1, "one line: {refused}");
 }
 
 #[test]
@@ -304,4 +305,27 @@ fn json_stays_exact_json_and_carries_no_raw_control_either() {
         "the same records as the file holds"
     );
     assert_eq!(records[0]["task"], TASK);
+}
+
+#[test]
+fn logs_that_quote_a_path_are_sanitized_too() {
+    let repo = Repo::from_fixture("calc");
+    let workspace = repo.outer.join("logged\x1b]0;title\x07\u{9b}2J dir");
+    fs::create_dir(&workspace).expect("a hostile directory");
+    let run = repo.harness(&[
+        "-v",
+        "run",
+        "--workspace",
+        workspace.to_str().expect("UTF-8"),
+        "--host",
+        "http://127.0.0.1:9",
+        "t",
+    ]);
+    run.assert_exit(2);
+    assert_nothing_raw("harness -v run", &run);
+    run.assert_stderr_has(&[
+        "settings resolved workspace=",
+        "logged\\x1b]0;title\\x07\\u{9b}2J dir",
+        "is not a git repository",
+    ]);
 }

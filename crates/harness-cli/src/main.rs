@@ -32,9 +32,10 @@ fn main() -> ExitCode {
         // The reader went away (`harness runs | head -1`): nothing more to say.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            // The one place an error is printed; it may quote a path or a command, so it is
-            // sanitized like any other text. If stderr is gone too, there is no one to tell.
-            let message = shown::Shown::text(&format!("harness: {error:#}"));
+            // The one place an error is printed. It may quote a path or a command, so it is
+            // sanitized as one line: no message of ours spans lines, and a newline in a path
+            // cannot print a line of its own. If stderr is gone too, there is no one to tell.
+            let message = shown::Shown::line(&format!("harness: {error:#}"));
             let _ = display::Out::stderr().line(&message);
             exit::for_error(&error)
         }
