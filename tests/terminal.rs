@@ -211,6 +211,75 @@ fn no_raw_control_from_content_reaches_the_terminal_and_the_hidden_line_shows() 
     accept.assert_stdout_has(&["committed run"]);
 }
 
+/// `run`'s output with our own colours (`ESC [` digits `m`) taken out.
+fn without_our_colours(run: &Run) -> Run {
+    let mut text = run.stdout.clone();
+    for code in [
+        "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m",
+    ] {
+        text = text.replace(code, "");
+    }
+    Run {
+        code: run.code,
+        stdout: text.clone(),
+        stderr: run.stderr.clone(),
+        stdout_bytes: text.into_bytes(),
+        stderr_bytes: run.stderr_bytes.clone(),
+    }
+}
+
+#[test]
+fn on_a_terminal_our_colours_are_the_only_escape_sequences() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(hostile_script());
+    let run = repo.harness_on_terminal(&["run", "--host", &model.url(), "--verify", VERIFY, TASK]);
+    assert!(run.stdout.contains("\x1b[32m"), "colours are on: {run}");
+    // The spinner's own line control, then nothing else raw.
+    let run = without_our_colours(&run);
+    let stdout = strip_spinner(&run.stdout);
+    let run = Run {
+        stdout_bytes: stdout.clone().into_bytes(),
+        stdout,
+        ..run
+    };
+    assert_nothing_raw("harness run on a terminal", &run);
+    run.assert_stdout_has(&[HIDDEN_SHOWN]);
+    for args in [
+        &["diff"][..],
+        &["show", "--full"],
+        &["diff", "--stat"],
+        &["runs"],
+    ] {
+        let shown = repo.harness_on_terminal(args);
+        shown.assert_exit(0);
+        if args[0] != "runs" && args.get(1) != Some(&"--stat") {
+            assert!(shown.stdout.contains("\x1b["), "colours are on: {shown}");
+        }
+        assert_nothing_raw(&args.join(" "), &without_our_colours(&shown));
+    }
+}
+
+/// `text` without the spinner: its frames (`\r` and "⠋ waiting for the model (3s)") and
+/// the `\r ESC [2K` that clears it. Any other `\r` stays, to be found.
+fn strip_spinner(text: &str) -> String {
+    let mut pieces = text.split('\r');
+    let mut out = pieces.next().unwrap_or_default().to_owned();
+    for piece in pieces {
+        if piece.contains(" waiting for the model (") && piece.ends_with("s)") {
+            continue;
+        }
+        match piece.strip_prefix("\x1b[2K") {
+            Some(rest) => out.push_str(rest),
+            None => {
+                out.push('\r');
+                out.push_str(piece);
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn harness_tool_shows_what_the_model_reads_with_every_control_made_visible() {
     let repo = Repo::from_fixture("calc");

@@ -104,6 +104,35 @@ impl Repo {
         Run::of(command.output().expect("harness runs"))
     }
 
+    /// `harness ARGS` with stdout and stderr on a terminal (a pseudo-terminal `script`
+    /// makes) and colours on. What the terminal printed comes back as stdout, with the
+    /// terminal's own `\r\n` line ends turned back into `\n`.
+    pub(crate) fn harness_on_terminal(&self, args: &[&str]) -> Run {
+        let mut line = vec![env!("CARGO_BIN_EXE_harness")];
+        line.extend_from_slice(args);
+        let mut script = Command::new("script");
+        script
+            .args(["--quiet", "--return", "--command"])
+            .arg(shell_words::join(line))
+            .arg("/dev/null")
+            .current_dir(&self.root)
+            .stdin(Stdio::null());
+        // The environment of every other run, but with colours.
+        for (key, value) in self.command(&[]).get_envs() {
+            match value {
+                Some(value) => script.env(key, value),
+                None => script.env_remove(key),
+            };
+        }
+        script.env_remove("NO_COLOR");
+        let mut run = Run::of(script.output().expect("script runs"));
+        run.stdout_bytes = String::from_utf8_lossy(&run.stdout_bytes)
+            .replace("\r\n", "\n")
+            .into_bytes();
+        run.stdout = String::from_utf8_lossy(&run.stdout_bytes).into_owned();
+        run
+    }
+
     /// Writes the user's configuration file (in the test's home directory).
     pub(crate) fn user_config(&self, text: &str) {
         let directory = self.outer.join("home/.config/harness");
