@@ -22,7 +22,8 @@ use crate::toolbox;
 /// characters (ESC, \r, U+202E, ...) are shown as escapes such as \x1b.
 ///
 /// Exit status: 0 when the tool succeeded, 1 when it returned an error (its text starts with
-/// "Error:"), 2 for bad usage or a workspace that cannot be used.
+/// "Error:"), 2 for bad usage, a configuration error, or a workspace that cannot be used
+/// (as for `harness run`: not /, not your home directory, not the harness's own source).
 ///
 /// Examples:
 ///
