@@ -40,6 +40,12 @@ fn guarded_repo(project_config: &str, user_config: &str) -> Repo {
     let repo = Repo::from_fixture("calc");
     fs::write(repo.outer.join("outside.txt"), "outside secret\n").expect("a file outside");
     std::os::unix::fs::symlink("../outside.txt", repo.root.join("link-out")).expect("a link out");
+    fs::create_dir(repo.outer.join("outside-dir")).expect("a directory outside");
+    fs::write(repo.outer.join("outside-dir/inner.txt"), "outside secret\n").expect("a file");
+    std::os::unix::fs::symlink("../outside-dir", repo.root.join("dir-out")).expect("a link");
+    std::os::unix::fs::symlink("../not-yet.txt", repo.root.join("dangling")).expect("a link");
+    fs::create_dir(repo.outer.join("work-evil")).expect("a sibling with the same prefix");
+    fs::write(repo.outer.join("work-evil/f.txt"), "outside secret\n").expect("a file");
     repo.file(".env", "API_KEY=abc123\n");
     repo.file("keys.secret", "denied by the project\n");
     repo.file("private.txt", "denied by the user\n");
@@ -119,7 +125,7 @@ fn assert_same_both_ways(repo: &Repo, cases: &[Case]) {
 /// The guards that do not depend on the command policy: confinement, the built-in and
 /// configured deny rules, the protected files, argument validation, redaction and the
 /// environment commands get.
-fn confinement_cases() -> Vec<Case> {
+fn confinement_cases(repo: &Repo) -> Vec<Case> {
     let escapes = "path escapes the workspace";
     vec![
         case(
@@ -138,6 +144,37 @@ fn confinement_cases() -> Vec<Case> {
             "a symbolic link out",
             "read_file",
             json!({"path": "link-out"}),
+            escapes,
+        ),
+        case(
+            "a symbolic link to a directory out, in the middle of a path",
+            "read_file",
+            json!({"path": "dir-out/inner.txt"}),
+            escapes,
+        ),
+        case(
+            "a sibling directory with the workspace's name as a prefix",
+            "read_file",
+            json!({"path": format!("{}-evil/f.txt", repo.root.display())}),
+            escapes,
+        ),
+        case(
+            "a write through a dangling symbolic link out",
+            "write_file",
+            json!({"path": "dangling", "content": "x\n"}),
+            escapes,
+        ),
+        case("list_dir out", "list_dir", json!({"path": ".."}), escapes),
+        case(
+            "search_text out",
+            "search_text",
+            json!({"pattern": "secret", "path": "dir-out"}),
+            escapes,
+        ),
+        case(
+            "edit_file out",
+            "edit_file",
+            json!({"path": "../outside.txt", "old_text": "secret", "new_text": "x"}),
             escapes,
         ),
         case(
@@ -233,7 +270,7 @@ fn every_confinement_guard_refuses_harness_tool_as_it_refuses_the_model() {
         &format!("{RUN_SETTINGS}deny = [\"*.secret\"]\n"),
         "deny = [\"private.txt\"]\n",
     );
-    let mut cases = confinement_cases();
+    let mut cases = confinement_cases(&repo);
     cases.extend([
         case(
             "the blocklist",
@@ -245,6 +282,12 @@ fn every_confinement_guard_refuses_harness_tool_as_it_refuses_the_model() {
             "the blocklist behind a launcher",
             "run_command",
             json!({"argv": ["env", "sudo", "ls"]}),
+            "command refused",
+        ),
+        case(
+            "the blocklist behind nice",
+            "run_command",
+            json!({"argv": ["nice", "sudo", "ls"]}),
             "command refused",
         ),
         Case {
@@ -296,4 +339,22 @@ fn the_configured_allowlist_and_command_timeout_bind_harness_tool_as_they_bind_t
         },
     ];
     assert_same_both_ways(&repo, &cases);
+}
+
+#[test]
+fn a_bad_configuration_stops_harness_tool_as_it_stops_a_run() {
+    for (config, says) in [
+        ("command_timeout = 0\n", "`command_timeout = 0`"),
+        ("allow = [\"python3\"]\nmax_stepz = 3\n", "max_stepz"),
+    ] {
+        let repo = Repo::from_fixture("calc");
+        repo.file("harness.toml", config);
+        repo.commit_all("a bad configuration");
+        let run = repo.harness(&["run", "--host", "http://127.0.0.1:9", "t"]);
+        run.assert_exit(2).assert_stderr_has(&[says]);
+        let tool = repo.harness(&["tool", "list_dir", "{}"]);
+        tool.assert_exit(2);
+        assert_eq!(tool.stdout, "", "the tool was not called");
+        assert_eq!(tool.stderr, run.stderr, "the same message both ways");
+    }
 }
