@@ -483,8 +483,18 @@ mod tests {
                 style.color, color,
                 "terminal {terminal}, NO_COLOR {no_color:?}"
             );
-            let red = style.red(&Shown::line("x"));
-            assert_eq!(red.as_str() != "x", color, "{red:?}");
+            let x = Shown::line("x");
+            for painted in [
+                style.red(&x),
+                style.green(&x),
+                style.yellow(&x),
+                style.dim(&x),
+                style.bold(&x),
+                style.cyan(&x),
+            ] {
+                assert!(painted.as_str().contains('x'), "{painted:?}");
+                assert_eq!(painted.as_str() != "x", color, "{painted:?}");
+            }
         }
     }
 
@@ -502,6 +512,11 @@ mod tests {
             "headers are not additions"
         );
         assert!(colored.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"));
+        let headers = Style { color: true }.diff(&Shown::text("diff --git a/x b/x\nindex 1..2\n"));
+        assert_eq!(
+            headers.as_str(),
+            "\x1b[1mdiff --git a/x b/x\x1b[0m\n\x1b[1mindex 1..2\x1b[0m\n"
+        );
         assert!(colored.ends_with(" same\n"));
     }
 

@@ -150,14 +150,7 @@ enum Newlines {
 }
 
 fn visible(text: &str, newlines: Newlines) -> String {
-    // Most text holds nothing to escape: copy it once.
-    if !text
-        .chars()
-        .any(|c| is_hidden(c) && !(c == '\n' && newlines == Newlines::Keep))
-    {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
+    let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '\n' if newlines == Newlines::Keep => out.push('\n'),
@@ -404,6 +397,7 @@ mod tests {
     fn join_and_lines_stay_visible() {
         let joined = Shown::join(&[Shown::line("a\x1b"), Shown::line("b")], ", ");
         assert_eq!(joined.as_str(), "a\\x1b, b");
+        assert_eq!(Shown::text("a\x1b \n\n").trim_end().as_str(), "a\\x1b");
         let lines: Vec<Shown> = Shown::text("x\ny\u{85}").lines().collect();
         assert_eq!(lines, [Shown::line("x"), Shown::line("y\u{85}")]);
     }
