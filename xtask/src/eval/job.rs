@@ -414,7 +414,8 @@ mod tests {
             job_dir: None,
             error: None,
         };
-        let cases: [(&dyn Fn(&mut JobResult), bool, &str); 5] = [
+        type Change = dyn Fn(&mut JobResult);
+        let cases: [(&Change, bool, &str); 5] = [
             (&|_| {}, true, "solved"),
             (&|r| r.verified = false, false, "not verified"),
             (
