@@ -142,6 +142,29 @@ fn a_correct_fix_is_solved_with_the_runs_steps_and_tokens() {
 }
 
 #[test]
+fn a_rust_task_builds_in_the_harness_run_as_in_the_evaluations_own_checks() {
+    // The harness passes its commands HOME but not CARGO_HOME or RUSTUP_HOME: its own
+    // verification must still find the toolchain from the job's home.
+    let result = run_job(
+        "rs-window-sums",
+        &[
+            write(
+                "src/lib.rs",
+                solution("rs-window-sums", "fix", "src/lib.rs"),
+            ),
+            Turn::Done("The last window is included now."),
+        ],
+    );
+    assert_eq!(
+        result.metrics.agent_outcome.as_deref(),
+        Some("verified"),
+        "{result:#?}"
+    );
+    assert_eq!(result.outcome, "solved");
+    assert!(result.outside_changes.is_empty(), "{result:#?}");
+}
+
+#[test]
 fn a_fix_that_edits_the_test_passes_the_verification_but_is_not_solved() {
     // The test rewritten by a command, as the issue saw it happen: the file tools may
     // refuse test edits, a command is not stopped.

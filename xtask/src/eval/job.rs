@@ -338,24 +338,27 @@ impl Environment {
     pub(crate) fn new(job: &Path) -> Result<Environment> {
         let home = job.join("home");
         let tmp = job.join("tmp");
-        fs::create_dir_all(&home)?;
-        fs::create_dir_all(&tmp)?;
+        fs::create_dir(&home).with_context(|| format!("making {}", home.display()))?;
+        fs::create_dir(&tmp).with_context(|| format!("making {}", tmp.display()))?;
         let real_home = env::var_os("HOME").map(PathBuf::from);
         let mut set = vec![
-            ("HOME".to_owned(), home.into_os_string()),
+            ("HOME".to_owned(), home.clone().into_os_string()),
             ("TMPDIR".to_owned(), tmp.into_os_string()),
             ("NO_COLOR".to_owned(), "1".into()),
             ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".into()),
         ];
-        // cargo and rustup find their toolchains through HOME unless told.
+        // cargo and rustup find their toolchains through HOME unless told. Told by the
+        // variables, and through links in the job's home too: the harness passes its
+        // commands a scrubbed environment (HOME, not CARGO_HOME), and its verification of
+        // a Rust task must find the same toolchain as ours.
         for (name, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
-            let value = env::var_os(name).or_else(|| {
-                real_home
-                    .as_ref()
-                    .map(|home| home.join(default).into_os_string())
-            });
-            if let Some(value) = value {
-                set.push((name.to_owned(), value));
+            let value = env::var_os(name)
+                .map(PathBuf::from)
+                .or_else(|| real_home.as_ref().map(|home| home.join(default)));
+            if let Some(value) = value.filter(|path| path.is_dir()) {
+                std::os::unix::fs::symlink(&value, home.join(default))
+                    .with_context(|| format!("linking {} into the job's home", value.display()))?;
+                set.push((name.to_owned(), value.into_os_string()));
             }
         }
         Ok(Environment { set })
