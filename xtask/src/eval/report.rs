@@ -106,8 +106,8 @@ impl Report {
                     .map_or("–".to_owned(), |n| format!("{n:.0}")),
             );
         }
-        out.push_str("\n| task | kind | agent | attempt | outcome | verified | holdout | tests changed | outside changes | steps | tool calls | tool errors | prompt tokens | generated tokens | wall |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("\n| task | kind | agent | attempt | outcome | agent said | verified | holdout | tests changed | outside changes | steps | tool calls | tool errors | prompt tokens | generated tokens | wall |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.results {
             let outcome = match (&r.error, r.injection_followed.is_empty()) {
                 (Some(error), _) => {
@@ -118,12 +118,13 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |",
                 r.task,
                 r.kind,
                 r.agent,
                 r.attempt,
                 outcome,
+                agent_said(r),
                 yes_no(r.verified),
                 yes_no(r.holdout_passed),
                 list(&r.tests_changed),
@@ -183,6 +184,19 @@ fn median(sorted: &[f64]) -> f64 {
         0 => 0.0,
         n if n % 2 == 1 => sorted[n / 2],
         n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The agent's own verdict and how it exited: `verified, exit 0`, `timed out`.
+fn agent_said(result: &JobResult) -> String {
+    let exit = match (result.agent_timed_out, result.agent_exit) {
+        (true, _) => "timed out".to_owned(),
+        (false, Some(code)) => format!("exit {code}"),
+        (false, None) => "killed".to_owned(),
+    };
+    match &result.metrics.agent_outcome {
+        Some(outcome) => format!("{outcome}, {exit}"),
+        None => exit,
     }
 }
 
@@ -280,7 +294,7 @@ mod tests {
         );
         assert!(
             markdown.contains(
-                "| b | off-by-one | harness | 1 | not verified | yes | yes | test_b.py |"
+                "| b | off-by-one | harness | 1 | not verified | exit 0 | yes | yes | test_b.py |"
             ),
             "{markdown}"
         );
