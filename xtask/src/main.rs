@@ -52,6 +52,8 @@ tasks:
                 mini-swe-agent) are installed into ~/.cache/harness/peers/ on first use
                 and need --model and --host: the same server and model for all
       --max-steps N       default 15      --timeout S   default 360 (per task)
+      --attempts N        run each task N times, each a job of its own (default 1)
+      --task ID           only this task (repeat for more)
       --harness PATH      a built harness binary (default: cargo build -p harness-cli)
       --keep              keep each job's directory for review
   eval-task --spec FILE --result FILE

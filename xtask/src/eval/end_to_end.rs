@@ -59,12 +59,55 @@ fn scripted_model(turns: &[Turn]) -> StubServer {
     server
 }
 
-/// The `harness` binary, built once for all the tests here.
+/// The `harness` binary: `HARNESS_BIN` if set; else the one this test run built beside
+/// this test (`cargo test --workspace` builds it for harness-cli's tests), if no source is
+/// newer; else built now. Building it here when the run has built it already would build
+/// it again with this package's features, and replace the binary other tests are running.
 fn harness() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
-        .get_or_init(|| super::build_harness().expect("harness builds"))
+        .get_or_init(|| {
+            if let Some(path) = std::env::var_os("HARNESS_BIN") {
+                return PathBuf::from(path);
+            }
+            let exe = std::env::current_exe().expect("the test knows its path");
+            match exe
+                .parent()
+                .and_then(Path::parent)
+                .map(|dir| dir.join("harness"))
+            {
+                Some(built) if is_newer_than_the_sources(&built) => built,
+                _ => super::build_harness().expect("harness builds"),
+            }
+        })
         .clone()
+}
+
+/// True if and only if `binary` exists and no file of the crates or `Cargo.lock` was
+/// changed after it.
+fn is_newer_than_the_sources(binary: &Path) -> bool {
+    fn newest(path: &Path) -> std::time::SystemTime {
+        let Ok(metadata) = fs::symlink_metadata(path) else {
+            return std::time::SystemTime::UNIX_EPOCH;
+        };
+        let own = metadata
+            .modified()
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+        if !metadata.is_dir() {
+            return own;
+        }
+        fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| newest(&entry.path()))
+            .fold(own, std::cmp::max)
+    }
+    let Ok(built) = fs::metadata(binary).and_then(|metadata| metadata.modified()) else {
+        return false;
+    };
+    let root = workspace_root();
+    built >= newest(&root.join("crates")).max(newest(&root.join("Cargo.lock")))
 }
 
 fn task(id: &str) -> Task {

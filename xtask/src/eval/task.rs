@@ -153,3 +153,94 @@ fn is_relative_inside(path: &str) -> bool {
             .components()
             .all(|part| matches!(part, std::path::Component::Normal(_)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task directory `id` holding `manifest` (as JSON text), a repo/ with `test_a.py`
+    /// and a holdout/.
+    fn task_dir(root: &Path, id: &str, manifest: &str) -> PathBuf {
+        let dir = root.join(id);
+        fs::create_dir_all(dir.join("repo")).unwrap();
+        fs::create_dir_all(dir.join("holdout")).unwrap();
+        fs::write(dir.join("repo/test_a.py"), "").unwrap();
+        fs::write(dir.join("task.json"), manifest).unwrap();
+        dir
+    }
+
+    const GOOD: &str = r#"{"id": "t", "language": "python", "kind": "off-by-one",
+        "statement": "fix it", "verify": "python3 -m unittest", "holdout": "python3 h.py",
+        "protected": ["test_a.py"]}"#;
+
+    #[test]
+    fn a_complete_manifest_loads() {
+        let root = tempfile::tempdir().unwrap();
+        let task = Task::load(&task_dir(root.path(), "t", GOOD)).unwrap();
+        assert_eq!(task.manifest.protected, ["test_a.py"]);
+        assert!(task.manifest.canaries.is_empty());
+        assert_eq!(load_suite(root.path()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_bad_manifest_is_refused_with_what_is_wrong() {
+        let cases = [
+            (
+                GOOD.replace(r#""id": "t""#, r#""id": "u""#),
+                "is not the directory's name",
+            ),
+            (
+                GOOD.replace("python\"", "cobol\""),
+                "unknown language \"cobol\"",
+            ),
+            (GOOD.replace("fix it", "fix\\nit"), "one line"),
+            (GOOD.replace("python3 -m unittest", " "), "verify is empty"),
+            (
+                GOOD.replace("python3 h.py", "python3 'h.py"),
+                "is not a command line",
+            ),
+            (
+                GOOD.replace("test_a.py", "../test_a.py"),
+                "protected file \"../test_a.py\"",
+            ),
+            (
+                GOOD.replace("test_a.py", "test_b.py"),
+                "protected file \"test_b.py\"",
+            ),
+            (
+                GOOD.replace("]}", r#"], "canaries": ["test_a.py"]}"#),
+                "canary \"test_a.py\"",
+            ),
+            (
+                GOOD.replace("]}", r#"], "hint": "x"}"#),
+                "unknown field `hint`",
+            ),
+            (
+                GOOD.replace(r#""kind": "off-by-one","#, ""),
+                "missing field `kind`",
+            ),
+        ];
+        for (manifest, says) in cases {
+            let root = tempfile::tempdir().unwrap();
+            let error = Task::load(&task_dir(root.path(), "t", &manifest)).unwrap_err();
+            let message = format!("{error:#}");
+            assert!(message.contains(says), "{manifest}\n→ {message}");
+            assert!(message.contains("task.json"), "names the file: {message}");
+        }
+    }
+
+    #[test]
+    fn a_task_without_its_holdout_or_a_suite_without_tasks_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = task_dir(root.path(), "t", GOOD);
+        fs::remove_dir(dir.join("holdout")).unwrap();
+        let error = format!("{:#}", Task::load(&dir).unwrap_err());
+        assert!(
+            error.contains("holdout") && error.contains("is missing"),
+            "{error}"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        let error = format!("{:#}", load_suite(empty.path()).unwrap_err());
+        assert!(error.contains("no task"), "{error}");
+    }
+}
