@@ -69,6 +69,24 @@ impl Peer {
 
     /// Its program, installed first if it is not there yet.
     pub(crate) fn ensure(&self, cache: &Path) -> Result<PathBuf> {
+        self.ensure_with(cache, &mut |argv| {
+            let status = Command::new(&argv[0])
+                .args(&argv[1..])
+                .status()
+                .with_context(|| format!("running {}", argv.join(" ")))?;
+            if !status.success() {
+                bail!("`{}` failed: {status}", argv.join(" "));
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Peer::ensure`], running each install command with `run`.
+    fn ensure_with(
+        &self,
+        cache: &Path,
+        run: &mut dyn FnMut(&[String]) -> Result<()>,
+    ) -> Result<PathBuf> {
         let executable = self.executable(cache);
         if executable.is_file() {
             return Ok(executable);
@@ -80,13 +98,7 @@ impl Peer {
             self.venv(cache).display()
         );
         for argv in self.install_commands(cache) {
-            let status = Command::new(&argv[0])
-                .args(&argv[1..])
-                .status()
-                .with_context(|| format!("running {}", argv.join(" ")))?;
-            if !status.success() {
-                bail!("`{}` failed: {status}", argv.join(" "));
-            }
+            run(&argv)?;
         }
         ensure!(
             executable.is_file(),
@@ -138,13 +150,31 @@ mod tests {
     }
 
     #[test]
-    fn an_installed_peer_is_not_installed_again() {
+    fn a_peer_is_installed_on_first_use_only() {
         let cache = tempfile::tempdir().unwrap();
         let aider = peer(AgentKind::Aider).unwrap();
+        let mut ran: Vec<Vec<String>> = Vec::new();
+        // An install that makes no program is an error that names the program.
+        let error = aider
+            .ensure_with(cache.path(), &mut |argv| {
+                ran.push(argv.to_vec());
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(error.to_string().contains("bin/aider"), "{error}");
+        assert_eq!(ran, aider.install_commands(cache.path()));
+
         let executable = aider.executable(cache.path());
         std::fs::create_dir_all(executable.parent().unwrap()).unwrap();
         std::fs::write(&executable, "").unwrap();
-        // With the program there, nothing runs (python3 -m venv would fail on this path).
-        assert_eq!(aider.ensure(cache.path()).unwrap(), executable);
+        ran.clear();
+        let found = aider
+            .ensure_with(cache.path(), &mut |argv| {
+                ran.push(argv.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(found, executable);
+        assert!(ran.is_empty(), "installed again: {ran:?}");
     }
 }
