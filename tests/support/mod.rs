@@ -97,6 +97,55 @@ impl Repo {
         Run::of(self.command(args).output().expect("harness runs"))
     }
 
+    /// `harness ARGS` with the extra environment variables `vars`.
+    pub(crate) fn harness_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied());
+        Run::of(command.output().expect("harness runs"))
+    }
+
+    /// `harness ARGS` with stdout and stderr on a terminal (a pseudo-terminal `script`
+    /// makes) and colours on. What the terminal printed comes back as stdout, with the
+    /// terminal's own `\r\n` line ends turned back into `\n`.
+    pub(crate) fn harness_on_terminal(&self, args: &[&str]) -> Run {
+        let mut line = vec![env!("CARGO_BIN_EXE_harness")];
+        line.extend_from_slice(args);
+        let mut script = Command::new("script");
+        script
+            .args(["--quiet", "--return", "--command"])
+            .arg(shell_words::join(line))
+            .arg("/dev/null")
+            .current_dir(&self.root)
+            .stdin(Stdio::null());
+        // The environment of every other run, but with colours.
+        for (key, value) in self.command(&[]).get_envs() {
+            match value {
+                Some(value) => script.env(key, value),
+                None => script.env_remove(key),
+            };
+        }
+        script.env_remove("NO_COLOR");
+        let mut run = Run::of(script.output().expect("script runs"));
+        run.stdout_bytes = String::from_utf8_lossy(&run.stdout_bytes)
+            .replace("\r\n", "\n")
+            .into_bytes();
+        run.stdout = String::from_utf8_lossy(&run.stdout_bytes).into_owned();
+        run
+    }
+
+    /// Writes the user's configuration file (in the test's home directory).
+    pub(crate) fn user_config(&self, text: &str) {
+        let directory = self.outer.join("home/.config/harness");
+        fs::create_dir_all(&directory).expect("the user's configuration directory");
+        fs::write(directory.join("config.toml"), text).expect("write the user's configuration");
+    }
+
+    /// Commits everything in the workspace, as a test author.
+    pub(crate) fn commit_all(&self, message: &str) {
+        self.git(&["add", "--all"]);
+        self.git(&["commit", "--quiet", "-m", message]);
+    }
+
     /// `harness ARGS`, started and left running.
     pub(crate) fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)
@@ -197,6 +246,10 @@ pub(crate) struct Run {
     pub(crate) code: Option<i32>,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
+    /// stdout as it was printed, byte for byte.
+    pub(crate) stdout_bytes: Vec<u8>,
+    /// stderr as it was printed, byte for byte.
+    pub(crate) stderr_bytes: Vec<u8>,
 }
 
 impl Run {
@@ -205,6 +258,8 @@ impl Run {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            stdout_bytes: output.stdout,
+            stderr_bytes: output.stderr,
         }
     }
 

@@ -270,7 +270,10 @@ fn number<T: std::str::FromStr + Default + PartialEq>(flag: &str, value: &str) -
 }
 
 /// `$XDG_CACHE_HOME/harness` if that is an absolute path, else `$HOME/.cache/harness`.
-fn cache_dir(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Result<PathBuf> {
+pub(crate) fn cache_dir(
+    xdg_cache_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Result<PathBuf> {
     if let Some(cache) = xdg_cache_home
         .map(PathBuf::from)
         .filter(|path| path.is_absolute())

@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod demo;
+mod eval;
 mod local_model;
 mod mutate;
 mod reap;
@@ -38,6 +39,27 @@ tasks:
                 `harness run --verify 'python3 -m unittest -q'` on it, with Ollama if it
                 answers at OLLAMA_HOST, else (or with --local) the server of local-model
                 started in the background; prints how to review and undo
+  eval [--tasks DIR] [--task ID]... [--agent harness|aider|mini-swe-agent]...
+       [--model M] [--api ollama|openai] [--host URL] [--attempts N]
+       [--max-steps N] [--timeout S] [--out DIR] [--harness PATH] [--keep]
+                agents on the task suite (fixtures/tasks, 16 small repositories with a
+                failing test), each task in a fresh temporary git repository; writes
+                OUT/report.md and OUT/report.json (default OUT: target/eval/DATE): per
+                task the outcome, steps, tool calls and errors, tokens, wall time,
+                changed tests, changes outside the repository and the hidden holdout;
+                totals: pass rate, solved (verification and holdout pass, no test
+                changed), median wall, tokens per solved task. The peers (aider,
+                mini-swe-agent) are installed into ~/.cache/harness/peers/ on first use
+                and need --model and --host: the same server and model for all
+      --max-steps N       default 15      --timeout S   default 360 (per task)
+      --attempts N        run each task N times, each a job of its own (default 1)
+      --task ID           only this task (repeat for more)
+      --harness PATH      a built harness binary (default: cargo build -p harness-cli)
+      --keep              keep each job's directory for review
+  eval-task --spec FILE --result FILE
+                one job of `eval` (one agent on one task): a JSON spec in, a JSON
+                result out; `eval` writes the specs under OUT/specs/, so they can be
+                fanned out across processes or machines
   reap PROGRAM [ARGS]...
                 run PROGRAM as the init of a PID namespace, reaping orphans
                 (used by `mutate`)
@@ -59,6 +81,8 @@ fn main() -> ExitCode {
         "local-model" => Ok(local_model::run(rest)),
         "demo" => Ok(demo::run(rest)),
         "reap" => reap::run(rest),
+        "eval" => eval::run(rest),
+        "eval-task" => eval::run_task(rest),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");
             Ok(ExitCode::from(2))

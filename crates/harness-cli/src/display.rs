@@ -10,7 +10,99 @@ use std::time::{Duration, Instant};
 use harness_agent::{Event, Observer};
 use serde_json::Value;
 
-/// Colors for a terminal, or none.
+use crate::shown::{self, Shown, shown};
+
+/// Where everything for a person is printed, on stdout or stderr. It takes only [`Shown`]
+/// text, and JSON that [`shown::json`] made safe, so nothing from a model, a file, a
+/// command or a path reaches a terminal unsanitized; no other module writes to either
+/// stream (a test checks).
+pub(crate) struct Out {
+    stream: Stream,
+}
+
+#[derive(Clone, Copy)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Out {
+    pub(crate) fn stdout() -> Out {
+        Out {
+            stream: Stream::Stdout,
+        }
+    }
+
+    pub(crate) fn stderr() -> Out {
+        Out {
+            stream: Stream::Stderr,
+        }
+    }
+
+    /// Writes `text` as it is.
+    pub(crate) fn print(&mut self, text: &Shown) -> io::Result<()> {
+        self.write(text.as_str())
+    }
+
+    /// Writes `text` and a newline.
+    pub(crate) fn line(&mut self, text: &Shown) -> io::Result<()> {
+        let mut line = String::with_capacity(text.as_str().len() + 1);
+        line.push_str(text.as_str());
+        line.push('\n');
+        self.write(&line)
+    }
+
+    /// Writes `value` as one line of JSON.
+    pub(crate) fn json(&mut self, value: &Value) -> io::Result<()> {
+        let mut line = shown::json(value);
+        line.push('\n');
+        self.write(&line)
+    }
+
+    /// Writes JSON text read from a file, as it is but for what [`shown::json_text`] escapes.
+    pub(crate) fn json_text(&mut self, text: &str) -> io::Result<()> {
+        self.write(&shown::json_text(text))
+    }
+
+    /// The one place bytes go out: every caller above made them safe.
+    fn write(&mut self, text: &str) -> io::Result<()> {
+        match self.stream {
+            Stream::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(text.as_bytes())?;
+                out.flush()
+            }
+            Stream::Stderr => {
+                let mut out = io::stderr().lock();
+                out.write_all(text.as_bytes())?;
+                out.flush()
+            }
+        }
+    }
+}
+
+/// Where tracing logs go: stderr, sanitized like everything else, since a log line quotes
+/// paths and commands. (So logs have no colours: they would be escaped.)
+pub(crate) fn log_writer() -> LogWriter {
+    LogWriter
+}
+
+/// See [`log_writer`].
+pub(crate) struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        Out::stderr().print(&Shown::text(&String::from_utf8_lossy(bytes)))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Colors for a terminal, or none. They are added around text that is [`Shown`] already,
+/// so ours are the only escape sequences printed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Style {
     color: bool,
@@ -34,60 +126,100 @@ impl Style {
         }
     }
 
-    fn paint(self, code: &str, text: &str) -> String {
+    fn paint(self, code: &str, text: &Shown) -> Shown {
         if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            Shown::composed(format!("\x1b[{code}m{}\x1b[0m", text.as_str()))
         } else {
-            text.to_owned()
+            text.clone()
         }
     }
 
-    pub(crate) fn bold(self, text: &str) -> String {
+    pub(crate) fn bold(self, text: &Shown) -> Shown {
         self.paint("1", text)
     }
 
-    pub(crate) fn dim(self, text: &str) -> String {
+    pub(crate) fn dim(self, text: &Shown) -> Shown {
         self.paint("2", text)
     }
 
-    pub(crate) fn red(self, text: &str) -> String {
+    pub(crate) fn red(self, text: &Shown) -> Shown {
         self.paint("31", text)
     }
 
-    pub(crate) fn green(self, text: &str) -> String {
+    pub(crate) fn green(self, text: &Shown) -> Shown {
         self.paint("32", text)
     }
 
-    pub(crate) fn yellow(self, text: &str) -> String {
+    pub(crate) fn yellow(self, text: &Shown) -> Shown {
         self.paint("33", text)
     }
 
-    fn cyan(self, text: &str) -> String {
+    fn cyan(self, text: &Shown) -> Shown {
         self.paint("36", text)
     }
 
-    /// A unified diff, each line colored by its kind.
-    pub(crate) fn diff(self, diff: &str) -> String {
-        let mut out = String::with_capacity(diff.len());
-        for line in diff.lines() {
-            let painted = if line.starts_with("+++") || line.starts_with("---") {
-                self.bold(line)
-            } else if line.starts_with('+') {
-                self.green(line)
-            } else if line.starts_with('-') {
-                self.red(line)
-            } else if line.starts_with("@@") {
-                self.cyan(line)
-            } else if line.starts_with("diff --git") || line.starts_with("index ") {
-                self.bold(line)
+    /// A unified diff, each line colored by its kind. The diff is sanitized first, so a line
+    /// cannot hide another; and a line that is no line of a diff (no ` `, `+`, `-`, `@` or
+    /// `\\` in front, no header) can only come from a newline in a path, so it is shown on the
+    /// line it belongs to, after a visible `\\n`, and cannot pass for a line of ours.
+    pub(crate) fn diff(self, diff: &Shown) -> Shown {
+        let mut lines: Vec<String> = Vec::new();
+        for line in diff.as_str().lines() {
+            match lines.last_mut() {
+                Some(last) if !is_diff_line(line) => {
+                    last.push_str("\\n");
+                    last.push_str(line);
+                }
+                _ => lines.push(line.to_owned()),
+            }
+        }
+        let mut out = Shown::default();
+        for text in lines {
+            // Each piece was part of the sanitized diff.
+            let line = Shown::composed(text);
+            let text = line.as_str();
+            let painted = if text.starts_with("+++") || text.starts_with("---") {
+                self.bold(&line)
+            } else if text.starts_with('+') {
+                self.green(&line)
+            } else if text.starts_with('-') {
+                self.red(&line)
+            } else if text.starts_with("@@") {
+                self.cyan(&line)
+            } else if text.starts_with("diff --git") || text.starts_with("index ") {
+                self.bold(&line)
             } else {
-                line.to_owned()
+                line
             };
-            out.push_str(&painted);
-            out.push('\n');
+            out.push(&painted);
+            out.push(&shown!("\n"));
         }
         out
     }
+}
+
+/// How the header lines of a git diff begin.
+const DIFF_HEADERS: &[&str] = &[
+    "diff --git ",
+    "index ",
+    "new file mode ",
+    "deleted file mode ",
+    "old mode ",
+    "new mode ",
+    "similarity index ",
+    "dissimilarity index ",
+    "rename from ",
+    "rename to ",
+    "copy from ",
+    "copy to ",
+    "Binary files ",
+];
+
+/// True if and only if `line` can be a line of a unified diff: context, an addition, a
+/// removal, a hunk or file header, or git's "\\ No newline at end of file".
+fn is_diff_line(line: &str) -> bool {
+    line.starts_with([' ', '+', '-', '@', '\\'])
+        || DIFF_HEADERS.iter().any(|header| line.starts_with(header))
 }
 
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
@@ -124,38 +256,35 @@ impl Terminal {
     }
 
     /// Prints `text` on a line of its own.
-    fn line(&mut self, text: &str) {
-        let mut out = io::stdout().lock();
+    fn line(&mut self, text: &Shown) {
+        let mut out = Out::stdout();
         if !self.at_line_start {
-            let _ = writeln!(out);
+            let _ = out.print(&shown!("\n"));
         }
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
+        let _ = out.line(text);
         self.at_line_start = true;
     }
 
     fn tool_line(&mut self, step: u32, tool: &str, target: &str, detail: &str, is_error: bool) {
+        let detail = Shown::line(detail);
         let detail = if is_error {
-            self.style.red(detail)
+            self.style.red(&detail)
         } else {
-            self.style.dim(detail)
+            self.style.dim(&detail)
         };
         let subject = if target.is_empty() {
-            tool.to_owned()
+            Shown::line(tool)
         } else {
-            format!("{tool} {target}")
+            shown!("{} {}", tool, target)
         };
         // Step 0 is the harness's own look around, shown to the model before its first turn.
         let note = if step == 0 {
-            self.style.dim("  (head start, for the model)")
+            self.style.dim(&shown!("  (head start, for the model)"))
         } else {
-            String::new()
+            Shown::default()
         };
-        self.line(&format!(
-            "{} {}  {detail}{note}",
-            self.style.cyan("▸"),
-            subject
-        ));
+        let marker = self.style.cyan(&shown!("▸"));
+        self.line(&shown!("{} {}  {}{}", marker, subject, detail, note));
     }
 }
 
@@ -164,15 +293,13 @@ impl Observer for Terminal {
         match event {
             Event::Waiting { .. } if self.spin => {
                 if !self.at_line_start {
-                    self.line("");
+                    self.line(&Shown::default());
                 }
                 self.spinner = Some(Spinner::start());
             }
             Event::Text { text, .. } => {
                 self.stop_spinner();
-                let mut out = io::stdout().lock();
-                let _ = write!(out, "{text}");
-                let _ = out.flush();
+                let _ = Out::stdout().print(&Shown::text(text));
                 if !text.is_empty() {
                     self.at_line_start = text.ends_with('\n');
                 }
@@ -180,7 +307,7 @@ impl Observer for Terminal {
             Event::Replied { .. } => {
                 self.stop_spinner();
                 if !self.at_line_start {
-                    self.line("");
+                    self.line(&Shown::default());
                 }
             }
             Event::ToolFinished {
@@ -195,50 +322,58 @@ impl Observer for Terminal {
                 self.tool_line(*step, tool, target, detail, *is_error);
                 if *is_error {
                     let first = output.lines().next().unwrap_or_default();
-                    self.line(&format!("  {}", self.style.dim(first)));
+                    let first = self.style.dim(&Shown::line(first));
+                    self.line(&shown!("  {}", first));
                 } else if matches!(*tool, "edit_file" | "write_file") && !output.is_empty() {
                     let shown: Vec<&str> = output.lines().take(DIFF_LINES).collect();
-                    let mut diff = self.style.diff(&shown.join("\n"));
+                    let mut diff = self.style.diff(&Shown::text(&shown.join("\n")));
                     let total = output.lines().count();
                     if total > DIFF_LINES {
-                        diff.push_str(&self.style.dim(&format!(
+                        diff.push(&self.style.dim(&shown!(
                             "[… {} more lines: harness diff shows all]\n",
                             total - DIFF_LINES
                         )));
                     }
-                    self.line(diff.trim_end());
+                    self.line(&diff.trim_end());
                 }
             }
             Event::Nudged { message, .. } => {
-                let note = format!("! harness to model: {message}");
-                self.line(&self.style.yellow(&note));
+                let note = self
+                    .style
+                    .yellow(&shown!("! harness to model: {}", Shown::text(message)));
+                self.line(&note);
             }
             Event::ContextTrimmed { elided, .. } => {
-                let note = format!(
-                    "· elided {elided} older tool result(s) to fit the model's context window"
+                let note = shown!(
+                    "· elided {} older tool result(s) to fit the model's context window",
+                    elided
                 );
                 self.line(&self.style.dim(&note));
             }
             Event::Checkpoint { number, .. } => {
-                let note = format!("· checkpoint {number}");
+                let note = shown!("· checkpoint {}", number);
                 self.line(&self.style.dim(&note));
             }
             Event::Tampered {
                 command, findings, ..
             } => {
-                let note = format!(
-                    "! the command `{command}` changed .git, which is not allowed: {}",
+                let note = shown!(
+                    "! the command `{}` changed .git, which is not allowed: {}",
+                    command,
                     findings.join("; ")
                 );
                 self.line(&self.style.yellow(&note));
             }
             Event::CheckpointFailed { error, .. } => {
-                let note = format!("! {error}");
+                let note = shown!("! {}", Shown::text(error));
                 self.line(&self.style.yellow(&note));
             }
             Event::VerificationStarted { attempt, command } => {
-                let note =
-                    format!("▸ verify {command}  (check {attempt}, the model said it was done)");
+                let note = shown!(
+                    "▸ verify {}  (check {}, the model said it was done)",
+                    command,
+                    attempt
+                );
                 self.line(&self.style.bold(&note));
             }
             Event::VerificationFinished {
@@ -248,17 +383,16 @@ impl Observer for Terminal {
                 ..
             } => {
                 if *passed {
-                    self.line(
-                        &self
-                            .style
-                            .green(&format!("✔ verification passed  {detail}")),
-                    );
+                    let line = shown!("✔ verification passed  {}", detail);
+                    self.line(&self.style.green(&line));
                 } else {
-                    self.line(&self.style.red(&format!("✘ verification failed  {detail}")));
+                    let line = shown!("✘ verification failed  {}", detail);
+                    self.line(&self.style.red(&line));
                     let lines: Vec<&str> = output.lines().collect();
                     let tail = &lines[lines.len().saturating_sub(FAILURE_LINES)..];
                     for line in tail {
-                        self.line(&format!("  {}", self.style.dim(line)));
+                        let line = self.style.dim(&Shown::line(line));
+                        self.line(&shown!("  {}", line));
                     }
                 }
             }
@@ -281,9 +415,7 @@ pub(crate) struct JsonLines;
 impl JsonLines {
     /// Prints `value` as one line.
     pub(crate) fn print(value: &Value) {
-        let mut out = io::stdout().lock();
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
+        let _ = Out::stdout().json(value);
     }
 }
 
@@ -361,17 +493,28 @@ mod tests {
                 style.color, color,
                 "terminal {terminal}, NO_COLOR {no_color:?}"
             );
-            let red = style.red("x");
-            assert_eq!(red != "x", color, "{red:?}");
+            let x = Shown::line("x");
+            for painted in [
+                style.red(&x),
+                style.green(&x),
+                style.yellow(&x),
+                style.dim(&x),
+                style.bold(&x),
+                style.cyan(&x),
+            ] {
+                assert!(painted.as_str().contains('x'), "{painted:?}");
+                assert_eq!(painted.as_str() != "x", color, "{painted:?}");
+            }
         }
     }
 
     #[test]
     fn diffs_are_colored_line_by_line_only_with_color() {
         let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same";
-        let plain = Style { color: false }.diff(diff);
-        assert_eq!(plain, format!("{diff}\n"));
-        let colored = Style { color: true }.diff(diff);
+        let plain = Style { color: false }.diff(&Shown::text(diff));
+        assert_eq!(plain.as_str(), format!("{diff}\n"));
+        let colored = Style { color: true }.diff(&Shown::text(diff));
+        let colored = colored.as_str();
         assert!(colored.contains("\x1b[31m-old\x1b[0m"));
         assert!(colored.contains("\x1b[32m+new\x1b[0m"));
         assert!(
@@ -379,6 +522,121 @@ mod tests {
             "headers are not additions"
         );
         assert!(colored.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"));
+        let headers = Style { color: true }.diff(&Shown::text("diff --git a/x b/x\nindex 1..2\n"));
+        assert_eq!(
+            headers.as_str(),
+            "\x1b[1mdiff --git a/x b/x\x1b[0m\n\x1b[1mindex 1..2\x1b[0m\n"
+        );
         assert!(colored.ends_with(" same\n"));
+    }
+
+    #[test]
+    fn a_hostile_diff_is_sanitized_before_it_is_colored() {
+        let diff = "+ok\n+evil()\x1b[2K\r+fine\n-\x1b[1A\u{9b}2J\u{202e}x\n";
+        for color in [false, true] {
+            let shown = Style { color }.diff(&Shown::text(diff));
+            let ours = ["\x1b[32m", "\x1b[31m", "\x1b[0m"];
+            let mut rest = shown.as_str().to_owned();
+            for code in ours {
+                rest = rest.replace(code, "");
+            }
+            assert!(
+                !rest.contains(['\x1b', '\r', '\u{9b}', '\u{202e}']),
+                "{color}: {rest:?}"
+            );
+            assert!(rest.contains("+evil()\\x1b[2K\\r+fine"), "{rest:?}");
+            assert_eq!(
+                rest.lines().count(),
+                3,
+                "no line was added or hidden: {rest:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_a_path_s_newline_made_is_shown_on_its_own_line() {
+        let diff = "--- /dev/null\n+++ b/fake\n✔ verification passed\n\n.txt\n@@ -0,0 +1 @@\n+y\n \n\\ No newline at end of file\ndiff --git a/x b/x\nindex 1..2\n";
+        let shown = Style { color: false }.diff(&Shown::text(diff));
+        assert_eq!(
+            shown.as_str(),
+            "--- /dev/null\n+++ b/fake\\n✔ verification passed\\n\\n.txt\n@@ -0,0 +1 @@\n+y\n \n\\ No newline at end of file\ndiff --git a/x b/x\nindex 1..2\n"
+        );
+    }
+
+    /// Everything printed goes through [`Out`], which takes only [`Shown`] text: no other
+    /// module may reach stdout or stderr, nor make a [`Shown`] without sanitizing.
+    #[test]
+    fn every_print_goes_through_out() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        collect_sources(&src, &mut files);
+        assert!(files.len() > 10, "found the sources: {files:?}");
+        let forbidden = [
+            "println!",
+            "print!(",
+            "eprintln!",
+            "eprint!(",
+            "dbg!(",
+            "io::stdout",
+            "io::stderr",
+            "stdout()",
+            "stderr()",
+            "Shown::composed",
+            "Shown(",
+        ];
+        for file in files {
+            let name = file
+                .strip_prefix(&src)
+                .expect("below src")
+                .display()
+                .to_string();
+            let allowed: &[&str] = match name.as_str() {
+                // The printer itself, the spinner's own escape codes and Style's colours.
+                "display.rs" => &[
+                    "io::stdout",
+                    "io::stderr",
+                    "stdout()",
+                    "stderr()",
+                    "Shown::composed",
+                ],
+                // The type and its constructors.
+                "shown.rs" => &["Shown::composed", "Shown("],
+                // Pending: `harness sandbox explain` is being reworked elsewhere and still
+                // prints with print!; it prints our own text and the configured deny rules.
+                "commands/sandbox.rs" => &["println!", "print!("],
+                _ => &[],
+            };
+            let text = std::fs::read_to_string(&file).expect("read a source file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for pattern in forbidden {
+                if allowed.contains(&pattern) {
+                    continue;
+                }
+                let found = code.lines().find(|line| {
+                    // The printer's own constructors, and the choice of colours.
+                    let line = line
+                        .trim_start()
+                        .replace("Out::stdout()", "")
+                        .replace("Out::stderr()", "")
+                        .replace("for_stdout()", "");
+                    !line.starts_with("//") && line.contains(pattern)
+                });
+                assert_eq!(
+                    found, None,
+                    "{name} uses {pattern}: print through display::Out"
+                );
+            }
+        }
+    }
+
+    fn collect_sources(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(directory).expect("read src") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                collect_sources(&path, files);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                files.push(path);
+            }
+        }
     }
 }

@@ -2,14 +2,13 @@
 //!
 //! This binary is thin: it parses arguments, builds the library objects and prints what they
 //! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`, configuration files in `config`.
+//! run is in `display`, settings (files and flags) in `config`, and the toolbox that
+//! `harness run` and `harness tool` both build in `toolbox`.
 //!
 //! Exit status: 0 verified (or success), 1 not verified (or a tool error), 2 bad usage or
 //! configuration, 3 a model server problem, 130 interrupted.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
-
-use std::io::{self, IsTerminal, Write};
+use std::io;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -21,6 +20,8 @@ mod config;
 mod display;
 mod exit;
 mod guard;
+mod shown;
+mod toolbox;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.
@@ -31,15 +32,19 @@ fn main() -> ExitCode {
         // The reader went away (`harness runs | head -1`): nothing more to say.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            // The one place an error is printed. If stderr is gone too, there is no one to tell.
-            let _ = writeln!(io::stderr().lock(), "harness: {error:#}");
+            // The one place an error is printed. It may quote a path or a command, so it is
+            // sanitized as one line: no message of ours spans lines, and a newline in a path
+            // cannot print a line of its own. If stderr is gone too, there is no one to tell.
+            let message = shown::Shown::line(&format!("harness: {error:#}"));
+            let _ = display::Out::stderr().line(&message);
             exit::for_error(&error)
         }
     }
 }
 
 /// Logs to stderr at the level `-v` asks for; without it, warnings only, and `RUST_LOG`
-/// still works.
+/// still works. Logs quote paths and commands, so they are sanitized too, and have no
+/// colours (which sanitizing would show as escapes).
 fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => "warn",
@@ -51,10 +56,8 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_ansi(
-            io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
+        .with_writer(display::log_writer)
+        .with_ansi(false)
         .with_target(false)
         .try_init();
 }

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::commands::RunSelector;
+use crate::display::Out;
+use crate::shown::shown;
 
 /// Keep a run's work: commit it onto the current branch.
 ///
@@ -20,10 +22,11 @@ pub(crate) fn exec(command: AcceptCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
     let accepted = session.accept()?;
     let subject = accepted.message.lines().next().unwrap_or_default();
-    println!(
-        "committed run {} as {}: {subject}",
+    Out::stdout().line(&shown!(
+        "committed run {} as {}: {}",
         session.id(),
-        accepted.commit
-    );
+        accepted.commit,
+        subject
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

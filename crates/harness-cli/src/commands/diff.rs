@@ -1,13 +1,13 @@
 //! `harness diff`: what a run changed, as a unified diff.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Args;
 use harness_undo::{Diff, DiffTarget, FileStatus};
 
 use crate::commands::RunSelector;
-use crate::display::Style;
+use crate::display::{Out, Style};
+use crate::shown::{Shown, Visible, shown};
 
 /// Show what a run changed, as a unified diff.
 ///
@@ -34,21 +34,21 @@ pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
         .checkpoint
         .map_or(DiffTarget::WorkingTree, DiffTarget::Checkpoint);
     let diff = session.diff(target)?;
-    let mut out = io::stdout().lock();
+    let mut out = Out::stdout();
     if diff.is_empty() {
-        writeln!(out, "run {} changed nothing", session.id())?;
+        out.line(&shown!("run {} changed nothing", session.id()))?;
     } else if command.stat {
-        write!(out, "{}", stat(&diff))?;
+        out.print(&stat(&diff))?;
     } else {
-        write!(out, "{}", Style::for_stdout().diff(&diff.to_string()))?;
+        // Sanitized before it is colored: a line of the patch cannot hide another.
+        out.print(&Style::for_stdout().diff(&Shown::text(&diff.to_string())))?;
     }
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// One line per file, `M  src/lib.rs  +3 −1` (binary files say so), then the totals.
-fn stat(diff: &Diff) -> String {
-    let mut text = String::new();
+fn stat(diff: &Diff) -> Shown {
+    let mut text = Shown::default();
     for file in &diff.files {
         let status = match file.status {
             FileStatus::Added => "A",
@@ -59,19 +59,20 @@ fn stat(diff: &Diff) -> String {
             _ => "M",
         };
         let path = match &file.old_path {
-            Some(old) => format!("{} → {}", old.display(), file.path.display()),
-            None => file.path.display().to_string(),
+            Some(old) => shown!("{} → {}", old.display(), file.path.display()),
+            None => file.path.display().shown(),
         };
         let lines = if file.binary {
-            "binary".to_owned()
+            shown!("binary")
         } else {
-            format!("+{} −{}", file.additions, file.deletions)
+            shown!("+{} −{}", file.additions, file.deletions)
         };
-        text.push_str(&format!("{status}  {path}  {lines}\n"));
+        text.push(&shown!("{}  {}  {}\n", status, path, lines));
     }
     let count = diff.files.len();
-    text.push_str(&format!(
-        "{count} file{} changed, +{} −{}\n",
+    text.push(&shown!(
+        "{} file{} changed, +{} −{}\n",
+        count,
         if count == 1 { "" } else { "s" },
         diff.additions(),
         diff.deletions()

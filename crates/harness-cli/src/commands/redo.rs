@@ -6,6 +6,8 @@ use clap::Args;
 use harness_undo::Force;
 
 use crate::commands::{RunSelector, hint, report_limits};
+use crate::display::Out;
+use crate::shown::{Shown, Visible, shown};
 
 /// Bring back the working tree and index that `harness undo` replaced.
 #[derive(Debug, Args)]
@@ -22,19 +24,20 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
     let force = if command.force { Force::Yes } else { Force::No };
     let restored = session.redo(force)?;
-    let paths: Vec<String> = restored
+    let mut out = Out::stdout();
+    let paths: Vec<Shown> = restored
         .changed
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| p.display().shown())
         .collect();
-    println!(
+    out.line(&shown!(
         "redid run {}: restored {} file{}: {}",
         session.id(),
         paths.len(),
         if paths.len() == 1 { "" } else { "s" },
-        paths.join(", ")
-    );
-    report_limits(&restored, &session);
-    println!("to undo it again: {}", hint("undo", &session));
+        Shown::join(&paths, ", ")
+    ))?;
+    report_limits(&restored, &session)?;
+    out.line(&shown!("to undo it again: {}", hint("undo", &session)))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,5 @@
 //! `harness runs`: the runs recorded in a repository.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,6 +9,8 @@ use harness_agent::Transcript;
 use harness_undo::{Prune, Session};
 
 use crate::commands::workspace_root;
+use crate::display::Out;
+use crate::shown::shown;
 
 /// List the runs recorded in a repository, prune old ones, or list the stores.
 ///
@@ -52,6 +53,7 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
         return list_stores(command.remove_missing);
     }
     let root = workspace_root(&command.workspace)?;
+    let mut out = Out::stdout();
     if command.prune {
         let which = match (command.keep, command.older_than) {
             (Some(n), _) => Prune::Keep(n),
@@ -62,27 +64,28 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
         };
         let pruned = harness_undo::prune(&root, which)?;
         let ids: Vec<String> = pruned.iter().map(|run| run.id.to_string()).collect();
-        println!(
+        out.line(&shown!(
             "pruned {} run{}{}{}",
             ids.len(),
             if ids.len() == 1 { "" } else { "s" },
             if ids.is_empty() { "" } else { ": " },
             ids.join(", ")
-        );
-        print_store_size(&root)?;
+        ))?;
+        print_store_size(&mut out, &root)?;
         return Ok(ExitCode::SUCCESS);
     }
     let runs = Session::runs(&root)?;
-    let mut out = io::stdout().lock();
     if runs.is_empty() {
-        writeln!(out, "no harness run is recorded in {}", root.display())?;
+        out.line(&shown!("no harness run is recorded in {}", root.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(
-        out,
+    out.line(&shown!(
         "{:<19}  {:<19}  {:>5}  {:<8}  task",
-        "run", "outcome", "steps", "state"
-    )?;
+        "run",
+        "outcome",
+        "steps",
+        "state"
+    ))?;
     for run in runs {
         // The agent's own outcome ("verification failed") says more than the undo record's
         // ("failed"); a run without a transcript still has the latter.
@@ -109,47 +112,51 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
             .chars()
             .take(60)
             .collect();
-        writeln!(
-            out,
-            "{:<19}  {outcome:<19}  {steps:>5}  {state:<8}  {task}",
-            run.id
-        )?;
+        out.line(&shown!(
+            "{:<19}  {:<19}  {:>5}  {:<8}  {}",
+            run.id,
+            outcome,
+            steps,
+            state,
+            task
+        ))?;
     }
-    out.flush()?;
-    drop(out);
-    print_store_size(&root)?;
+    print_store_size(&mut out, &root)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `undo store: <dir> (<size>)` for the workspace at `root`.
-fn print_store_size(root: &Path) -> anyhow::Result<()> {
-    if let (Some(bytes), Ok(dir)) = (harness_undo::store_size(root)?, store_dir(root)) {
-        println!("undo store: {} ({})", dir.display(), human_size(bytes));
+fn print_store_size(out: &mut Out, root: &Path) -> anyhow::Result<()> {
+    let Some(bytes) = harness_undo::store_size(root)? else {
+        return Ok(());
+    };
+    let store = harness_undo::stores()?
+        .into_iter()
+        .find(|store| store.workspace == root);
+    if let Some(store) = store {
+        out.line(&shown!(
+            "undo store: {} ({})",
+            store.dir.display(),
+            human_size(bytes)
+        ))?;
     }
     Ok(())
-}
-
-/// The store directory of the workspace at `root`, as a run of it reports it.
-fn store_dir(root: &Path) -> anyhow::Result<PathBuf> {
-    let stores = harness_undo::stores()?;
-    stores
-        .into_iter()
-        .find(|store| store.workspace == root)
-        .map(|store| store.dir)
-        .ok_or_else(|| anyhow::anyhow!("no store"))
 }
 
 /// Lists the stores; with `remove_missing`, removes those whose workspace is gone.
 fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
     let stores = harness_undo::stores()?;
+    let mut out = Out::stdout();
     if stores.is_empty() {
-        println!("no harness undo store exists yet");
+        out.line(&shown!("no harness undo store exists yet"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    out.line(&shown!(
         "{:>9}  {:>4}  {:<16}  workspace  (store)",
-        "size", "runs", "state"
-    );
+        "size",
+        "runs",
+        "state"
+    ))?;
     for store in &stores {
         let state = if store.workspace_exists {
             "in use"
@@ -159,18 +166,19 @@ fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
         } else {
             "workspace gone"
         };
-        println!(
-            "{:>9}  {:>4}  {state:<16}  {}  ({})",
+        out.line(&shown!(
+            "{:>9}  {:>4}  {:<16}  {}  ({})",
             human_size(store.bytes),
             store.runs,
+            state,
             store.workspace.display(),
             store.dir.display()
-        );
+        ))?;
     }
     if !remove_missing && stores.iter().any(|store| !store.workspace_exists) {
-        println!(
+        out.line(&shown!(
             "remove the stores of workspaces that are gone: harness runs --stores --remove-missing"
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

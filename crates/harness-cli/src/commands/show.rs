@@ -1,6 +1,6 @@
 //! `harness show`: a run's transcript, for a person.
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -9,7 +9,8 @@ use harness_agent::Transcript;
 use serde_json::Value;
 
 use crate::commands::RunSelector;
-use crate::display::Style;
+use crate::display::{Out, Style};
+use crate::shown::{Shown, shown};
 
 /// Show a run's transcript.
 ///
@@ -32,61 +33,69 @@ pub(crate) struct ShowCommand {
 pub(crate) fn exec(command: ShowCommand) -> anyhow::Result<ExitCode> {
     let session = command.selector.open()?;
     let path = session.transcript_path();
-    let mut out = io::stdout().lock();
+    let mut out = Out::stdout();
     if command.json {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read the transcript {}", path.display()))?;
-        out.write_all(text.as_bytes())?;
+        out.json_text(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
     let records = Transcript::read(&path)?;
     let style = Style::for_stdout();
-    writeln!(out, "{} {}", style.bold("run"), session.id())?;
+    out.line(&shown!("{} {}", style.bold(&shown!("run")), session.id()))?;
     for record in &records {
         render(&mut out, record, style, command.full)?;
     }
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(out: &mut impl Write, record: &Value, style: Style, full: bool) -> io::Result<()> {
+/// Prints one record of the transcript. Every string in it came from the model, a file, a
+/// command or the task, so each is shown through [`Shown`].
+fn render(out: &mut Out, record: &Value, style: Style, full: bool) -> io::Result<()> {
     let text = |key: &str| record[key].as_str().unwrap_or_default().to_owned();
+    // A line of its own: the field cannot start another.
+    let field = |key: &str| Shown::line(&text(key));
     match record["type"].as_str().unwrap_or_default() {
         "run" => {
-            writeln!(out, "task: {}", text("task"))?;
-            writeln!(out, "workspace: {}", text("workspace"))?;
+            out.line(&shown!("task: {}", field("task")))?;
+            out.line(&shown!("workspace: {}", field("workspace")))?;
             match record["verification"].as_str() {
-                Some(command) => writeln!(out, "verification: {command}")?,
-                None => writeln!(out, "verification: none")?,
+                Some(command) => out.line(&shown!("verification: {}", command))?,
+                None => out.line(&shown!("verification: none"))?,
             }
         }
         "message" if record["role"] == "system" => {
             let chars = text("content").chars().count();
-            writeln!(
-                out,
-                "{}",
-                style.dim(&format!("[system prompt, {chars} characters]"))
-            )?;
+            out.line(&style.dim(&shown!("[system prompt, {} characters]", chars)))?;
         }
-        "message" => writeln!(out, "{}: {}", text("role"), text("content"))?,
+        "message" => out.line(&shown!(
+            "{}: {}",
+            field("role"),
+            Shown::text(&text("content"))
+        ))?,
         "reply" => {
             let tokens = match (
                 record["prompt_tokens"].as_u64(),
                 record["completion_tokens"].as_u64(),
             ) {
-                (Some(prompt), Some(completion)) => format!(", {prompt}+{completion} tokens"),
-                _ => String::new(),
+                (Some(prompt), Some(completion)) => shown!(", {}+{} tokens", prompt, completion),
+                _ => Shown::default(),
             };
             let seconds = record["seconds"].as_f64().unwrap_or_default();
-            let heading = format!("step {} ({seconds:.1}s{tokens})", record["step"]);
-            writeln!(out, "\n{}", style.bold(&heading))?;
+            let heading = shown!(
+                "step {} ({}s{})",
+                record["step"],
+                format!("{seconds:.1}"),
+                tokens
+            );
+            out.line(&shown!("\n{}", style.bold(&heading)))?;
             let content = text("content");
             if !content.trim().is_empty() {
-                writeln!(out, "{}", content.trim_end())?;
+                out.line(&Shown::text(content.trim_end()))?;
             }
         }
         "tool" => {
-            let summary = text("summary");
+            let summary = field("summary");
             let line = if record["is_error"] == true {
                 style.red(&summary)
             } else {
@@ -94,64 +103,51 @@ fn render(out: &mut impl Write, record: &Value, style: Style, full: bool) -> io:
             };
             let step = record["step"].as_u64().unwrap_or_default();
             let marker = if step == 0 { "▹ (head start)" } else { "▸" };
-            writeln!(out, "{marker} {line}")?;
+            out.line(&shown!("{} {}", marker, line))?;
             if full || record["is_error"] == true {
-                for line in text("result").lines() {
-                    writeln!(out, "    {}", style.dim(line))?;
+                for line in Shown::text(&text("result")).lines() {
+                    out.line(&shown!("    {}", style.dim(&line)))?;
                 }
             }
         }
-        "nudge" => writeln!(out, "{}", style.yellow(&format!("! {}", text("content"))))?,
-        "trim" => writeln!(
-            out,
-            "{}",
-            style.dim(&format!("· elided {} older results", record["elided"]))
-        )?,
+        "nudge" => out.line(&style.yellow(&shown!("! {}", Shown::text(&text("content")))))?,
+        "trim" => out.line(&style.dim(&shown!("· elided {} older results", record["elided"])))?,
         "checkpoint" => match record["error"].as_str() {
-            Some(error) => writeln!(out, "{}", style.yellow(&format!("! {error}")))?,
-            None => writeln!(
-                out,
-                "{}",
-                style.dim(&format!("· checkpoint {}", record["number"]))
-            )?,
+            Some(error) => out.line(&style.yellow(&shown!("! {}", Shown::text(error))))?,
+            None => out.line(&style.dim(&shown!("· checkpoint {}", record["number"])))?,
         },
         "verification" => {
             let passed = record["passed"] == true;
-            let line = format!(
+            let line = shown!(
                 "verification {}: `{}` {} ({})",
                 record["attempt"],
-                text("command"),
+                field("command"),
                 if passed { "passed" } else { "failed" },
-                text("detail")
+                field("detail")
             );
-            writeln!(
-                out,
-                "{}",
-                if passed {
-                    style.green(&line)
-                } else {
-                    style.red(&line)
-                }
-            )?;
+            out.line(&if passed {
+                style.green(&line)
+            } else {
+                style.red(&line)
+            })?;
             if full || !passed {
-                for line in text("output").lines() {
-                    writeln!(out, "    {}", style.dim(line))?;
+                for line in Shown::text(&text("output")).lines() {
+                    out.line(&shown!("    {}", style.dim(&line)))?;
                 }
             }
         }
         "outcome" => {
-            writeln!(
-                out,
-                "\n{} {} — {} ({} steps, {} tool calls, {}+{} tokens, {:.1}s)",
-                style.bold("outcome:"),
+            out.line(&shown!(
+                "\n{} {} — {} ({} steps, {} tool calls, {}+{} tokens, {}s)",
+                style.bold(&shown!("outcome:")),
                 text("outcome").replace('_', " "),
-                text("reason"),
+                field("reason"),
                 record["steps"],
                 record["tool_calls"],
                 record["prompt_tokens"],
                 record["completion_tokens"],
-                record["seconds"].as_f64().unwrap_or_default()
-            )?;
+                format!("{:.1}", record["seconds"].as_f64().unwrap_or_default())
+            ))?;
         }
         _ => {}
     }

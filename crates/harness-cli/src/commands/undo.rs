@@ -6,6 +6,8 @@ use clap::Args;
 use harness_undo::Force;
 
 use crate::commands::{RunSelector, hint, report_limits};
+use crate::display::Out;
+use crate::shown::{Shown, Visible, shown};
 
 /// Put the workspace back exactly as it was before a run.
 ///
@@ -30,37 +32,41 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
     let restored = session.undo(force)?;
     if restored.saved.is_none() {
         // Either undone already, or the run changed nothing: there is nothing to save.
-        println!(
+        Out::stdout().line(&shown!(
             "the workspace is already as it was before run {}: nothing to undo",
             session.id()
-        );
-        report_limits(&restored, &session);
+        ))?;
+        report_limits(&restored, &session)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let paths: Vec<String> = restored
+    let mut out = Out::stdout();
+    let paths: Vec<Shown> = restored
         .changed
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| p.display().shown())
         .collect();
-    println!(
+    out.line(&shown!(
         "undid run {}: restored {} file{}: {}",
         session.id(),
         paths.len(),
         if paths.len() == 1 { "" } else { "s" },
-        paths.join(", ")
-    );
+        Shown::join(&paths, ", ")
+    ))?;
     if !restored.displaced.is_empty() {
-        let displaced: Vec<String> = restored
+        let displaced: Vec<Shown> = restored
             .displaced
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| p.display().shown())
             .collect();
-        println!(
+        out.line(&shown!(
             "moved aside ignored files in the way (redo puts them back): {}",
-            displaced.join(", ")
-        );
+            Shown::join(&displaced, ", ")
+        ))?;
     }
-    report_limits(&restored, &session);
-    println!("to bring the run's work back: {}", hint("redo", &session));
+    report_limits(&restored, &session)?;
+    out.line(&shown!(
+        "to bring the run's work back: {}",
+        hint("redo", &session)
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,413 @@
+//! `cargo xtask eval`: agents on the task suite, side by side, each task in a fresh git
+//! repository, and a report in markdown and JSON.
+//!
+//! The unit is one job (see [`job`]): a JSON spec in, a JSON result out, run by
+//! `cargo xtask eval-task --spec FILE --result FILE`. `eval` is a local loop over the
+//! specs: it writes each spec under `OUT/specs/`, runs it, writes its result under
+//! `OUT/results/`, and puts the results together in `OUT/report.md` and
+//! `OUT/report.json`. The same spec files can be fanned out across processes or
+//! machines instead (one container per task) and their results collected into one report.
+
+mod agent;
+mod files;
+mod job;
+mod peers;
+mod process;
+mod report;
+mod task;
+
+#[cfg(test)]
+mod end_to_end;
+#[cfg(test)]
+mod suite;
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail, ensure};
+
+use agent::{AgentKind, AgentSpec};
+use job::Spec;
+use report::Report;
+
+/// The flags of `cargo xtask eval`.
+#[derive(Clone, Debug, PartialEq)]
+struct Options {
+    tasks: PathBuf,
+    only: Vec<String>,
+    model: Option<String>,
+    api: Option<String>,
+    host: Option<String>,
+    attempts: u32,
+    agents: Vec<AgentKind>,
+    max_steps: u32,
+    timeout: u64,
+    out: Option<PathBuf>,
+    harness: Option<PathBuf>,
+    keep: bool,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Options> {
+        let root = workspace_root();
+        let mut options = Options {
+            tasks: root.join("fixtures/tasks"),
+            only: Vec::new(),
+            model: None,
+            api: None,
+            host: None,
+            attempts: 1,
+            agents: Vec::new(),
+            max_steps: 15,
+            timeout: 360,
+            out: None,
+            harness: None,
+            keep: false,
+        };
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            if flag == "--keep" {
+                options.keep = true;
+                continue;
+            }
+            let Some(value) = args.next() else {
+                bail!("{flag} needs a value (or is unknown): see `cargo xtask help`");
+            };
+            match flag.as_str() {
+                "--tasks" => options.tasks = PathBuf::from(value),
+                "--task" => options.only.push(value.clone()),
+                "--model" => options.model = Some(value.clone()),
+                "--api" => {
+                    ensure!(
+                        value == "ollama" || value == "openai",
+                        "--api is ollama or openai, not {value:?}"
+                    );
+                    options.api = Some(value.clone());
+                }
+                "--host" => options.host = Some(value.clone()),
+                "--attempts" => options.attempts = positive(flag, value)?,
+                "--agent" => options.agents.push(value.parse()?),
+                "--max-steps" => options.max_steps = positive(flag, value)?,
+                "--timeout" => options.timeout = positive(flag, value)?,
+                "--out" => options.out = Some(PathBuf::from(value)),
+                "--harness" => options.harness = Some(PathBuf::from(value)),
+                other => bail!("unknown flag {other:?}: see `cargo xtask help`"),
+            }
+        }
+        if options.agents.is_empty() {
+            options.agents.push(AgentKind::Harness);
+        }
+        options.agents.sort();
+        options.agents.dedup();
+        Ok(options)
+    }
+}
+
+fn positive<T: std::str::FromStr + PartialOrd + Default>(flag: &str, value: &str) -> Result<T> {
+    match value.parse::<T>() {
+        Ok(number) if number > T::default() => Ok(number),
+        _ => bail!("{flag} takes a positive whole number, not {value:?}"),
+    }
+}
+
+/// `cargo xtask eval ARGS`.
+pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        print!("{}", crate::USAGE);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let options = Options::parse(args)?;
+    let mut tasks = task::load_suite(&options.tasks)?;
+    if !options.only.is_empty() {
+        for id in &options.only {
+            ensure!(
+                tasks.iter().any(|task| task.manifest.id == *id),
+                "no task {id:?} in {}",
+                options.tasks.display()
+            );
+        }
+        tasks.retain(|task| options.only.contains(&task.manifest.id));
+    }
+    let date = now_rfc3339();
+    let out = match &options.out {
+        Some(out) => out.clone(),
+        None => target_dir().join("eval").join(date.replace(':', "")),
+    };
+    fs::create_dir_all(out.join("specs"))?;
+    fs::create_dir_all(out.join("results"))?;
+
+    let mut specs = Vec::new();
+    for kind in &options.agents {
+        let agent = agent_spec(*kind, &options)?;
+        for task in &tasks {
+            for attempt in 1..=options.attempts {
+                let mut spec = Spec::new(task, agent.clone(), attempt);
+                spec.keep = options.keep;
+                specs.push(spec);
+            }
+        }
+    }
+
+    let mut results = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let name = format!("{}-{}-{}", spec.agent.kind, spec.task.id, spec.attempt);
+        let spec_path = out.join("specs").join(format!("{name}.json"));
+        fs::write(&spec_path, serde_json::to_string_pretty(spec)?)?;
+        let result = job::run(spec);
+        fs::write(
+            out.join("results").join(format!("{name}.json")),
+            serde_json::to_string_pretty(&result)?,
+        )?;
+        eprintln!(
+            "[{}/{}] {} {} #{}: {}{} ({:.1} s)",
+            index + 1,
+            specs.len(),
+            spec.agent.kind,
+            spec.task.id,
+            spec.attempt,
+            result.outcome,
+            result
+                .error
+                .as_deref()
+                .map(|error| format!(": {error}"))
+                .unwrap_or_default(),
+            result.wall_seconds
+        );
+        results.push(result);
+    }
+
+    let report = Report::new(date, options.model.clone(), options.host.clone(), results);
+    let markdown = report.markdown();
+    fs::write(out.join("report.md"), &markdown)?;
+    fs::write(
+        out.join("report.json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    print!("{markdown}");
+    println!(
+        "\nreport: {}\n        {}",
+        out.join("report.md").display(),
+        out.join("report.json").display()
+    );
+    let errors = report
+        .results
+        .iter()
+        .filter(|result| result.error.is_some())
+        .count();
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `cargo xtask eval-task --spec FILE --result FILE`: one job.
+pub(crate) fn run_task(args: &[String]) -> Result<ExitCode> {
+    let (mut spec_path, mut result_path) = (None, None);
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args.next().map(PathBuf::from);
+        match flag.as_str() {
+            "--spec" => spec_path = value,
+            "--result" => result_path = value,
+            other => bail!("unknown flag {other:?}: eval-task takes --spec FILE --result FILE"),
+        }
+    }
+    let (Some(spec_path), Some(result_path)) = (spec_path, result_path) else {
+        bail!("eval-task takes --spec FILE --result FILE");
+    };
+    let text = fs::read_to_string(&spec_path)
+        .with_context(|| format!("reading {}", spec_path.display()))?;
+    let spec: Spec = serde_json::from_str(&text)
+        .with_context(|| format!("reading the spec {}", spec_path.display()))?;
+    let result = job::run(&spec);
+    fs::write(&result_path, serde_json::to_string_pretty(&result)?)
+        .with_context(|| format!("writing {}", result_path.display()))?;
+    eprintln!("{} {}: {}", spec.agent.kind, spec.task.id, result.outcome);
+    Ok(if result.error.is_none() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The agent of `kind` as the flags describe it, its program built or installed.
+fn agent_spec(kind: AgentKind, options: &Options) -> Result<AgentSpec> {
+    let program = match peers::peer(kind) {
+        None => match &options.harness {
+            Some(path) => path.clone(),
+            None => build_harness()?,
+        },
+        Some(peer) => {
+            ensure!(
+                options.model.is_some() && options.host.is_some(),
+                "{kind} runs on the same server and model as the harness: give --model and --host"
+            );
+            let cache =
+                crate::local_model::cache_dir(env::var_os("XDG_CACHE_HOME"), env::var_os("HOME"))?;
+            peer.ensure(&cache)?
+        }
+    };
+    Ok(AgentSpec {
+        kind,
+        program,
+        model: options.model.clone(),
+        api: options.api.clone(),
+        host: options.host.clone(),
+        max_steps: options.max_steps,
+        timeout_seconds: options.timeout,
+    })
+}
+
+/// Builds the `harness` binary and returns its path.
+pub(crate) fn build_harness() -> Result<PathBuf> {
+    let status = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", "harness-cli", "--bin", "harness"])
+        .status()
+        .context("running cargo build")?;
+    ensure!(status.success(), "building harness failed: {status}");
+    let binary = target_dir().join("debug/harness");
+    ensure!(binary.is_file(), "cargo built no {}", binary.display());
+    Ok(binary)
+}
+
+/// The workspace's root directory: xtask's parent.
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_owned()
+}
+
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+/// Now, in UTC, as `2026-12-01T12:00:00Z`.
+fn now_rfc3339() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    rfc3339(seconds)
+}
+
+/// `seconds` since 1970 as an RFC 3339 date in UTC (the civil-from-days algorithm of
+/// Howard Hinnant's date library).
+fn rfc3339(seconds: u64) -> String {
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let time = seconds % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        time / 3600,
+        time % 3600 / 60,
+        time % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options> {
+        Options::parse(&args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn defaults_run_the_harness_once_per_task_of_the_suite() {
+        let options = parse(&[]).unwrap();
+        assert_eq!(options.agents, [AgentKind::Harness]);
+        assert_eq!(
+            (options.attempts, options.max_steps, options.timeout),
+            (1, 15, 360)
+        );
+        assert!(options.tasks.ends_with("fixtures/tasks"));
+    }
+
+    #[test]
+    fn every_flag_is_read() {
+        let options = parse(&[
+            "--tasks",
+            "/t",
+            "--task",
+            "py-stddev",
+            "--model",
+            "m",
+            "--api",
+            "openai",
+            "--host",
+            "http://h",
+            "--attempts",
+            "3",
+            "--agent",
+            "aider",
+            "--agent",
+            "harness",
+            "--agent",
+            "mini-swe-agent",
+            "--max-steps",
+            "9",
+            "--timeout",
+            "60",
+            "--out",
+            "/o",
+            "--harness",
+            "/h",
+            "--keep",
+        ])
+        .unwrap();
+        assert_eq!(
+            options,
+            Options {
+                tasks: "/t".into(),
+                only: vec!["py-stddev".into()],
+                model: Some("m".into()),
+                api: Some("openai".into()),
+                host: Some("http://h".into()),
+                attempts: 3,
+                agents: vec![
+                    AgentKind::Harness,
+                    AgentKind::Aider,
+                    AgentKind::MiniSweAgent
+                ],
+                max_steps: 9,
+                timeout: 60,
+                out: Some("/o".into()),
+                harness: Some("/h".into()),
+                keep: true,
+            }
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_refused_by_name() {
+        for (args, says) in [
+            (&["--attempts", "0"][..], "--attempts"),
+            (&["--timeout", "x"], "--timeout"),
+            (&["--agent", "claude"], "claude"),
+            (&["--api", "grpc"], "--api"),
+            (&["--max-steps"], "--max-steps"),
+            (&["--frobnicate", "1"], "--frobnicate"),
+        ] {
+            let error = parse(args).unwrap_err().to_string();
+            assert!(error.contains(says), "{args:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn dates_are_rfc3339_in_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_796_126_461), "2026-12-01T12:01:01Z");
+    }
+}
