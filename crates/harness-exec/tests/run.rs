@@ -297,7 +297,9 @@ fn the_policy_resolves_programs_on_the_commands_path_and_home() {
         .run(&["rm", "-rf", "/home/someone"], &options)
         .expect_err("refused");
     assert!(
-        error.to_string().contains("root or home directory"),
+        error
+            .to_string()
+            .contains("would delete the home directory or a directory that contains it"),
         "{error}"
     );
 }
