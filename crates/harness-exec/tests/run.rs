@@ -567,6 +567,21 @@ fn output_is_redacted() {
 }
 
 #[test]
+fn url_passwords_in_output_are_redacted() {
+    let (dir, options) = scratch(SHORT);
+    std::fs::write(
+        dir.path().join(".env"),
+        "DATABASE_URL=postgres://app:pw@host/db\nREDIS=redis://:p@ss:w0rd@cache:6379\nmail me@example.com\n",
+    )
+    .expect("write");
+    let outcome = Runner::new().run(&["cat", ".env"], &options).expect("runs");
+    assert_eq!(
+        outcome.output(),
+        "DATABASE_URL=postgres://app:[REDACTED]@host/db\nREDIS=redis://:[REDACTED]@cache:6379\nmail me@example.com\n"
+    );
+}
+
+#[test]
 fn head_and_tail_are_redacted_separately() {
     let (_dir, options) = scratch(SHORT);
     let script = "echo 'token=abcdef123456'; head -c 100000 /dev/zero | tr '\\0' '-'; echo; echo 'ghp_16C7e42F292c6912E7710c838347Ae178B4a'";
