@@ -545,13 +545,18 @@ fn protected_directory(arg: &str, lookup: &Lookup) -> Option<&'static str> {
 /// the harmless ones.
 fn writes_a_device(of: &str, lookup: &Lookup) -> bool {
     let written = lookup.cwd.join(of);
-    let normal = normalize(&written);
-    // `/dev/stdout` resolves to wherever this process's output goes.
-    if is_harmless_device(&normal) {
+    is_a_device(&normalize(&written), std::fs::canonicalize(&written).ok())
+}
+
+/// True if and only if a path, `normal` as written and `resolved` with its
+/// symlinks followed, is a device other than a harmless one.
+fn is_a_device(normal: &Path, resolved: Option<PathBuf>) -> bool {
+    // `/dev/stdout` resolves to wherever this process's output goes, a
+    // terminal's `/dev/pts/0` for one: the name as written is what counts.
+    if is_harmless_device(normal) {
         return false;
     }
-    let resolved = std::fs::canonicalize(&written).ok();
-    [Some(normal), resolved]
+    [Some(normal.to_owned()), resolved]
         .into_iter()
         .flatten()
         .any(|path| path.starts_with("/dev") && !is_harmless_device(&path))
@@ -773,6 +778,8 @@ mod tests {
         env_split_escaped_quote: ["env", "-S", "\\'mount\\'"] => false;
         env_split_escaped_backslash: ["env", "-S", "'su\\\\do' ls"] => false;
         env_split_home_variable: ["env", "-S", "${HOME}/../../usr/bin/mount"] => true;
+        env_split_home_variable_legit: ["env", "-S", "${HOME}/bin/tool"] => false;
+        env_split_path_variable_legit: ["env", "-S", "ls ${PATH}"] => false;
         env_split_unknown_variable: ["env", "-S", "${PROGRAM} /mnt"] => true;
         env_split_dollar_without_braces: ["env", "-S", "$PROGRAM"] => true;
         env_split_unterminated_quote: ["env", "-S", "'mount"] => true;
@@ -899,6 +906,7 @@ mod tests {
         rm_one_file: ["rm", "notes.txt"] => false;
         rm_dir_named_like_a_system_dir: ["rm", "-rf", "usr"] => false;
         rm_preserve_root_option: ["rm", "-rf", "--preserve-root", "build"] => false;
+        rm_double_dash_is_not_an_option: ["rm", "-r", "--", "build"] => false;
         // Legitimate commands through launchers still run.
         setsid_ls: ["setsid", "ls"] => false;
         nice_cargo: ["nice", "-n", "10", "cargo", "test"] => false;
@@ -1001,6 +1009,24 @@ mod tests {
         assert!(policy.check_in(&["dd", "of=full"], &lookup).is_err());
         assert!(policy.check_in(&["dd", "of=nothing"], &lookup).is_ok());
         assert!(policy.check_in(&["dd", "of=sub/x.img"], &lookup).is_ok());
+    }
+
+    #[test]
+    fn a_device_is_judged_by_its_name_and_by_where_it_leads() {
+        let resolved = |path: &str| Some(PathBuf::from(path));
+        // A terminal's output is harmless by its name.
+        assert!(!is_a_device(
+            Path::new("/dev/stdout"),
+            resolved("/dev/pts/0")
+        ));
+        assert!(!is_a_device(Path::new("/dev/null"), None));
+        assert!(is_a_device(Path::new("/work/disk"), resolved("/dev/sda")));
+        assert!(!is_a_device(Path::new("/work/null"), resolved("/dev/null")));
+        assert!(is_a_device(Path::new("/dev/sda"), None));
+        assert!(!is_a_device(
+            Path::new("/work/disk.img"),
+            resolved("/work/disk.img")
+        ));
     }
 
     #[test]

@@ -615,20 +615,22 @@ impl Launcher {
     /// The long option `written` stands for (exactly, or as the unique
     /// option it abbreviates), and whether it takes a value.
     fn long_option(&self, written: &str) -> Result<(&'static str, bool), String> {
-        let options = self
-            .long_flags
-            .iter()
-            .chain(COMMON_LONG)
-            .map(|option| (*option, false))
-            .chain(self.long_values.iter().map(|option| (*option, true)));
-        let matching: Vec<(&'static str, bool)> = options
+        let options = || {
+            self.long_flags
+                .iter()
+                .chain(COMMON_LONG)
+                .map(|option| (*option, false))
+                .chain(self.long_values.iter().map(|option| (*option, true)))
+        };
+        // Exact first: `--user` is not an abbreviation of `--user-parent`.
+        if let Some(exact) = options().find(|(option, _)| *option == written) {
+            return Ok(exact);
+        }
+        let matching: Vec<(&'static str, bool)> = options()
             .filter(|(option, _)| option.starts_with(written))
             .collect();
-        if let Some(exact) = matching.iter().find(|(option, _)| *option == written) {
-            return Ok(*exact);
-        }
         match matching.as_slice() {
-            [only] if !written.is_empty() => Ok(*only),
+            [only] => Ok(*only),
             _ => Err(self.unknown(&format!("--{written}"))),
         }
     }
@@ -847,6 +849,10 @@ mod tests {
             "`setsid` option `-q` is not one the policy knows, so it cannot tell which program runs; \
              leave the option out or run the program directly".into()
         );
+        exact_long_option_before_longer_ones: ["nsenter", "--user", "ls"] => command(&["ls"]);
+        exact_long_value_option: ["timeout", "--signal", "KILL", "5", "ls"] => command(&["ls"]);
+        assignment_before_another_launcher_is_the_program: ["nice", "A=1", "ls"] => command(&["A=1", "ls"]);
+        dash_before_another_launcher_is_the_program: ["nohup", "-", "ls"] => command(&["-", "ls"]);
         not_a_launcher: ["ls", "-l"] => Unwrapped::Program;
         shell_is_not_looked_through: ["sh", "-c", "sudo ls"] => Unwrapped::Program;
     }
