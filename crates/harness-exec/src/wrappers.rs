@@ -901,6 +901,247 @@ mod tests {
         split_nothing: "   " => Ok(&[]);
     }
 
+    /// One command line per launcher that uses an option of each of its
+    /// kinds (flags, values, optional values, long ones, operands), written
+    /// from the programs' manuals: a kind missing from the table makes the
+    /// launcher opaque or changes which word is the program.
+    #[test]
+    fn every_kind_of_option_of_every_launcher_is_read() {
+        let mount = || command(&["mount"]);
+        let cases: &[(&[&str], Unwrapped)] = &[
+            (
+                &[
+                    "env", "-i", "-u", "X", "--null", "--unset", "Y", "A=1", "-S", "mount",
+                ],
+                mount(),
+            ),
+            (
+                &["nice", "-5", "-n", "1", "--adjustment", "2", "mount"],
+                mount(),
+            ),
+            (&["setsid", "-f", "--wait", "mount"], mount()),
+            (
+                &[
+                    "ionice",
+                    "-t",
+                    "-c",
+                    "3",
+                    "--ignore",
+                    "--classdata",
+                    "7",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (&["taskset", "-a", "--cpu-list", "0", "mount"], mount()),
+            (
+                &[
+                    "chrt",
+                    "-f",
+                    "-T",
+                    "1",
+                    "--reset-on-fork",
+                    "--sched-period",
+                    "2",
+                    "0",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "flock",
+                    "-x",
+                    "-w",
+                    "1",
+                    "--nonblock",
+                    "--conflict-exit-code",
+                    "3",
+                    "/l",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &["flock", "/l", "-c", "mount"],
+                command(&["sh", "-c", "mount"]),
+            ),
+            (
+                &[
+                    "timeout",
+                    "-f",
+                    "-s",
+                    "KILL",
+                    "--verbose",
+                    "--kill-after",
+                    "1",
+                    "5",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (&["stdbuf", "-o", "L", "--error", "0", "mount"], mount()),
+            (
+                &[
+                    "time", "-p", "-f", "%e", "--append", "--output", "t", "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "xargs",
+                    "-0",
+                    "-n",
+                    "1",
+                    "-i{}",
+                    "--no-run-if-empty",
+                    "--max-procs",
+                    "2",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (&["command", "-p", "mount"], mount()),
+            (&["exec", "-c", "-a", "x", "mount"], mount()),
+            (&["busybox", "--list"], Unwrapped::Program),
+            (
+                &[
+                    "unshare",
+                    "-m",
+                    "-S",
+                    "0",
+                    "--fork",
+                    "--propagation",
+                    "private",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &["chroot", "--skip-chdir", "--userspec", "0:0", "/", "mount"],
+                mount(),
+            ),
+            (
+                &[
+                    "nsenter",
+                    "-a",
+                    "-t",
+                    "1",
+                    "-m",
+                    "--no-fork",
+                    "--setuid",
+                    "0",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &["setpriv", "-d", "--nnp", "--reuid", "0", "mount"],
+                mount(),
+            ),
+            (
+                &[
+                    "prlimit",
+                    "-r",
+                    "-p",
+                    "1",
+                    "-n10",
+                    "--noheadings",
+                    "--output",
+                    "x",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "numactl",
+                    "-a",
+                    "-N",
+                    "0",
+                    "--localalloc",
+                    "--membind",
+                    "0",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "strace",
+                    "-f",
+                    "-e",
+                    "x",
+                    "--summary-only",
+                    "--output",
+                    "o",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "ltrace",
+                    "-f",
+                    "-o",
+                    "x",
+                    "--demangle",
+                    "--output",
+                    "o",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (
+                &[
+                    "fakeroot",
+                    "-u",
+                    "-s",
+                    "x",
+                    "--unknown-is-real",
+                    "--faked",
+                    "f",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (&["unbuffer", "-p", "mount"], mount()),
+            (
+                &[
+                    "sudo",
+                    "-E",
+                    "-u",
+                    "root",
+                    "--non-interactive",
+                    "--chdir",
+                    "/",
+                    "mount",
+                ],
+                mount(),
+            ),
+            (&["doas", "-n", "-u", "root", "mount"], mount()),
+            (
+                &["pkexec", "--keep-cwd", "--user", "root", "mount"],
+                mount(),
+            ),
+            (
+                &[
+                    "run0",
+                    "-u",
+                    "root",
+                    "--no-ask-password",
+                    "--setenv",
+                    "A=1",
+                    "mount",
+                ],
+                mount(),
+            ),
+        ];
+        for (argv, expected) in cases {
+            assert_eq!(&inner(argv), expected, "{argv:?}");
+        }
+    }
+
     #[test]
     fn every_launcher_in_the_table_is_listed_and_looked_through() {
         let mut listed: Vec<&str> = LAUNCHERS.to_vec();
