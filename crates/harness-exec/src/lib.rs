@@ -86,7 +86,9 @@
 //! accidents (`sudo`, `rm -rf /`, `mkfs`, …) by default, or an allowlist. It
 //! is a seatbelt, not a wall: an interpreter (`sh -c`, `python -c`,
 //! `node -e`) can do anything the user can, so the policy stops accidents
-//! only, and the allowlist is the strong mode.
+//! only, and the allowlist is the strong mode. The launchers it looks through
+//! to the program they run (`env`, `setsid`, `nice`, `flock`, …) are listed
+//! in [`LAUNCHERS`].
 //!
 //! The command does not inherit the environment: [`EnvPolicy`] passes a short
 //! list (`PATH`, `HOME`, `LANG`, …) and what the caller names; a variable whose
@@ -145,3 +147,4 @@ pub use policy::{Policy, Refusal};
 pub use redact::{REDACTED, Redactor, redact};
 pub use runner::{RunOptions, Runner};
 pub use tree::enable_subreaper;
+pub use wrappers::LAUNCHERS;

@@ -10,7 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use crate::resolve::{Resolved, resolve};
-use crate::wrappers::wrapped_command;
+use crate::wrappers::{Unwrapped, unwrap};
 
 /// What every refusal tells the model, so that it neither retries the same
 /// thing nor hunts for a way around.
@@ -38,6 +38,17 @@ const BLOCKED: &[(&str, &str)] = &[
     ("killall5", "signals every process"),
 ];
 
+/// The directories at the top of the filesystem that hold the system: `rm`
+/// must not delete them.
+const SYSTEM_DIRECTORIES: &[&str] = &[
+    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
+    "/var",
+];
+
+/// Devices `dd` may write: they hold no data.
+const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr"];
+
 /// Process names a `pkill`/`killall` pattern is tried against: a pattern that
 /// matches all of them would match every process on the machine.
 const COMMON_PROCESSES: &[&str] = &[
@@ -49,11 +60,22 @@ const COMMON_PROCESSES: &[&str] = &[
 /// # Decision order
 ///
 /// 1. An empty argv is refused.
-/// 2. Wrappers are looked through: `env` (with its options, `-S` strings and
-///    `NAME=value` assignments), `nice`, `nohup`, `timeout`, `time`,
-///    `stdbuf`, `xargs`, and the `sudo`-style prefixes `sudo`, `doas` and
-///    `pkexec`. The result is a chain: each wrapper, then the command it runs,
-///    so `env nice sudo ls` is the chain `env`, `nice`, `sudo`, `ls`.
+/// 2. Launchers are looked through: every program in [`LAUNCHERS`](crate::LAUNCHERS)
+///    (`env`, `nice`, `nohup`, `setsid`, `ionice`, `taskset`, `chrt`, `flock`,
+///    `timeout`, `stdbuf`, `time`, `xargs`, `command`, `exec`, `busybox`,
+///    `unshare`, `chroot`, `nsenter`, `setpriv`, `prlimit`, `numactl`,
+///    `strace`, `ltrace`, `fakeroot`, `eatmydata`, `unbuffer`, and the
+///    `sudo`-style `sudo`, `doas`, `pkexec`, `run0`), with their options
+///    parsed as the launcher parses them (values attached or separate, long
+///    options abbreviated, `NAME=value` before `env`'s command). `env -S`
+///    strings are split as GNU `env` splits them (quotes, escapes, comments,
+///    `${NAME}` with the command's `HOME` and `PATH`); `flock … -c CODE`
+///    runs `sh -c CODE`. An option a launcher's table does not know, a
+///    missing value, or an `env -S` string that `env` would reject or that
+///    expands another variable is refused: which argument is the program
+///    would be a guess. The result is a chain: each launcher, then the
+///    command it runs, so `env nice sudo ls` is the chain `env`, `nice`,
+///    `sudo`, `ls`.
 /// 3. Each program in the chain is named by its basename as written, and by
 ///    the basename of the file it resolves to on `PATH` with symlinks
 ///    followed (so `/usr/bin/sudo`, `./sudo` and a symlink to `sudo` all
@@ -70,11 +92,19 @@ const COMMON_PROCESSES: &[&str] = &[
 ///    `systemctl`, `service`; `killall5`.
 /// 5. In both modes the innermost command's arguments are checked, and the
 ///    command is refused when it is:
-///    - `rm` with `--no-preserve-root`, or aimed at `/` (or a path that
-///      resolves to it, such as `/..`), `/*`, `~`, `~/`, `$HOME`, `${HOME}`
-///      or the home directory itself;
+///    - `rm` with `--no-preserve-root` (or an abbreviation of it), or aimed
+///      (with any flags, recursive or not) at the root, a top-level system
+///      directory (`/usr`, `/etc`, `/bin`, `/var`, `/boot`, `/home`, `/tmp`,
+///      …), the home directory or any directory containing it, or the
+///      working directory or any directory containing it; paths are taken
+///      from the working directory with `.`, `..` and repeated slashes
+///      resolved, and again with symlinks resolved; `~`, `$HOME` and
+///      `${HOME}` stand for the home directory and a trailing `/*` for the
+///      directory;
 ///    - `chmod`, `chown` or `chgrp` with `-R`/`--recursive` on `/` or `/*`;
-///    - `dd` with `of=/dev/…` (other than `/dev/null`);
+///    - `dd` with `of=` a path under `/dev` (normalized as for `rm`, and
+///      with symlinks resolved), other than `/dev/null`, `/dev/zero`,
+///      `/dev/stdout` and `/dev/stderr`;
 ///    - `kill` aimed at process `-1` (every process): `kill -1`, `kill -9 -1`,
 ///      `kill -- -1`;
 ///    - `pkill` or `killall` with no name or pattern (selecting processes by
@@ -84,11 +114,15 @@ const COMMON_PROCESSES: &[&str] = &[
 ///
 /// # What this does not do
 ///
-/// It does not parse shell code: `sh -c 'sudo ls'` is allowed in blocklist
-/// mode, because the program is `sh`. It does not see arguments `xargs` reads
-/// from a file. Use the allowlist, which names every program that may run,
-/// when the task allows it; run the whole harness in a container, VM or as a
-/// separate user when the input is untrusted.
+/// It does not parse shell code: `sh -c 'sudo ls'` and `flock f -c 'sudo ls'`
+/// are allowed in blocklist mode, because the program is `sh`. It does not
+/// see arguments `xargs` reads from its input, nor what a launcher not in
+/// [`LAUNCHERS`](crate::LAUNCHERS) runs, nor a variable `env -S` expands
+/// that is not `HOME` or `PATH` (refused instead). `rm` is judged by its
+/// arguments: `find / -delete` is not `rm`. Use the allowlist, which names
+/// every program that may run, when the task allows it; run the whole
+/// harness in a container, VM or as a separate user when the input is
+/// untrusted.
 ///
 /// ```
 /// use harness_exec::Policy;
@@ -218,7 +252,7 @@ impl Policy {
                 "the command is empty; give the program as the first element",
             ));
         }
-        let chain = chain(argv, lookup);
+        let chain = chain(argv, lookup)?;
         for step in &chain {
             self.check_program(step)?;
         }
@@ -275,8 +309,16 @@ impl Policy {
     }
 }
 
-/// The chain of programs `argv` runs: each wrapper, then what it wraps.
-fn chain(argv: Vec<String>, lookup: &Lookup) -> Vec<Step> {
+/// The chain of programs `argv` runs: each launcher, then what it runs.
+fn chain(argv: Vec<String>, lookup: &Lookup) -> Result<Vec<Step>, Refusal> {
+    let vars = |name: &str| {
+        let value = match name {
+            "HOME" => lookup.home.as_ref(),
+            "PATH" => lookup.search_path.as_ref(),
+            _ => None,
+        };
+        value.map(|value| value.to_string_lossy().into_owned())
+    };
     let mut chain = Vec::new();
     let mut argv = argv;
     loop {
@@ -288,14 +330,20 @@ fn chain(argv: Vec<String>, lookup: &Lookup) -> Vec<Step> {
             program,
             args,
         };
-        let inner = [Some(&step.name), step.target.as_ref()]
+        // A multi-call `busybox` runs the applet it is called as: only
+        // `busybox` by that name takes its first argument as the applet.
+        let target = step.target.as_ref().filter(|target| *target != "busybox");
+        let unwrapped = [Some(&step.name), target]
             .into_iter()
             .flatten()
-            .find_map(|name| wrapped_command(name, &step.args));
+            .map(|name| unwrap(name, &step.args, &vars))
+            .find(|unwrapped| *unwrapped != Unwrapped::Program);
+        let name = step.name.clone();
         chain.push(step);
-        match inner {
-            Some(inner) => argv = inner,
-            None => return chain,
+        match unwrapped {
+            Some(Unwrapped::Command(inner)) => argv = inner,
+            Some(Unwrapped::Opaque(reason)) => return Err(Refusal::new(&name, reason)),
+            Some(Unwrapped::Program) | None => return Ok(chain),
         }
     }
 }
@@ -318,14 +366,18 @@ fn check_arguments(step: &Step, lookup: &Lookup) -> Result<(), Refusal> {
         let refusal = |reason: String| Err(Refusal::new(name, reason));
         match name {
             "rm" => {
-                if step.args.iter().any(|arg| arg == "--no-preserve-root") {
+                // Long options may be abbreviated: `--no-p` is `--no-preserve-root`.
+                if step.args.iter().any(|arg| {
+                    arg.strip_prefix("--").is_some_and(|long| {
+                        long.starts_with('n') && "no-preserve-root".starts_with(long)
+                    })
+                }) {
                     return refusal("`rm --no-preserve-root` is refused".into());
                 }
-                if let Some(target) = operands(&step.args).find(|arg| is_root_or_home(arg, lookup))
+                if let Some((target, what)) = operands(&step.args)
+                    .find_map(|arg| Some((arg, protected_directory(arg, lookup)?)))
                 {
-                    return refusal(format!(
-                        "`rm` aimed at `{target}` would delete the root or home directory"
-                    ));
+                    return refusal(format!("`rm` aimed at `{target}` would delete {what}"));
                 }
             }
             "chmod" | "chown" | "chgrp" => {
@@ -344,7 +396,7 @@ fn check_arguments(step: &Step, lookup: &Lookup) -> Result<(), Refusal> {
                     .args
                     .iter()
                     .filter_map(|arg| arg.strip_prefix("of="))
-                    .find(|of| of.starts_with("/dev/") && *of != "/dev/null");
+                    .find(|of| writes_a_device(of, lookup));
                 if let Some(device) = device {
                     return refusal(format!("`dd of={device}` writes a raw device"));
                 }
@@ -448,21 +500,72 @@ fn is_root(arg: &str) -> bool {
     dir.starts_with('/') && normalize(Path::new(dir)) == Path::new("/")
 }
 
-/// True if and only if `arg` names the root, the home directory (`~`,
-/// `$HOME`, `${HOME}` or its path, from the working directory), or
-/// everything in either.
-fn is_root_or_home(arg: &str, lookup: &Lookup) -> bool {
-    if is_root(arg) {
-        return true;
-    }
+/// What deleting `arg` recursively would delete, when it is a directory
+/// `rm` must not touch: the root, a top-level system directory, the home
+/// directory or one that contains it, the working directory or one that
+/// contains it (`~`, `$HOME` and `${HOME}` name the home directory; a
+/// trailing `/*` means everything in the directory).
+fn protected_directory(arg: &str, lookup: &Lookup) -> Option<&'static str> {
     // Without a known home, `~` stands for it: the literal forms still match.
     let home = lookup
         .home
         .as_deref()
         .filter(|home| !home.is_empty())
         .map_or(Path::new("~"), Path::new);
+    let home = normalize(&lookup.cwd.join(home));
+    let cwd = normalize(&lookup.cwd);
     let dir = arg.strip_suffix("/*").unwrap_or(arg);
-    normalize(&lookup.cwd.join(expand_home(dir, home))) == normalize(&lookup.cwd.join(home))
+    let dir = if dir.is_empty() { "/" } else { dir };
+    let written = lookup.cwd.join(expand_home(dir, &home));
+    // As written, and with symlinks resolved when it exists.
+    let resolved = std::fs::canonicalize(&written).ok();
+    [Some(normalize(&written)), resolved]
+        .into_iter()
+        .flatten()
+        .find_map(|target| {
+            if target == Path::new("/") {
+                Some("the root directory")
+            } else if SYSTEM_DIRECTORIES
+                .iter()
+                .any(|system| target == Path::new(system))
+            {
+                Some("a top-level system directory")
+            } else if cwd.starts_with(&target) {
+                Some("the working directory or a directory that contains it")
+            } else if home.starts_with(&target) {
+                Some("the home directory or a directory that contains it")
+            } else {
+                None
+            }
+        })
+}
+
+/// True if and only if `dd of=OF` writes a device: a path under `/dev`, as
+/// written from the working directory or with symlinks resolved, other than
+/// the harmless ones.
+fn writes_a_device(of: &str, lookup: &Lookup) -> bool {
+    let written = lookup.cwd.join(of);
+    is_a_device(&normalize(&written), std::fs::canonicalize(&written).ok())
+}
+
+/// True if and only if a path, `normal` as written and `resolved` with its
+/// symlinks followed, is a device other than a harmless one.
+fn is_a_device(normal: &Path, resolved: Option<PathBuf>) -> bool {
+    // `/dev/stdout` resolves to wherever this process's output goes, a
+    // terminal's `/dev/pts/0` for one: the name as written is what counts.
+    if is_harmless_device(normal) {
+        return false;
+    }
+    [Some(normal.to_owned()), resolved]
+        .into_iter()
+        .flatten()
+        .any(|path| path.starts_with("/dev") && !is_harmless_device(&path))
+}
+
+fn is_harmless_device(path: &Path) -> bool {
+    HARMLESS_DEVICES
+        .iter()
+        .any(|device| path == Path::new(device))
 }
 
 /// `dir` with a leading `~`, `$HOME` or `${HOME}` replaced by `home`.
@@ -664,6 +767,308 @@ mod tests {
         sudoku_is_not_sudo: ["sudoku"] => false;
     }
 
+    // Hostile forms of issue 11: each must be refused.
+    blocklist! {
+        // `env -S` parsed as GNU env parses it.
+        env_split_double_quoted: ["env", "-S", "\"mount\" --version"] => true;
+        env_split_single_quoted: ["env", "-S", "'mount' --version"] => true;
+        env_split_quotes_inside_word: ["env", "-S", "mo''unt /mnt"] => true;
+        env_split_double_quotes_inside_word: ["env", "-S", "\"mo\"unt"] => true;
+        env_split_escaped_separator: ["env", "-S", "\\_mount"] => true;
+        env_split_escaped_quote: ["env", "-S", "\\'mount\\'"] => false;
+        env_split_escaped_backslash: ["env", "-S", "'su\\\\do' ls"] => false;
+        env_split_home_variable: ["env", "-S", "${HOME}/../../usr/bin/mount"] => true;
+        env_split_home_variable_legit: ["env", "-S", "${HOME}/bin/tool"] => false;
+        env_split_path_variable_legit: ["env", "-S", "ls ${PATH}"] => false;
+        env_split_unknown_variable: ["env", "-S", "${PROGRAM} /mnt"] => true;
+        env_split_dollar_without_braces: ["env", "-S", "$PROGRAM"] => true;
+        env_split_unterminated_quote: ["env", "-S", "'mount"] => true;
+        env_split_trailing_backslash: ["env", "-S", "ls \\"] => true;
+        env_split_invalid_escape: ["env", "-S", "\\q"] => true;
+        env_split_options_inside: ["env", "-S", "-i A=1 mount"] => true;
+        env_split_attached_quoted: ["env", "-S'mount'"] => true;
+        env_split_in_cluster: ["env", "-vS", "mount"] => true;
+        env_split_long_abbreviated: ["env", "--split", "\"sudo\" ls"] => true;
+        env_split_long_abbreviated_equals: ["env", "--sp=sudo ls"] => true;
+        env_split_nested_launcher: ["env", "-S", "setsid -f \"mount\""] => true;
+        env_split_tab_separated: ["env", "-S", "nice\tmount"] => true;
+        env_split_comment_hides_nothing: ["env", "-S", "mount #comment"] => true;
+        env_split_comment_only: ["env", "-S", "#mount"] => false;
+        env_split_stop: ["env", "-S", "mount\\c ignored"] => true;
+        env_split_legit: ["env", "-S", "cargo test --all"] => false;
+        env_split_legit_quoted: ["env", "-S", "A='x y' cargo \"test\""] => false;
+        // Launchers in front of a blocked program, with their options.
+        setsid_mount: ["setsid", "mount", "/mnt"] => true;
+        setsid_fork_wait: ["setsid", "-f", "--wait", "mount"] => true;
+        setsid_cluster: ["setsid", "-cfw", "mount"] => true;
+        ionice_class: ["ionice", "-c", "3", "mount"] => true;
+        ionice_attached: ["ionice", "-c3", "-n7", "mount"] => true;
+        ionice_long: ["ionice", "--class", "idle", "mount"] => true;
+        taskset_mask: ["taskset", "0x1", "mount"] => true;
+        taskset_list: ["taskset", "-c", "0-3", "mount"] => true;
+        taskset_long: ["taskset", "--cpu-list", "0", "mount"] => true;
+        chrt_fifo: ["chrt", "-f", "10", "mount"] => true;
+        chrt_long: ["chrt", "--rr", "5", "mount"] => true;
+        chrt_deadline: ["chrt", "-d", "-T", "1000", "-P", "2000", "0", "mount"] => true;
+        flock_file: ["flock", "/tmp/lock", "mount"] => true;
+        flock_wait: ["flock", "-w", "5", "/tmp/lock", "mount"] => true;
+        flock_long: ["flock", "--timeout=5", "-x", "/tmp/lock", "mount"] => true;
+        flock_shell_is_a_shell: ["flock", "/tmp/lock", "-c", "mount /mnt"] => false;
+        nice_old_style_mount: ["nice", "-5", "mount"] => true;
+        nice_long_abbreviated: ["nice", "--adj=5", "mount"] => true;
+        timeout_kill_mount: ["timeout", "-k", "1", "-s", "KILL", "5", "mount"] => true;
+        timeout_abbreviated: ["timeout", "--sig=KILL", "--pres", "5", "mount"] => true;
+        stdbuf_mount: ["stdbuf", "-oL", "-e", "0", "mount"] => true;
+        time_mount_with_output: ["time", "-f", "%e", "-o", "t", "mount"] => true;
+        xargs_mount: ["xargs", "-0", "-n1", "mount"] => true;
+        xargs_replace: ["xargs", "-I{}", "mount", "{}"] => true;
+        xargs_optional_replace: ["xargs", "-i", "mount", "{}"] => true;
+        command_mount: ["command", "-p", "mount"] => true;
+        exec_mount: ["exec", "-a", "x", "mount"] => true;
+        busybox_mount: ["busybox", "mount", "/dev/sda", "/mnt"] => true;
+        busybox_sudo: ["busybox", "su"] => true;
+        unshare_mount: ["unshare", "-m", "mount"] => true;
+        unshare_options: ["unshare", "-r", "--mount", "--propagation", "private", "--wd", "/tmp", "mount"] => true;
+        unshare_optional_attached: ["unshare", "--mount=/tmp/ns", "mount"] => true;
+        chroot_mount: ["chroot", "/", "mount"] => true;
+        chroot_userspec: ["chroot", "--userspec=0:0", "/", "mount"] => true;
+        nsenter_mount: ["nsenter", "-t", "1", "-m", "mount"] => true;
+        nsenter_optional_attached: ["nsenter", "-m/proc/1/ns/mnt", "--target", "1", "mount"] => true;
+        setpriv_mount: ["setpriv", "--reuid", "0", "--nnp", "mount"] => true;
+        prlimit_mount: ["prlimit", "--nofile=1024", "-n1024", "mount"] => true;
+        numactl_mount: ["numactl", "-N", "0", "--membind=0", "mount"] => true;
+        strace_mount: ["strace", "-f", "-e", "trace=all", "-o", "x", "mount"] => true;
+        ltrace_mount: ["ltrace", "-o", "x", "mount"] => true;
+        fakeroot_mount: ["fakeroot", "-s", "state", "mount"] => true;
+        eatmydata_mount: ["eatmydata", "mount"] => true;
+        unbuffer_mount: ["unbuffer", "-p", "mount"] => true;
+        run0_ls: ["run0", "ls"] => true;
+        every_launcher_nested: ["setsid", "nice", "ionice", "-c3", "taskset", "1", "chrt", "0", "flock", "/l", "timeout", "5", "nohup", "stdbuf", "-oL", "mount"] => true;
+        launcher_by_path: ["/usr/bin/setsid", "/usr/bin/../bin/mount"] => true;
+        // An option the policy does not know hides which argument is the program.
+        unknown_short_option: ["setsid", "-z", "mount"] => true;
+        unknown_long_option: ["nice", "--frobnicate", "ls"] => true;
+        unique_long_prefix: ["timeout", "--k", "5", "1", "mount"] => true;
+        ambiguous_prefix: ["env", "--i", "ls"] => true;
+        missing_value: ["timeout", "-s"] => true;
+        // The program's path normalized.
+        mount_dotdot_path: ["/bin/../usr/bin/mount", "/mnt"] => true;
+        mount_doubled_slashes: ["//usr//bin//mount"] => true;
+        // `dd of=` normalized.
+        dd_double_slash_device: ["dd", "if=/dev/zero", "of=//dev/full"] => true;
+        dd_dot_in_device: ["dd", "of=/dev/./sda"] => true;
+        dd_dotdot_to_device: ["dd", "of=/tmp/../dev/sda"] => true;
+        dd_relative_to_device: ["dd", "of=../../../../dev/sda"] => true;
+        dd_doubled_inside: ["dd", "of=/dev//sda1"] => true;
+        dd_full: ["dd", "of=/dev/full"] => true;
+        dd_dev_itself: ["dd", "of=/dev"] => true;
+        dd_null_doubled: ["dd", "of=//dev/null"] => false;
+        dd_zero: ["dd", "of=/dev/zero"] => false;
+        dd_stdout: ["dd", "if=x", "of=/dev/stdout"] => false;
+        dd_stderr: ["dd", "if=x", "of=/dev/stderr"] => false;
+        dd_relative_dev_in_project: ["dd", "of=./dev/sda"] => false;
+        dd_devices_named_file: ["dd", "of=/devices.img"] => false;
+        // `rm` of the root, of a system directory, of a directory holding
+        // the home or the working directory, in any flag spelling.
+        rm_home_parent: ["rm", "-rf", "/home"] => true;
+        rm_home_parent_slash: ["rm", "-r", "/home/"] => true;
+        rm_capital_r: ["rm", "-R", "/home"] => true;
+        rm_long_recursive: ["rm", "--recursive", "/home"] => true;
+        rm_long_abbreviated: ["rm", "--rec", "--force", "/home"] => true;
+        rm_fr: ["rm", "-fr", "/root/.."] => true;
+        rm_combined_verbose: ["rm", "-vfR", "/usr"] => true;
+        rm_etc: ["rm", "-rf", "/etc"] => true;
+        rm_bin: ["rm", "-rf", "/bin"] => true;
+        rm_var: ["rm", "-rf", "/var/"] => true;
+        rm_boot: ["rm", "-rf", "/boot"] => true;
+        rm_tmp_itself: ["rm", "-rf", "/tmp"] => true;
+        rm_usr_doubled: ["rm", "-rf", "//usr//"] => true;
+        rm_usr_dot: ["rm", "-rf", "/usr/./"] => true;
+        rm_usr_star: ["rm", "-rf", "/usr/*"] => true;
+        rm_usr_via_dotdot: ["rm", "-rf", "/usr/lib/.."] => true;
+        rm_home_dotdot: ["rm", "-rf", "/home/me/.."] => true;
+        rm_dollar_home_parent: ["rm", "-rf", "$HOME/.."] => true;
+        rm_tilde_parent: ["rm", "-rf", "~/.."] => true;
+        rm_cwd: ["rm", "-rf", "."] => true;
+        rm_cwd_parent: ["rm", "-rf", ".."] => true;
+        rm_cwd_grandparent: ["rm", "-rf", "../.."] => true;
+        rm_cwd_absolute: ["rm", "-rf", "/work/project"] => true;
+        rm_cwd_ancestor: ["rm", "-rf", "/work"] => true;
+        rm_cwd_star: ["rm", "-rf", "./*"] => true;
+        rm_after_options_end: ["rm", "-r", "--", "/var"] => true;
+        rm_no_preserve_abbreviated: ["rm", "-rf", "--no-p", "x"] => true;
+        rm_no_preserve_shortest: ["rm", "-rf", "--n", "x"] => true;
+        rm_usr_local_subdir: ["rm", "-rf", "/usr/local/lib/x"] => false;
+        rm_var_tmp_subdir: ["rm", "-rf", "/var/tmp/x"] => false;
+        rm_relative_target: ["rm", "-rf", "./target"] => false;
+        rm_sibling_of_home: ["rm", "-rf", "/home/other"] => false;
+        rm_sibling_of_cwd: ["rm", "-rf", "/work/other"] => false;
+        rm_one_file: ["rm", "notes.txt"] => false;
+        rm_dir_named_like_a_system_dir: ["rm", "-rf", "usr"] => false;
+        rm_preserve_root_option: ["rm", "-rf", "--preserve-root", "build"] => false;
+        rm_double_dash_is_not_an_option: ["rm", "-r", "--", "build"] => false;
+        // Legitimate commands through launchers still run.
+        setsid_ls: ["setsid", "ls"] => false;
+        nice_cargo: ["nice", "-n", "10", "cargo", "test"] => false;
+        timeout_cargo: ["timeout", "60", "cargo", "test"] => false;
+        flock_cargo: ["flock", "/tmp/lock", "cargo", "build"] => false;
+        ionice_make: ["ionice", "-c3", "make"] => false;
+        taskset_bench: ["taskset", "-c", "0", "./bench"] => false;
+        xargs_grep: ["xargs", "-0", "grep", "-l", "x"] => false;
+        busybox_ls: ["busybox", "ls", "-l"] => false;
+        busybox_list: ["busybox", "--list"] => false;
+        nohup_server: ["nohup", "./server"] => false;
+        chrt_idle_make: ["chrt", "-i", "0", "make"] => false;
+        strace_ls: ["strace", "-f", "ls"] => false;
+        prlimit_cargo: ["prlimit", "--nofile=1024", "cargo", "test"] => false;
+        unshare_ls: ["unshare", "-r", "ls"] => false;
+        command_ls: ["command", "ls"] => false;
+        time_cargo: ["time", "cargo", "build"] => false;
+        launcher_help: ["timeout", "--help"] => false;
+    }
+
+    #[test]
+    fn a_refusal_for_an_unknown_option_names_it() {
+        let refusal =
+            check(&Policy::blocklist(), &["nice", "--frobnicate", "ls"]).expect_err("refused");
+        assert_eq!(refusal.program(), "nice");
+        let text = refusal.to_string();
+        assert!(
+            text.contains("`nice` option `--frobnicate` is not one the policy knows"),
+            "{text}"
+        );
+        let refusal = check(&Policy::blocklist(), &["env", "-S", "${X}"]).expect_err("refused");
+        assert!(
+            refusal
+                .to_string()
+                .contains("`env -S` string expands `${X}`, which the policy cannot see"),
+            "{refusal}"
+        );
+        let refusal = check(&Policy::blocklist(), &["timeout", "-s"]).expect_err("refused");
+        assert!(
+            refusal.to_string().contains("`timeout -s` lacks its value"),
+            "{refusal}"
+        );
+        let refusal = check(&Policy::blocklist(), &["timeout", "--signal"]).expect_err("refused");
+        assert!(
+            refusal
+                .to_string()
+                .contains("`timeout --signal` lacks its value"),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn refusals_of_rm_and_dd_say_what_they_protect() {
+        let expect = |argv: &[&str], message: &str| {
+            let refusal = check(&Policy::blocklist(), argv).expect_err("refused");
+            assert!(refusal.to_string().contains(message), "{refusal}");
+        };
+        expect(
+            &["rm", "-rf", "//"],
+            "`rm` aimed at `//` would delete the root directory",
+        );
+        expect(
+            &["rm", "-rf", "/usr/"],
+            "would delete a top-level system directory",
+        );
+        expect(
+            &["rm", "-rf", "/home/me/"],
+            "would delete the home directory or a directory that contains it",
+        );
+        expect(
+            &["rm", "-rf", ".."],
+            "would delete the working directory or a directory that contains it",
+        );
+        expect(
+            &["rm", "--no-pres", "x"],
+            "`rm --no-preserve-root` is refused",
+        );
+        expect(
+            &["dd", "of=//dev/full"],
+            "`dd of=//dev/full` writes a raw device",
+        );
+    }
+
+    #[test]
+    fn symlinks_are_resolved_before_rm_and_dd_are_judged() {
+        let (dir, mut lookup) = lookup();
+        lookup.cwd = dir.path().to_owned();
+        symlink("/", dir.path().join("top")).expect("symlink");
+        symlink("/dev/full", dir.path().join("full")).expect("symlink");
+        symlink("/dev/null", dir.path().join("nothing")).expect("symlink");
+        std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+        let policy = Policy::blocklist();
+        assert!(policy.check_in(&["rm", "-rf", "top/"], &lookup).is_err());
+        assert!(
+            policy
+                .check_in(&["rm", "-rf", "sub/../.."], &lookup)
+                .is_err()
+        );
+        assert!(policy.check_in(&["rm", "-rf", "sub"], &lookup).is_ok());
+        assert!(policy.check_in(&["dd", "of=full"], &lookup).is_err());
+        assert!(policy.check_in(&["dd", "of=nothing"], &lookup).is_ok());
+        assert!(policy.check_in(&["dd", "of=sub/x.img"], &lookup).is_ok());
+    }
+
+    #[test]
+    fn a_device_is_judged_by_its_name_and_by_where_it_leads() {
+        let resolved = |path: &str| Some(PathBuf::from(path));
+        // A terminal's output is harmless by its name.
+        assert!(!is_a_device(
+            Path::new("/dev/stdout"),
+            resolved("/dev/pts/0")
+        ));
+        assert!(!is_a_device(Path::new("/dev/null"), None));
+        assert!(is_a_device(Path::new("/work/disk"), resolved("/dev/sda")));
+        assert!(!is_a_device(Path::new("/work/null"), resolved("/dev/null")));
+        assert!(is_a_device(Path::new("/dev/sda"), None));
+        assert!(!is_a_device(
+            Path::new("/work/disk.img"),
+            resolved("/work/disk.img")
+        ));
+    }
+
+    #[test]
+    fn a_symlink_to_busybox_is_its_applet_not_busybox() {
+        let (dir, lookup) = lookup();
+        let real = dir.path().join("busybox");
+        std::fs::write(&real, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        symlink(&real, dir.path().join("ls")).expect("symlink");
+        symlink(&real, dir.path().join("mount")).expect("symlink");
+        let policy = Policy::blocklist();
+        // `ls -l` is the `ls` applet with its own options, not `busybox -l`.
+        assert!(
+            policy
+                .check_in(&["ls", "-l", "--color=never"], &lookup)
+                .is_ok()
+        );
+        assert!(policy.check_in(&["mount", "/mnt"], &lookup).is_err());
+        assert!(policy.check_in(&["busybox", "mount"], &lookup).is_err());
+    }
+
+    #[test]
+    fn the_allowlist_needs_every_launcher_and_the_program() {
+        let policy = Policy::allowlist(["env", "setsid", "cargo"]);
+        assert!(check(&policy, &["setsid", "cargo", "test"]).is_ok());
+        assert!(check(&policy, &["env", "-S", "\"cargo\" test"]).is_ok());
+        assert!(check(&policy, &["env", "-S", "\"curl\" x"]).is_err());
+        assert!(check(&policy, &["nice", "cargo"]).is_err());
+        assert!(check(&policy, &["setsid", "flock", "/l", "cargo"]).is_err());
+        let shell = check(
+            &Policy::allowlist(["flock", "cargo"]),
+            &["flock", "/l", "-c", "cargo"],
+        );
+        assert!(
+            shell
+                .expect_err("runs sh")
+                .to_string()
+                .contains("`sh` is not on the allowlist")
+        );
+    }
+
     #[test]
     fn a_symlink_to_a_blocked_program_is_refused() {
         let (dir, lookup) = lookup();
@@ -782,8 +1187,9 @@ mod tests {
         );
         let rm = check(&Policy::blocklist(), &["rm", "-rf", "~"]).expect_err("refused");
         assert!(
-            rm.to_string()
-                .contains("`rm` aimed at `~` would delete the root or home directory"),
+            rm.to_string().contains(
+                "`rm` aimed at `~` would delete the home directory or a directory that contains it"
+            ),
             "{rm}"
         );
         let empty = check(&Policy::blocklist(), &[]).expect_err("refused");
@@ -796,15 +1202,21 @@ mod tests {
             home: None,
             ..Lookup::default()
         };
-        assert!(is_root_or_home("~", &lookup));
-        assert!(!is_root_or_home("/home/me", &lookup));
+        assert!(protected_directory("~", &lookup).is_some());
+        assert_eq!(protected_directory("/home/me", &lookup), None);
         let lookup = Lookup {
             home: Some(OsString::new()),
             cwd: PathBuf::from("/w"),
             ..Lookup::default()
         };
-        assert!(!is_root_or_home(".", &lookup));
-        assert!(is_root_or_home("~", &lookup));
+        assert_eq!(
+            protected_directory(".", &lookup),
+            Some("the working directory or a directory that contains it")
+        );
+        assert_eq!(
+            protected_directory("~", &lookup),
+            Some("the home directory or a directory that contains it")
+        );
     }
 
     #[test]

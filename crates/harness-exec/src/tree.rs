@@ -67,6 +67,9 @@ const KILL_PASSES: usize = 16;
 /// How long a pass waits for the processes it killed to be gone.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
+/// `waitid` options that wait for an exit and leave the child to be reaped.
+const EXITED_NOT_REAPED: WaitIdOptions = WaitIdOptions::EXITED.union(WaitIdOptions::NOWAIT);
+
 /// Direct children of the runs in progress in this process: the subreaper
 /// sweep must leave them to the run that owns them. A pid stays listed until
 /// its child is reaped, so it cannot be reused while listed.
@@ -114,10 +117,7 @@ pub(crate) fn spawn_registered<T>(
 /// protected), nor unlisted and unreaped (a zombie it would reap itself).
 pub(crate) fn reap_registered<T>(pid: Pid, reap: impl FnOnce() -> T) -> T {
     // Waiting without reaping keeps the pid taken, outside the lock.
-    while let Err(Errno::INTR) = waitid(
-        WaitId::Pid(pid),
-        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-    ) {}
+    while let Err(Errno::INTR) = waitid(WaitId::Pid(pid), EXITED_NOT_REAPED) {}
     let mut running = running();
     let reaped = reap();
     running.retain(|running| *running != pid);

@@ -297,7 +297,9 @@ fn the_policy_resolves_programs_on_the_commands_path_and_home() {
         .run(&["rm", "-rf", "/home/someone"], &options)
         .expect_err("refused");
     assert!(
-        error.to_string().contains("root or home directory"),
+        error
+            .to_string()
+            .contains("would delete the home directory or a directory that contains it"),
         "{error}"
     );
 }
@@ -561,6 +563,21 @@ fn output_is_redacted() {
     assert_eq!(
         outcome.output(),
         "[REDACTED] [REDACTED] password=[REDACTED] ok\n"
+    );
+}
+
+#[test]
+fn url_passwords_in_output_are_redacted() {
+    let (dir, options) = scratch(SHORT);
+    std::fs::write(
+        dir.path().join(".env"),
+        "DATABASE_URL=postgres://app:pw@host/db\nREDIS=redis://:p@ss:w0rd@cache:6379\nmail me@example.com\n",
+    )
+    .expect("write");
+    let outcome = Runner::new().run(&["cat", ".env"], &options).expect("runs");
+    assert_eq!(
+        outcome.output(),
+        "DATABASE_URL=postgres://app:[REDACTED]@host/db\nREDIS=redis://:[REDACTED]@cache:6379\nmail me@example.com\n"
     );
 }
 

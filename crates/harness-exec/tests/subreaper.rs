@@ -136,6 +136,10 @@ fn an_orphan_older_than_a_run_is_still_killed_by_it() {
     assert_eq!(outcome.output(), "started\n");
 }
 
+/// The timeout of the timed-out variants: long enough for a loaded machine
+/// to start the detached process (python included) and print its pid.
+const DETACH_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// A script that detaches a process in a new session with only the
 /// environment `env` (`env -i`), waits until it has written its pid to
 /// `pid`, prints that pid, then runs `then`.
@@ -152,13 +156,10 @@ fn detached(env: &str, then: &str) -> String {
 fn assert_no_survivor(script: impl Fn(&str) -> String) {
     let exits = run(&["sh", "-c", &script("true")], Duration::from_secs(30));
     assert_eq!(exits.status(), Status::Exited(0), "{}", exits.output());
-    let timed_out = run(
-        &["sh", "-c", &script("sleep 100")],
-        Duration::from_millis(800),
-    );
+    let timed_out = run(&["sh", "-c", &script("sleep 100")], DETACH_TIMEOUT);
     assert_eq!(
         timed_out.status(),
-        Status::TimedOut(Duration::from_millis(800)),
+        Status::TimedOut(DETACH_TIMEOUT),
         "{}",
         timed_out.output()
     );
@@ -263,11 +264,7 @@ fn a_double_forked_daemon_with_a_forged_marker_is_killed() {
     let _shared = subreaper();
     for (linger, timeout, status) in [
         ("0", Duration::from_secs(30), Status::Exited(0)),
-        (
-            "100",
-            Duration::from_millis(800),
-            Status::TimedOut(Duration::from_millis(800)),
-        ),
+        ("100", DETACH_TIMEOUT, Status::TimedOut(DETACH_TIMEOUT)),
     ] {
         let outcome = run(&["python3", "-c", FORGED_DAEMON, linger], timeout);
         assert_eq!(outcome.status(), status, "{}", outcome.output());
