@@ -15,6 +15,7 @@ use crate::ollama;
 use crate::openai;
 use crate::recover;
 use crate::response::{ChatResponse, ModelInfo};
+use crate::stream::{ChatFormat, ChatStream};
 use crate::transport::{
     Failure, HttpRequest, HttpResponse, Method, Transport, UreqTransport, read_failure,
 };
@@ -104,19 +105,11 @@ impl Client {
         let mut response = match self.config.api {
             Api::Ollama => {
                 let body = ollama::chat_body(&self.config, self.context_length()?, messages, tools);
-                let url = self.server.endpoint(ollama::CHAT);
-                let http = self.send(Method::Post, &url, Some(&body), Purpose::Ask)?;
-                let mut stream = ollama::ChatStream::new(&url);
-                self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
-                stream.finish(on_text)?
+                self.stream_chat::<ollama::Chunks>(ollama::CHAT, &body, on_text)?
             }
             Api::OpenAi => {
                 let body = openai::chat_body(&self.config, messages, tools);
-                let url = self.server.endpoint(openai::CHAT);
-                let http = self.send(Method::Post, &url, Some(&body), Purpose::Ask)?;
-                let mut stream = openai::ChatStream::new(&url);
-                self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
-                stream.finish(on_text)?
+                self.stream_chat::<openai::Chunks>(openai::CHAT, &body, on_text)?
             }
         };
         if response.tool_calls.is_empty() && self.config.text_tool_calls == TextToolCalls::Recover {
@@ -222,6 +215,20 @@ impl Client {
             }
             Api::OpenAi => Ok(None),
         }
+    }
+
+    /// Posts a chat request to `path` and decodes the streamed answer in `F`'s format.
+    fn stream_chat<F: ChatFormat>(
+        &self,
+        path: &str,
+        body: &Value,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, Error> {
+        let url = self.server.endpoint(path);
+        let http = self.send(Method::Post, &url, Some(body), Purpose::Ask)?;
+        let mut stream = ChatStream::<F>::new(&url);
+        self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
+        stream.finish(on_text)
     }
 
     fn show(&self, model: &str, purpose: Purpose) -> Result<ModelInfo, Error> {

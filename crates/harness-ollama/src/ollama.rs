@@ -8,10 +8,9 @@ use serde_json::{Map, Value, json};
 
 use crate::Error;
 use crate::config::Config;
-use crate::error::{error_text, excerpt};
 use crate::message::{CallOrigin, Message, Role, ToolCall};
-use crate::response::{ChatResponse, FinishReason, ModelInfo, Usage};
-use crate::stream::{Lines, MAX_LINE_BYTES};
+use crate::response::{FinishReason, ModelInfo, Usage};
+use crate::stream::{ChatFormat, Ending, Lines, parse_record, reported_error};
 
 pub(crate) const CHAT: &str = "/api/chat";
 pub(crate) const SHOW: &str = "/api/show";
@@ -66,12 +65,9 @@ fn message_json(message: &Message) -> Value {
     value
 }
 
-/// Assembles a streamed `/api/chat` answer, line by line.
-#[derive(Debug)]
-pub(crate) struct ChatStream {
-    url: String,
-    lines: Lines,
-    content: String,
+/// Ollama's reading of a streamed `/api/chat` answer, line by line.
+#[derive(Debug, Default)]
+pub(crate) struct Chunks {
     tool_calls: Vec<ToolCall>,
     /// The final chunk's facts, once a chunk with `"done": true` arrived.
     done: Option<(FinishReason, Usage)>,
@@ -113,80 +109,18 @@ struct WireFunction {
     arguments: Option<Value>,
 }
 
-impl ChatStream {
-    pub(crate) fn new(url: &str) -> ChatStream {
-        ChatStream {
-            url: url.to_owned(),
-            lines: Lines::new(MAX_LINE_BYTES),
-            content: String::new(),
-            tool_calls: Vec::new(),
-            done: None,
-        }
-    }
+impl ChatFormat for Chunks {
+    type Framing = Lines;
 
-    /// Takes the next piece of the body, passing new text to `on_text`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<(), Error> {
-        let lines = self
-            .lines
-            .push(bytes)
-            .map_err(|error| error.into_error(&self.url))?;
-        for line in lines {
-            self.take_line(&line, on_text)?;
-        }
-        Ok(())
-    }
-
-    /// Ends the body: the answer, if the final chunk arrived.
-    pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
-        if let Some(rest) = self.lines.take_rest() {
-            // A last line without its line break is used if it is whole; if it does not
-            // parse, the body was cut inside it.
-            if serde_json::from_slice::<Value>(&rest).is_err() {
-                return Err(Error::StreamCut {
-                    url: self.url,
-                    detail: "it stopped in the middle of a line".to_owned(),
-                });
-            }
-            self.take_line(&rest, on_text)?;
-        }
-        let Some((finish, usage)) = self.done else {
-            return Err(Error::StreamCut {
-                url: self.url,
-                detail: "no chunk with \"done\": true arrived".to_owned(),
-            });
-        };
-        Ok(ChatResponse {
-            content: self.content,
-            tool_calls: self.tool_calls,
-            finish,
-            usage,
-        })
-    }
-
-    fn take_line(&mut self, line: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
+    fn take_record(&mut self, url: &str, line: &[u8]) -> Result<Option<String>, Error> {
         if self.done.is_some() || line.trim_ascii().is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        let chunk: Chunk = serde_json::from_slice(line).map_err(|error| Error::MalformedLine {
-            url: self.url.clone(),
-            line: excerpt(line),
-            detail: error.to_string(),
-        })?;
-        if let Some(error) = chunk.error {
-            return Err(Error::StreamError {
-                url: self.url.clone(),
-                message: error_text(&error),
-            });
-        }
+        let chunk: Chunk = parse_record(url, line)?;
+        reported_error(url, chunk.error)?;
+        let mut text = None;
         if let Some(message) = chunk.message {
-            if let Some(text) = message.content.filter(|text| !text.is_empty()) {
-                on_text(&text);
-                self.content.push_str(&text);
-            }
+            text = message.content.filter(|text| !text.is_empty());
             for call in message.tool_calls.unwrap_or_default() {
                 let position = self.tool_calls.len();
                 self.tool_calls.push(ToolCall {
@@ -208,7 +142,18 @@ impl ChatStream {
             };
             self.done = Some((FinishReason::from_wire(chunk.done_reason.as_deref()), usage));
         }
-        Ok(())
+        Ok(text)
+    }
+
+    fn finish(self) -> Result<Ending, String> {
+        let Some((finish, usage)) = self.done else {
+            return Err("no chunk with \"done\": true arrived".to_owned());
+        };
+        Ok(Ending {
+            tool_calls: self.tool_calls,
+            finish,
+            usage,
+        })
     }
 }
 
@@ -274,15 +219,10 @@ pub(crate) fn version(body: &[u8]) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::config::Api;
+    use crate::response::ChatResponse;
 
     fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        let mut deltas = Vec::new();
-        let mut on_text = |text: &str| deltas.push(text.to_owned());
-        let mut stream = ChatStream::new("http://h/api/chat");
-        let result = stream
-            .feed(body, &mut on_text)
-            .and_then(|()| stream.finish(&mut on_text));
-        (result, deltas)
+        crate::stream::decode_whole::<Chunks>("http://h/api/chat", body)
     }
 
     #[test]
@@ -335,18 +275,8 @@ mod tests {
         assert_eq!(run(body).0.unwrap().content, "a");
     }
 
-    macro_rules! fails {
-        ($($name:ident: $body:expr => $pattern:pat,)*) => {$(
-            #[test]
-            fn $name() {
-                let (result, _) = run($body);
-                let error = result.unwrap_err();
-                assert!(matches!(error, $pattern), "{error:?}");
-            }
-        )*};
-    }
-
-    fails! {
+    crate::stream::decoding_fails! {
+        Chunks, "http://h/api/chat";
         a_line_that_is_not_json: b"{\"message\":{\"content\":\"a\"}}\nnot json\n" => Error::MalformedLine { .. },
         a_line_of_the_wrong_shape: b"{\"message\":\"text\"}\n" => Error::MalformedLine { .. },
         an_error_chunk: b"{\"error\":\"out of memory\"}\n" => Error::StreamError { .. },

@@ -9,10 +9,9 @@ use serde_json::{Value, json};
 
 use crate::Error;
 use crate::config::Config;
-use crate::error::{error_text, excerpt};
 use crate::message::{CallOrigin, Message, Role, ToolCall};
-use crate::response::{ChatResponse, FinishReason, Usage};
-use crate::stream::{Events, MAX_LINE_BYTES};
+use crate::response::{FinishReason, Usage};
+use crate::stream::{ChatFormat, Ending, Events, parse_record, reported_error};
 
 pub(crate) const CHAT: &str = "/v1/chat/completions";
 pub(crate) const MODELS: &str = "/v1/models";
@@ -73,12 +72,10 @@ fn arguments_text(arguments: &Value) -> String {
     }
 }
 
-/// Assembles a streamed `/v1/chat/completions` answer, event by event.
-#[derive(Debug)]
-pub(crate) struct ChatStream {
-    url: String,
-    events: Events,
-    content: String,
+/// The OpenAI-compatible reading of a streamed `/v1/chat/completions` answer, event by
+/// event.
+#[derive(Debug, Default)]
+pub(crate) struct Chunks {
     /// Tool calls by their `index`: each delta adds to one of them.
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
@@ -144,95 +141,24 @@ struct Timings {
     predicted_ms: Option<f64>,
 }
 
-impl ChatStream {
-    pub(crate) fn new(url: &str) -> ChatStream {
-        ChatStream {
-            url: url.to_owned(),
-            events: Events::new(MAX_LINE_BYTES),
-            content: String::new(),
-            calls: BTreeMap::new(),
-            finish_reason: None,
-            usage: Usage::default(),
-            done: false,
-        }
-    }
+impl ChatFormat for Chunks {
+    type Framing = Events;
 
-    /// Takes the next piece of the body, passing new text to `on_text`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<(), Error> {
-        let events = self
-            .events
-            .push(bytes)
-            .map_err(|error| error.into_error(&self.url))?;
-        for data in events {
-            self.take_event(&data, on_text)?;
-        }
-        Ok(())
-    }
-
-    /// Ends the body: the answer, if it was complete.
-    ///
-    /// Complete means `data: [DONE]` arrived, or at least a `finish_reason` did: a server that
-    /// closes the stream after the last choice without `[DONE]` has still said everything.
-    pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
-        let events = std::mem::replace(&mut self.events, Events::new(0));
-        if let Some(data) = events.finish() {
-            self.take_event(&data, on_text)?;
-        }
-        if !self.done && self.finish_reason.is_none() {
-            return Err(Error::StreamCut {
-                url: self.url,
-                detail: "neither a finish_reason nor data: [DONE] arrived".to_owned(),
-            });
-        }
-        let tool_calls = self
-            .calls
-            .into_values()
-            .enumerate()
-            .map(|(position, call)| ToolCall {
-                id: call.id.unwrap_or_else(|| format!("call_{position}")),
-                name: call.name,
-                arguments: parse_arguments(call.arguments),
-                origin: CallOrigin::Structured,
-            })
-            .collect();
-        Ok(ChatResponse {
-            content: self.content,
-            tool_calls,
-            finish: FinishReason::from_wire(self.finish_reason.as_deref()),
-            usage: self.usage,
-        })
-    }
-
-    fn take_event(&mut self, data: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
+    fn take_record(&mut self, url: &str, data: &[u8]) -> Result<Option<String>, Error> {
         if self.done {
-            return Ok(());
+            return Ok(None);
         }
         if data.trim_ascii() == b"[DONE]" {
             self.done = true;
-            return Ok(());
+            return Ok(None);
         }
-        let chunk: Chunk = serde_json::from_slice(data).map_err(|error| Error::MalformedLine {
-            url: self.url.clone(),
-            line: excerpt(data),
-            detail: error.to_string(),
-        })?;
-        if let Some(error) = chunk.error {
-            return Err(Error::StreamError {
-                url: self.url.clone(),
-                message: error_text(&error),
-            });
-        }
+        let chunk: Chunk = parse_record(url, data)?;
+        reported_error(url, chunk.error)?;
+        let mut text = None;
         // One choice is asked for; a server sending more would be answering another request.
         if let Some(choice) = chunk.choices.into_iter().next() {
             if let Some(delta) = choice.delta {
-                if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-                    on_text(&text);
-                    self.content.push_str(&text);
-                }
+                text = delta.content.filter(|text| !text.is_empty());
                 for (position, fragment) in
                     delta.tool_calls.unwrap_or_default().into_iter().enumerate()
                 {
@@ -253,9 +179,35 @@ impl ChatStream {
             self.usage.prompt_tokens = self.usage.prompt_tokens.or(timings.prompt_n);
             self.usage.completion_tokens = self.usage.completion_tokens.or(timings.predicted_n);
         }
-        Ok(())
+        Ok(text)
     }
 
+    /// Complete means `data: [DONE]` arrived, or at least a `finish_reason` did: a server that
+    /// closes the stream after the last choice without `[DONE]` has still said everything.
+    fn finish(self) -> Result<Ending, String> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err("neither a finish_reason nor data: [DONE] arrived".to_owned());
+        }
+        let tool_calls = self
+            .calls
+            .into_values()
+            .enumerate()
+            .map(|(position, call)| ToolCall {
+                id: call.id.unwrap_or_else(|| format!("call_{position}")),
+                name: call.name,
+                arguments: parse_arguments(call.arguments),
+                origin: CallOrigin::Structured,
+            })
+            .collect();
+        Ok(Ending {
+            tool_calls,
+            finish: FinishReason::from_wire(self.finish_reason.as_deref()),
+            usage: self.usage,
+        })
+    }
+}
+
+impl Chunks {
     /// Adds one delta to its call: the first delta names the call, the following ones carry
     /// fragments of its arguments. A fragment without an `index` belongs to the call at its
     /// position in the delta.
@@ -362,15 +314,10 @@ fn saturating_u32(value: u64) -> u32 {
 mod tests {
     use super::*;
     use crate::config::Api;
+    use crate::response::ChatResponse;
 
     fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        let mut deltas = Vec::new();
-        let mut on_text = |text: &str| deltas.push(text.to_owned());
-        let mut stream = ChatStream::new("http://h/v1/chat/completions");
-        let result = stream
-            .feed(body, &mut on_text)
-            .and_then(|()| stream.finish(&mut on_text));
-        (result, deltas)
+        crate::stream::decode_whole::<Chunks>("http://h/v1/chat/completions", body)
     }
 
     #[test]
@@ -476,17 +423,8 @@ data: [DONE]
         assert_eq!(run(body).0.unwrap().content, "x");
     }
 
-    macro_rules! fails {
-        ($($name:ident: $body:expr => $pattern:pat,)*) => {$(
-            #[test]
-            fn $name() {
-                let error = run($body).0.unwrap_err();
-                assert!(matches!(error, $pattern), "{error:?}");
-            }
-        )*};
-    }
-
-    fails! {
+    crate::stream::decoding_fails! {
+        Chunks, "http://h/v1/chat/completions";
         an_event_that_is_not_json: b"data: {\"choices\":\n\n" => Error::MalformedLine { .. },
         an_error_event: b"data: {\"error\":{\"code\":500,\"message\":\"context overflow\"}}\n\n" => Error::StreamError { .. },
         a_stream_cut_before_its_end: b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho" => Error::StreamCut { .. },
