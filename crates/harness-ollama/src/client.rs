@@ -1,6 +1,7 @@
 //! The client: one type for both APIs.
 
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::thread;
 
@@ -226,7 +227,9 @@ impl Client {
     ) -> Result<ChatResponse, Error> {
         let url = self.server.endpoint(path);
         let http = self.send(Method::Post, &url, Some(body), Purpose::Ask)?;
-        let mut stream = ChatStream::<F>::new(&url);
+        let mut stream = ChatStream::<F>::new(&url, self.config.repeated_output);
+        // When the stream breaks off (the answer fell into a loop), the response is dropped
+        // unread, which closes the connection: that is how a server learns to stop generating.
         self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
         stream.finish(on_text)
     }
@@ -288,7 +291,7 @@ impl Client {
             if bytes.len() as u64 > MAX_BODY_BYTES {
                 return Err(self.bad_response(path, format!("larger than {MAX_BODY_BYTES} bytes")));
             }
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })?;
         Ok(bytes)
     }
@@ -338,18 +341,22 @@ impl Client {
         }
     }
 
-    /// Reads a body to its end, handing each piece to `take`.
+    /// Reads a body to its end, or until `take` breaks, handing each piece to `take`.
     fn read_body(
         &self,
         url: &str,
         mut response: HttpResponse,
-        mut take: impl FnMut(&[u8]) -> Result<(), Error>,
+        mut take: impl FnMut(&[u8]) -> Result<ControlFlow<()>, Error>,
     ) -> Result<(), Error> {
         let mut buffer = vec![0; 16 * 1024];
         loop {
             match response.body.read(&mut buffer) {
                 Ok(0) => return Ok(()),
-                Ok(read) => take(&buffer[..read])?,
+                Ok(read) => {
+                    if take(&buffer[..read])?.is_break() {
+                        return Ok(());
+                    }
+                }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => {
                     return Err(self.failure_error(url, read_failure(error), Stage::Body));

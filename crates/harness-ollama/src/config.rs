@@ -70,6 +70,19 @@ pub enum TextToolCalls {
     LeaveAsText,
 }
 
+/// What to do when an answer keeps repeating the same text, as small models sometimes do
+/// until the output limit (minutes on a laptop).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RepeatedOutput {
+    /// Cut the request as soon as the end of the text is the same unit (a few words, lines or
+    /// a paragraph) written over and over, exactly, for long enough that legitimate code does
+    /// not (see [`FinishReason::Repetition`](crate::FinishReason::Repetition)).
+    #[default]
+    Cut,
+    /// Let the model go on until it stops or reaches the output limit.
+    Allow,
+}
+
 /// How often and how patiently to retry a request that the server did not take.
 ///
 /// Only two failures are retried, both before any answer was received: a refused
@@ -169,6 +182,8 @@ pub struct Config {
     pub keep_alive: Option<String>,
     /// Whether tool calls written as text are recovered.
     pub text_tool_calls: TextToolCalls,
+    /// Whether an answer that repeats itself is cut short.
+    pub repeated_output: RepeatedOutput,
     /// The longest wait for a connection to be accepted.
     pub connect_timeout: Duration,
     /// The longest wait for the next byte of an answer. Generous by default: before its first
@@ -202,6 +217,7 @@ impl Config {
             max_output_tokens: None,
             keep_alive: None,
             text_tool_calls: TextToolCalls::Recover,
+            repeated_output: RepeatedOutput::Cut,
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(600),
             total_timeout: Duration::from_secs(1800),

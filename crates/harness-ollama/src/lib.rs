@@ -71,6 +71,17 @@
 //! [`ToolCall`] marked [`CallOrigin::RecoveredFromText`]; the text stays as it was. Anything
 //! else stays text. [`TextToolCalls::LeaveAsText`] turns this off.
 //!
+//! # Answers that repeat themselves
+//!
+//! A small model sometimes falls into a loop, writing the same lines again and again until
+//! the output limit, minutes on a laptop. The text is watched as it streams: once its end is
+//! one unit (words, lines, a paragraph) written over and over, exactly, at least three times
+//! and over 600 bytes, the request is cut (closing the connection stops the server) and the
+//! answer returned with [`FinishReason::Repetition`], its text kept up to the end of the
+//! first copy and the [`Repetition`] saying what repeated, so the caller can tell the model
+//! and go on. Similar lines that differ in a name or a number (tests, tables, imports) never
+//! count. [`RepeatedOutput::Allow`] turns this off.
+//!
 //! # Faults, timeouts and retries
 //!
 //! A refused connection and `503 Service Unavailable` are retried with a growing wait (see
@@ -96,6 +107,7 @@ mod message;
 mod ollama;
 mod openai;
 mod recover;
+mod repetition;
 mod response;
 mod stream;
 mod transport;
@@ -103,8 +115,9 @@ mod transport;
 pub use client::Client;
 pub use config::{
     Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, FALLBACK_CONTEXT_LENGTH,
-    Retry, TextToolCalls,
+    RepeatedOutput, Retry, TextToolCalls,
 };
 pub use error::Error;
 pub use message::{CallOrigin, Message, Role, ToolCall};
+pub use repetition::Repetition;
 pub use response::{ChatResponse, FinishReason, ModelInfo, Usage};

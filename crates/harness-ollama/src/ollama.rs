@@ -155,6 +155,9 @@ impl ChatFormat for Chunks {
             usage,
         })
     }
+    fn cut_short(self) -> Vec<ToolCall> {
+        self.tool_calls
+    }
 }
 
 /// Reads an `/api/show` body.

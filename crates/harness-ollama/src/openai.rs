@@ -188,22 +188,15 @@ impl ChatFormat for Chunks {
         if !self.done && self.finish_reason.is_none() {
             return Err("neither a finish_reason nor data: [DONE] arrived".to_owned());
         }
-        let tool_calls = self
-            .calls
-            .into_values()
-            .enumerate()
-            .map(|(position, call)| ToolCall {
-                id: call.id.unwrap_or_else(|| format!("call_{position}")),
-                name: call.name,
-                arguments: parse_arguments(call.arguments),
-                origin: CallOrigin::Structured,
-            })
-            .collect();
         Ok(Ending {
-            tool_calls,
             finish: FinishReason::from_wire(self.finish_reason.as_deref()),
             usage: self.usage,
+            tool_calls: assembled(self.calls),
         })
+    }
+
+    fn cut_short(self) -> Vec<ToolCall> {
+        assembled(self.calls)
     }
 }
 
@@ -226,6 +219,20 @@ impl Chunks {
                 .push_str(&function.arguments.unwrap_or_default());
         }
     }
+}
+
+/// The calls assembled from their fragments, in the order of their indexes.
+fn assembled(calls: BTreeMap<u64, PartialCall>) -> Vec<ToolCall> {
+    calls
+        .into_values()
+        .enumerate()
+        .map(|(position, call)| ToolCall {
+            id: call.id.unwrap_or_else(|| format!("call_{position}")),
+            name: call.name,
+            arguments: parse_arguments(call.arguments),
+            origin: CallOrigin::Structured,
+        })
+        .collect()
 }
 
 /// Arguments as a JSON value: `{}` when empty, the raw text when it is not valid JSON.

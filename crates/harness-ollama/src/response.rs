@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::message::{CallOrigin, Message, ToolCall};
+use crate::repetition::Repetition;
 
 /// The model's complete answer to one [`Client::chat`](crate::Client::chat).
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +49,12 @@ pub enum FinishReason {
     Length,
     /// It stopped to call tools (`tool_calls`).
     ToolCalls,
+    /// The client cut the answer because it kept repeating the same text (see
+    /// [`RepeatedOutput`](crate::RepeatedOutput)): [`ChatResponse::content`] ends after the
+    /// first copy, the callback saw the copies that came before the cut, and no token counts
+    /// arrived. Tell the model what it repeated (the [`Repetition`]'s `Display` says it) and
+    /// ask again.
+    Repetition(Repetition),
     /// Another reason, as the server spelled it.
     Other(String),
     /// The server gave no reason.

@@ -10,12 +10,16 @@
 //! output as for the whole body at once; they never fail on arbitrary bytes except when a
 //! line grows past the limit, which bounds the memory a misbehaving server can take.
 
+use std::ops::ControlFlow;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Error;
+use crate::config::RepeatedOutput;
 use crate::error::{error_text, excerpt};
 use crate::message::ToolCall;
+use crate::repetition::{Repetition, find_loop};
 use crate::response::{ChatResponse, FinishReason, Usage};
 
 /// One API's streamed chat answer: how its body is framed, and what one record says.
@@ -30,6 +34,9 @@ pub(crate) trait ChatFormat: Default {
     /// Ends the answer: what came besides the text, or, when the final record never came,
     /// how the stream ended (for [`Error::StreamCut`]).
     fn finish(self) -> Result<Ending, String>;
+
+    /// The tool calls so far, when the client cut the answer before its end.
+    fn cut_short(self) -> Vec<ToolCall>;
 }
 
 /// What an answer says besides its text, known once its final record arrived.
@@ -54,44 +61,63 @@ pub(crate) trait Framing {
 }
 
 /// Assembles one streamed answer: the framing, the API's reading of each record, and the
-/// text so far.
+/// text so far, watched for a loop.
 #[derive(Debug)]
 pub(crate) struct ChatStream<F: ChatFormat> {
     url: String,
     framing: F::Framing,
     format: F,
-    /// The text of the answer so far, as passed to the callback.
+    /// The text of the answer so far, as passed to the callback (once cut, up to the loop).
     content: String,
+    /// Whether the text is watched for a loop.
+    repeated_output: RepeatedOutput,
+    /// The loop the text fell into, once found: the answer is over.
+    repetition: Option<Repetition>,
 }
 
 impl<F: ChatFormat> ChatStream<F> {
-    pub(crate) fn new(url: &str) -> ChatStream<F> {
+    pub(crate) fn new(url: &str, repeated_output: RepeatedOutput) -> ChatStream<F> {
         ChatStream {
             url: url.to_owned(),
             framing: F::Framing::new(MAX_LINE_BYTES),
             format: F::default(),
             content: String::new(),
+            repeated_output,
+            repetition: None,
         }
     }
 
-    /// Takes the next piece of the body, passing new text to `on_text`.
+    /// Takes the next piece of the body, passing new text to `on_text`. Breaks when the
+    /// answer fell into a loop: the rest of the body is not wanted.
     pub(crate) fn feed(
         &mut self,
         bytes: &[u8],
         on_text: &mut dyn FnMut(&str),
-    ) -> Result<(), Error> {
+    ) -> Result<ControlFlow<()>, Error> {
         let records = self
             .framing
             .push(bytes)
             .map_err(|error| error.into_error(&self.url))?;
         for record in records {
             self.take_record(&record, on_text)?;
+            if self.repetition.is_some() {
+                return Ok(ControlFlow::Break(()));
+            }
         }
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 
-    /// Ends the body: the answer, if it was complete.
+    /// Ends the body: the answer, if it was complete, or as far as it was kept when it was
+    /// cut for repeating itself.
     pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
+        if let Some(repetition) = self.repetition {
+            return Ok(ChatResponse {
+                content: self.content,
+                tool_calls: self.format.cut_short(),
+                finish: FinishReason::Repetition(repetition),
+                usage: Usage::default(),
+            });
+        }
         let last = self.framing.finish().map_err(|detail| Error::StreamCut {
             url: self.url.clone(),
             detail,
@@ -115,6 +141,12 @@ impl<F: ChatFormat> ChatStream<F> {
         if let Some(text) = self.format.take_record(&self.url, record)? {
             on_text(&text);
             self.content.push_str(&text);
+            if self.repeated_output == RepeatedOutput::Cut
+                && let Some(found) = find_loop(&self.content)
+            {
+                self.content.truncate(found.keep);
+                self.repetition = Some(found.repetition);
+            }
         }
         Ok(())
     }
@@ -128,10 +160,10 @@ pub(crate) fn decode_whole<F: ChatFormat>(
 ) -> (Result<ChatResponse, Error>, Vec<String>) {
     let mut deltas = Vec::new();
     let mut on_text = |text: &str| deltas.push(text.to_owned());
-    let mut stream = ChatStream::<F>::new(url);
+    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut);
     let result = stream
         .feed(body, &mut on_text)
-        .and_then(|()| stream.finish(&mut on_text));
+        .and_then(|_| stream.finish(&mut on_text));
     (result, deltas)
 }
 
