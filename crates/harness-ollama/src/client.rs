@@ -3,6 +3,7 @@
 use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
 use serde_json::{Value, json};
@@ -45,6 +46,8 @@ pub struct Client {
     transport: Box<dyn Transport>,
     /// The context length sent with every Ollama request, settled by the first that needs it.
     context_length: OnceLock<u32>,
+    /// Whether the server refused a field outside the OpenAI API, so none are sent again.
+    extensions_refused: AtomicBool,
 }
 
 impl Client {
@@ -69,6 +72,7 @@ impl Client {
             server,
             transport,
             context_length: OnceLock::new(),
+            extensions_refused: AtomicBool::new(false),
         }
     }
 
@@ -109,8 +113,25 @@ impl Client {
                 self.stream_chat::<ollama::Chunks>(ollama::CHAT, &body, on_text)?
             }
             Api::OpenAi => {
-                let body = openai::chat_body(&self.config, messages, tools);
-                self.stream_chat::<openai::Chunks>(openai::CHAT, &body, on_text)?
+                let mut body = openai::chat_body(&self.config, messages, tools);
+                if self.extensions_refused.load(Ordering::Relaxed) {
+                    openai::remove_extensions(&mut body);
+                }
+                match self.stream_chat::<openai::Chunks>(openai::CHAT, &body, on_text) {
+                    // A strict server refuses a field it does not know before it answers:
+                    // ask again without those, and stop sending them.
+                    Err(Error::Status {
+                        status: 400 | 422,
+                        message,
+                        ..
+                    }) if openai::names_an_extension(&message)
+                        && openai::remove_extensions(&mut body) =>
+                    {
+                        self.extensions_refused.store(true, Ordering::Relaxed);
+                        self.stream_chat::<openai::Chunks>(openai::CHAT, &body, on_text)?
+                    }
+                    other => other?,
+                }
             }
         };
         if response.tool_calls.is_empty() && self.config.text_tool_calls == TextToolCalls::Recover {

@@ -20,6 +20,11 @@ pub const DEFAULT_OPENAI_URL: &str = "http://127.0.0.1:8080";
 /// The context length used when neither the configuration nor the server gives one.
 pub const FALLBACK_CONTEXT_LENGTH: u32 = 8192;
 
+/// The repeat penalty sent unless configured otherwise: Ollama's own default, and the usual
+/// setting for coding models; llama.cpp's server defaults to none (1.0), under which small
+/// models fall into loops more often.
+pub const DEFAULT_REPEAT_PENALTY: f64 = 1.1;
+
 /// Which API the server speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Api {
@@ -177,6 +182,19 @@ pub struct Config {
     pub seed: Option<u64>,
     /// The most tokens one answer may have (`options.num_predict`, or `max_tokens`).
     pub max_output_tokens: Option<u32>,
+    /// How strongly tokens seen in the last 64 are discouraged, above 1.0, against loops:
+    /// [`DEFAULT_REPEAT_PENALTY`] unless set (`options.repeat_penalty`, or `repeat_penalty`,
+    /// which llama.cpp's server, LM Studio and vLLM take). It is not part of the OpenAI API
+    /// itself: a server that refuses it by name is asked again without it, and from then
+    /// on not sent it.
+    pub repeat_penalty: Option<f64>,
+    /// OpenAI's penalty on tokens by how often they appeared, -2.0 to 2.0
+    /// (`options.frequency_penalty`, or `frequency_penalty`). Not sent unless set: code
+    /// repeats its names, and a model pushed away from them misspells them.
+    pub frequency_penalty: Option<f64>,
+    /// OpenAI's penalty on tokens that appeared at all, -2.0 to 2.0
+    /// (`options.presence_penalty`, or `presence_penalty`). Not sent unless set.
+    pub presence_penalty: Option<f64>,
     /// How long Ollama keeps the model loaded after a request, e.g. `"30m"` (`keep_alive`).
     /// Ignored by the OpenAI-compatible API.
     pub keep_alive: Option<String>,
@@ -215,6 +233,9 @@ impl Config {
             temperature: None,
             seed: None,
             max_output_tokens: None,
+            repeat_penalty: Some(DEFAULT_REPEAT_PENALTY),
+            frequency_penalty: None,
+            presence_penalty: None,
             keep_alive: None,
             text_tool_calls: TextToolCalls::Recover,
             repeated_output: RepeatedOutput::Cut,

@@ -82,6 +82,12 @@
 //! and go on. Similar lines that differ in a name or a number (tests, tables, imports) never
 //! count. [`RepeatedOutput::Allow`] turns this off.
 //!
+//! Loops are also made less likely: every request carries a repeat penalty
+//! ([`Config::repeat_penalty`], by default [`DEFAULT_REPEAT_PENALTY`]), and the OpenAI
+//! penalties when set ([`Config::frequency_penalty`], [`Config::presence_penalty`]). The
+//! repeat penalty is not part of the OpenAI API: an OpenAI-compatible server that refuses
+//! it by name is asked again at once without it, and not sent it again.
+//!
 //! # Faults, timeouts and retries
 //!
 //! A refused connection and `503 Service Unavailable` are retried with a growing wait (see
@@ -114,8 +120,8 @@ mod transport;
 
 pub use client::Client;
 pub use config::{
-    Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, FALLBACK_CONTEXT_LENGTH,
-    RepeatedOutput, Retry, TextToolCalls,
+    Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, DEFAULT_REPEAT_PENALTY,
+    FALLBACK_CONTEXT_LENGTH, RepeatedOutput, Retry, TextToolCalls,
 };
 pub use error::Error;
 pub use message::{CallOrigin, Message, Role, ToolCall};

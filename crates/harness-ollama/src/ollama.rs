@@ -35,6 +35,16 @@ pub(crate) fn chat_body(
     if let Some(limit) = config.max_output_tokens {
         options.insert("num_predict".to_owned(), json!(limit));
     }
+    let penalties = [
+        ("repeat_penalty", config.repeat_penalty),
+        ("frequency_penalty", config.frequency_penalty),
+        ("presence_penalty", config.presence_penalty),
+    ];
+    for (name, penalty) in penalties {
+        if let Some(penalty) = penalty {
+            options.insert(name.to_owned(), json!(penalty));
+        }
+    }
     let mut body = json!({
         "model": config.model,
         "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
@@ -221,7 +231,7 @@ pub(crate) fn version(body: &[u8]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Api;
+    use crate::config::{Api, DEFAULT_REPEAT_PENALTY};
     use crate::response::ChatResponse;
 
     fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
@@ -304,6 +314,9 @@ mod tests {
         config.temperature = Some(0.5);
         config.seed = Some(7);
         config.max_output_tokens = Some(256);
+        config.repeat_penalty = Some(1.05);
+        config.frequency_penalty = Some(0.5);
+        config.presence_penalty = Some(0.25);
         config.keep_alive = Some("30m".to_owned());
         let call = ToolCall {
             id: "call_0".to_owned(),
@@ -330,7 +343,10 @@ mod tests {
                     {"role": "tool", "content": "text of a", "tool_name": "read_file"},
                 ],
                 "stream": true,
-                "options": {"num_ctx": 8192, "temperature": 0.5, "seed": 7, "num_predict": 256},
+                "options": {
+                    "num_ctx": 8192, "temperature": 0.5, "seed": 7, "num_predict": 256,
+                    "repeat_penalty": 1.05, "frequency_penalty": 0.5, "presence_penalty": 0.25,
+                },
                 "tools": [tool],
                 "keep_alive": "30m",
             })
@@ -338,8 +354,14 @@ mod tests {
     }
 
     #[test]
-    fn without_tools_or_options_only_num_ctx_is_sent() {
-        let config = Config::new(Api::Ollama, "m");
+    fn without_tools_or_options_only_num_ctx_and_the_default_repeat_penalty_are_sent() {
+        let mut config = Config::new(Api::Ollama, "m");
+        let body = chat_body(&config, 2048, &[Message::user("hi")], &[]);
+        assert_eq!(
+            body["options"],
+            json!({"num_ctx": 2048, "repeat_penalty": DEFAULT_REPEAT_PENALTY})
+        );
+        config.repeat_penalty = None;
         let body = chat_body(&config, 2048, &[Message::user("hi")], &[]);
         assert_eq!(body["options"], json!({"num_ctx": 2048}));
         assert!(body.get("tools").is_none());

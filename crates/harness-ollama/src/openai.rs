@@ -18,6 +18,10 @@ pub(crate) const MODELS: &str = "/v1/models";
 /// llama.cpp's `llama-server` only: the server's settings, its context length among them.
 pub(crate) const PROPS: &str = "/props";
 
+/// The fields of a chat request that are not part of the OpenAI API, which a strict server
+/// may refuse: sent only until one is refused.
+const EXTENSIONS: &[&str] = &["repeat_penalty"];
+
 /// The body of a streamed `/v1/chat/completions` request.
 pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({
@@ -39,7 +43,35 @@ pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) 
     if let Some(limit) = config.max_output_tokens {
         body["max_tokens"] = json!(limit);
     }
+    let penalties = [
+        ("repeat_penalty", config.repeat_penalty),
+        ("frequency_penalty", config.frequency_penalty),
+        ("presence_penalty", config.presence_penalty),
+    ];
+    for (name, penalty) in penalties {
+        if let Some(penalty) = penalty {
+            body[name] = json!(penalty);
+        }
+    }
     body
+}
+
+/// Removes the fields outside the OpenAI API from a chat request; true if and only if it
+/// had any.
+pub(crate) fn remove_extensions(body: &mut Value) -> bool {
+    let Some(fields) = body.as_object_mut() else {
+        return false;
+    };
+    let before = fields.len();
+    fields.retain(|name, _| !EXTENSIONS.contains(&name.as_str()));
+    fields.len() < before
+}
+
+/// True if and only if an error message names a field outside the OpenAI API, as a strict
+/// server's refusal does (`Unrecognized request argument supplied: repeat_penalty`, or a
+/// validation error locating it).
+pub(crate) fn names_an_extension(message: &str) -> bool {
+    EXTENSIONS.iter().any(|name| message.contains(name))
 }
 
 fn message_json(message: &Message) -> Value {
@@ -444,6 +476,9 @@ data: [DONE]
         config.temperature = Some(0.0);
         config.seed = Some(1);
         config.max_output_tokens = Some(100);
+        config.repeat_penalty = Some(1.2);
+        config.frequency_penalty = Some(0.5);
+        config.presence_penalty = Some(-0.5);
         config.keep_alive = Some("1h".to_owned());
         let good = ToolCall {
             id: "call_0".to_owned(),
@@ -481,8 +516,29 @@ data: [DONE]
                 "temperature": 0.0,
                 "seed": 1,
                 "max_tokens": 100,
+                "repeat_penalty": 1.2,
+                "frequency_penalty": 0.5,
+                "presence_penalty": -0.5,
             })
         );
+    }
+
+    #[test]
+    fn only_the_fields_outside_the_openai_api_are_removed() {
+        let mut config = Config::new(Api::OpenAi, "qwen");
+        config.frequency_penalty = Some(0.5);
+        let mut body = chat_body(&config, &[Message::user("hi")], &[]);
+        assert!(remove_extensions(&mut body));
+        assert_eq!(body.get("repeat_penalty"), None);
+        assert_eq!(body["frequency_penalty"], json!(0.5));
+        assert_eq!(body["model"], json!("qwen"));
+        assert!(!remove_extensions(&mut body), "nothing left to remove");
+        assert!(names_an_extension(
+            "Unrecognized request argument supplied: repeat_penalty"
+        ));
+        assert!(!names_an_extension(
+            "Unrecognized request argument supplied: foo"
+        ));
     }
 
     #[test]
