@@ -75,6 +75,24 @@ pub enum TextToolCalls {
     LeaveAsText,
 }
 
+/// What form the model's replies take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyFormat {
+    /// Whatever the model writes: text, and tool calls in the server's own way.
+    #[default]
+    Free,
+    /// Each reply is constrained, by the server, to a JSON schema built from the tools
+    /// offered: one call of one of them (`{"name": ..., "arguments": {...}}`, its
+    /// arguments valid for that tool's parameters) or a final answer
+    /// (`{"answer": "..."}`). The server samples only tokens that keep the reply valid, so
+    /// a malformed call cannot happen. The tools are described in the system message
+    /// instead of sent as `tools`; replies come back as the same
+    /// [`ChatResponse`](crate::ChatResponse) as free ones. See
+    /// [`Client::probe_constrained_replies`](crate::Client::probe_constrained_replies) for
+    /// whether a server can.
+    Constrained,
+}
+
 /// What to do when an answer keeps repeating the same text, as small models sometimes do
 /// until the output limit (minutes on a laptop).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -200,6 +218,8 @@ pub struct Config {
     pub keep_alive: Option<String>,
     /// Whether tool calls written as text are recovered.
     pub text_tool_calls: TextToolCalls,
+    /// Whether replies are free or constrained to one tool call or a final answer.
+    pub reply_format: ReplyFormat,
     /// Whether an answer that repeats itself is cut short.
     pub repeated_output: RepeatedOutput,
     /// The longest wait for a connection to be accepted.
@@ -238,6 +258,7 @@ impl Config {
             presence_penalty: None,
             keep_alive: None,
             text_tool_calls: TextToolCalls::Recover,
+            reply_format: ReplyFormat::Free,
             repeated_output: RepeatedOutput::Cut,
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(600),

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
-use crate::config::Config;
+use crate::config::{Config, ReplyFormat};
+use crate::constrained;
 use crate::message::{CallOrigin, Message, Role, ToolCall};
 use crate::response::{FinishReason, ModelInfo, Usage};
 use crate::stream::{ChatFormat, Ending, Lines, parse_record, reported_error};
@@ -45,14 +46,19 @@ pub(crate) fn chat_body(
             options.insert(name.to_owned(), json!(penalty));
         }
     }
-    let mut body = json!({
-        "model": config.model,
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
-        "stream": true,
-        "options": options,
-    });
-    if !tools.is_empty() {
-        body["tools"] = json!(tools);
+    let mut body = json!({"model": config.model, "stream": true, "options": options});
+    match config.reply_format {
+        ReplyFormat::Free => {
+            body["messages"] = messages.iter().map(message_json).collect();
+            if !tools.is_empty() {
+                body["tools"] = json!(tools);
+            }
+        }
+        ReplyFormat::Constrained => {
+            let messages = constrained::with_instructions(messages, tools);
+            body["messages"] = messages.iter().map(message_json).collect();
+            body["format"] = constrained::reply_schema(tools);
+        }
     }
     if let Some(keep_alive) = &config.keep_alive {
         body["keep_alive"] = json!(keep_alive);

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Error;
-use crate::config::Config;
+use crate::config::{Config, ReplyFormat};
+use crate::constrained;
 use crate::message::{CallOrigin, Message, Role, ToolCall};
 use crate::response::{FinishReason, Usage};
 use crate::stream::{ChatFormat, Ending, Events, parse_record, reported_error};
@@ -26,13 +27,25 @@ const EXTENSIONS: &[&str] = &["repeat_penalty"];
 pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({
         "model": config.model,
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
         "stream": true,
         // Without it, the token counts never arrive.
         "stream_options": {"include_usage": true},
     });
-    if !tools.is_empty() {
-        body["tools"] = json!(tools);
+    match config.reply_format {
+        ReplyFormat::Free => {
+            body["messages"] = messages.iter().map(message_json).collect();
+            if !tools.is_empty() {
+                body["tools"] = json!(tools);
+            }
+        }
+        ReplyFormat::Constrained => {
+            let messages = constrained::with_instructions(messages, tools);
+            body["messages"] = messages.iter().map(message_json).collect();
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": constrained::reply_schema(tools)},
+            });
+        }
     }
     if let Some(temperature) = config.temperature {
         body["temperature"] = json!(temperature);
