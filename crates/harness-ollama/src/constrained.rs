@@ -111,7 +111,18 @@ pub(crate) fn is_refusal(status: u16, message: &str) -> bool {
     matches!(status, 400 | 422 | 500 | 501)
         && ["format", "schema", "grammar"]
             .iter()
-            .any(|word| message.contains(word))
+            .any(|word| names_word(&message, word))
+}
+
+/// True if and only if `word` stands in `text` as a word of its own or the end of a snake
+/// case name (`response_format`), not inside another word (`information`).
+fn names_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+    })
 }
 
 /// What the model is told about the reply format and the tools.
@@ -280,6 +291,11 @@ mod tests {
             "the request exceeds the available context size"
         ));
         assert!(!is_refusal(503, "loading model; format later"));
+        assert!(!is_refusal(
+            500,
+            "model runner has unexpectedly stopped: check the server log for more information"
+        ));
+        assert!(is_refusal(400, "invalid JSON-schema: unknown keyword"));
         assert!(!is_refusal(404, "model not found"));
     }
 

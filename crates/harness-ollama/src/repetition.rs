@@ -49,6 +49,15 @@ pub struct Repetition {
 impl Repetition {
     /// The fewest copies in a row that count as a loop.
     pub const MIN_COPIES: usize = MIN_COPIES;
+
+    /// A repetition of `copies` copies of `unit`, for a caller's own tests (the client finds
+    /// them itself).
+    pub fn new(unit: impl Into<String>, copies: usize) -> Repetition {
+        Repetition {
+            unit: unit.into(),
+            copies,
+        }
+    }
 }
 
 impl fmt::Display for Repetition {
@@ -187,12 +196,41 @@ mod tests {
         assert_eq!(found.repetition.copies, MIN_SPAN_BYTES.div_ceil(line.len()));
         assert_eq!(&text[..found.keep], line);
         assert_eq!(
+            found.repetition,
+            Repetition::new(line, found.repetition.copies)
+        );
+        assert_eq!(
             found.repetition.to_string(),
             format!(
                 "your answer repeated the same line {} times in a row and was cut off: {line:?}",
                 found.repetition.copies
             )
         );
+    }
+
+    #[test]
+    fn a_long_unit_is_quoted_shortened_and_a_short_one_whole() {
+        let long = Repetition::new(format!("{}\n", "x".repeat(300)), 3);
+        assert_eq!(
+            long.to_string(),
+            format!(
+                "your answer repeated the same line 3 times in a row and was cut off: {:?}...",
+                "x".repeat(200)
+            )
+        );
+        let exact = Repetition::new("y".repeat(200), 3);
+        assert!(!exact.to_string().ends_with("..."), "{exact}");
+    }
+
+    #[test]
+    fn a_loop_that_begins_at_a_line_start_is_not_turned() {
+        // The unit spans a line break but does not end in one; the copies begin right
+        // after the prefix's line break.
+        let unit = "Step one: read the file.\nStep two: edit it. ";
+        let text = format!("Plan:\n{}", repeat(unit, 30));
+        let (_, found) = first_loop(&text).expect("a loop");
+        assert_eq!(found.repetition.unit, unit);
+        assert_eq!(&text[..found.keep], format!("Plan:\n{unit}"));
     }
 
     #[test]
