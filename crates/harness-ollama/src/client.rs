@@ -1,20 +1,26 @@
 //! The client: one type for both APIs.
 
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
 use serde_json::{Value, json};
 
 use crate::Error;
 use crate::address::ServerUrl;
-use crate::config::{Api, Config, FALLBACK_CONTEXT_LENGTH, TextToolCalls};
+use crate::config::{
+    Api, Config, FALLBACK_CONTEXT_LENGTH, RepeatedOutput, ReplyFormat, TextToolCalls,
+};
+use crate::constrained;
 use crate::error::server_message;
 use crate::message::Message;
 use crate::ollama;
 use crate::openai;
 use crate::recover;
-use crate::response::{ChatResponse, ModelInfo};
+use crate::response::{ChatResponse, ConstraintSupport, ModelInfo};
+use crate::stream::{ChatFormat, ChatStream};
 use crate::transport::{
     Failure, HttpRequest, HttpResponse, Method, Transport, UreqTransport, read_failure,
 };
@@ -32,6 +38,9 @@ const MAX_RESENDS_AFTER_DISCONNECT: u32 = 2;
 /// The most installed models asked about their capabilities to explain a refusal.
 const MAX_MODELS_EXAMINED: usize = 32;
 
+/// The tokens a probe of constrained replies may generate: enough to see how a reply begins.
+const PROBE_TOKENS: u32 = 8;
+
 /// A client of one model server, speaking one [`Api`], for one model.
 ///
 /// It holds one HTTP agent, so connections are reused across requests, and it may be
@@ -43,6 +52,8 @@ pub struct Client {
     transport: Box<dyn Transport>,
     /// The context length sent with every Ollama request, settled by the first that needs it.
     context_length: OnceLock<u32>,
+    /// Whether the server refused a field outside the OpenAI API, so none are sent again.
+    extensions_refused: AtomicBool,
 }
 
 impl Client {
@@ -67,6 +78,7 @@ impl Client {
             server,
             transport,
             context_length: OnceLock::new(),
+            extensions_refused: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +99,12 @@ impl Client {
     /// the model stopped, and token counts come with the complete [`ChatResponse`]. `tools`
     /// are JSON tool definitions, passed to the server unchanged; for both APIs they take
     /// the shape `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    /// With [`ReplyFormat::Constrained`] they are described in the system message instead,
+    /// and the reply is constrained to one call of one of them or a final answer.
+    ///
+    /// An answer that keeps repeating the same text is cut while it streams and returned
+    /// with [`FinishReason::Repetition`](crate::FinishReason::Repetition), unless
+    /// [`Config::repeated_output`] allows it.
     ///
     /// With the Ollama API, the first call asks `/api/show` for the model's context length
     /// unless [`Config::context_length`] is set; see [`Client::context_length`].
@@ -100,30 +118,47 @@ impl Client {
         tools: &[Value],
         mut on_text: impl FnMut(&str),
     ) -> Result<ChatResponse, Error> {
-        let on_text: &mut dyn FnMut(&str) = &mut on_text;
-        let mut response = match self.config.api {
-            Api::Ollama => {
-                let body = ollama::chat_body(&self.config, self.context_length()?, messages, tools);
-                let url = self.server.endpoint(ollama::CHAT);
-                let http = self.send(Method::Post, &url, Some(&body), Purpose::Ask)?;
-                let mut stream = ollama::ChatStream::new(&url);
-                self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
-                stream.finish(on_text)?
-            }
-            Api::OpenAi => {
-                let body = openai::chat_body(&self.config, messages, tools);
-                let url = self.server.endpoint(openai::CHAT);
-                let http = self.send(Method::Post, &url, Some(&body), Purpose::Ask)?;
-                let mut stream = openai::ChatStream::new(&url);
-                self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
-                stream.finish(on_text)?
-            }
-        };
-        if response.tool_calls.is_empty() && self.config.text_tool_calls == TextToolCalls::Recover {
+        let mut response = self.chat_as_sent(&self.config, messages, tools, &mut on_text)?;
+        let constrained = self.config.reply_format == ReplyFormat::Constrained
+            && constrained::read_reply(&mut response, tools);
+        if !constrained
+            && response.tool_calls.is_empty()
+            && self.config.text_tool_calls == TextToolCalls::Recover
+        {
             let offered = recover::tool_names(tools);
             response.tool_calls = recover::tool_calls_in_text(&response.content, &offered);
         }
         Ok(response)
+    }
+
+    /// Finds out whether the server constrains replies to a JSON schema, so a caller can
+    /// choose [`ReplyFormat::Constrained`].
+    ///
+    /// It sends one tiny constrained chat (a few tokens, with the settings of every chat, so
+    /// Ollama does not reload the model): the server may refuse it, or take it and ignore the
+    /// schema (its reply then is not JSON), or constrain the reply.
+    ///
+    /// # Errors
+    ///
+    /// Any [`Error`] other than the refusal, which is [`ConstraintSupport::Refused`].
+    pub fn probe_constrained_replies(&self) -> Result<ConstraintSupport, Error> {
+        let mut config = self.config.clone();
+        config.reply_format = ReplyFormat::Constrained;
+        config.max_output_tokens = Some(PROBE_TOKENS);
+        config.repeated_output = RepeatedOutput::Allow;
+        let messages = [Message::user("Say hello.")];
+        match self.chat_as_sent(&config, &messages, &[], &mut |_| {}) {
+            Ok(response) if response.content.trim_start().starts_with('{') => {
+                Ok(ConstraintSupport::Supported)
+            }
+            Ok(response) => Ok(ConstraintSupport::Ignored {
+                reply: response.content,
+            }),
+            Err(Error::ConstrainedRepliesRefused { message, .. }) => {
+                Ok(ConstraintSupport::Refused { message })
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// What the server says about the configured model: its context length and
@@ -224,6 +259,73 @@ impl Client {
         }
     }
 
+    /// Sends a chat with `config`'s settings and returns the answer as the server gave it:
+    /// neither constrained replies nor calls written as text are read yet.
+    fn chat_as_sent(
+        &self,
+        config: &Config,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, Error> {
+        let outcome = match config.api {
+            Api::Ollama => {
+                let body = ollama::chat_body(config, self.context_length()?, messages, tools);
+                self.stream_chat::<ollama::Chunks>(config, ollama::CHAT, &body, on_text)
+            }
+            Api::OpenAi => {
+                let mut body = openai::chat_body(config, messages, tools);
+                if self.extensions_refused.load(Ordering::Relaxed) {
+                    openai::remove_extensions(&mut body);
+                }
+                match self.stream_chat::<openai::Chunks>(config, openai::CHAT, &body, on_text) {
+                    // A strict server refuses a field it does not know before it answers:
+                    // ask again without those, and stop sending them.
+                    Err(Error::Status {
+                        status: 400 | 422,
+                        message,
+                        ..
+                    }) if openai::names_an_extension(&message)
+                        && openai::remove_extensions(&mut body) =>
+                    {
+                        self.extensions_refused.store(true, Ordering::Relaxed);
+                        self.stream_chat::<openai::Chunks>(config, openai::CHAT, &body, on_text)
+                    }
+                    other => other,
+                }
+            }
+        };
+        match outcome {
+            Err(Error::Status {
+                url,
+                status,
+                message,
+            }) if config.reply_format == ReplyFormat::Constrained
+                && constrained::is_refusal(status, &message) =>
+            {
+                Err(Error::ConstrainedRepliesRefused { url, message })
+            }
+            other => other,
+        }
+    }
+
+    /// Posts a chat request to `path` and decodes the streamed answer in `F`'s format.
+    fn stream_chat<F: ChatFormat>(
+        &self,
+        config: &Config,
+        path: &str,
+        body: &Value,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatResponse, Error> {
+        let url = self.server.endpoint(path);
+        let http = self.send(Method::Post, &url, Some(body), Purpose::Ask)?;
+        let mut stream = ChatStream::<F>::new(&url, config.repeated_output);
+        // When the stream breaks off (the answer fell into a loop), the response is dropped
+        // unread, which closes the connection: that is how a server learns to stop generating.
+        self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
+        stream.finish(on_text)
+    }
+
     fn show(&self, model: &str, purpose: Purpose) -> Result<ModelInfo, Error> {
         let request = json!({"model": model});
         let body = self.fetch(Method::Post, ollama::SHOW, Some(&request), purpose)?;
@@ -281,7 +383,7 @@ impl Client {
             if bytes.len() as u64 > MAX_BODY_BYTES {
                 return Err(self.bad_response(path, format!("larger than {MAX_BODY_BYTES} bytes")));
             }
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })?;
         Ok(bytes)
     }
@@ -331,18 +433,22 @@ impl Client {
         }
     }
 
-    /// Reads a body to its end, handing each piece to `take`.
+    /// Reads a body to its end, or until `take` breaks, handing each piece to `take`.
     fn read_body(
         &self,
         url: &str,
         mut response: HttpResponse,
-        mut take: impl FnMut(&[u8]) -> Result<(), Error>,
+        mut take: impl FnMut(&[u8]) -> Result<ControlFlow<()>, Error>,
     ) -> Result<(), Error> {
         let mut buffer = vec![0; 16 * 1024];
         loop {
             match response.body.read(&mut buffer) {
                 Ok(0) => return Ok(()),
-                Ok(read) => take(&buffer[..read])?,
+                Ok(read) => {
+                    if take(&buffer[..read])?.is_break() {
+                        return Ok(());
+                    }
+                }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => {
                     return Err(self.failure_error(url, read_failure(error), Stage::Body));

@@ -20,6 +20,11 @@ pub const DEFAULT_OPENAI_URL: &str = "http://127.0.0.1:8080";
 /// The context length used when neither the configuration nor the server gives one.
 pub const FALLBACK_CONTEXT_LENGTH: u32 = 8192;
 
+/// The repeat penalty sent unless configured otherwise: Ollama's own default, and the usual
+/// setting for coding models; llama.cpp's server defaults to none (1.0), under which small
+/// models fall into loops more often.
+pub const DEFAULT_REPEAT_PENALTY: f64 = 1.1;
+
 /// Which API the server speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Api {
@@ -68,6 +73,37 @@ pub enum TextToolCalls {
     Recover,
     /// Leave such text as text.
     LeaveAsText,
+}
+
+/// What form the model's replies take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyFormat {
+    /// Whatever the model writes: text, and tool calls in the server's own way.
+    #[default]
+    Free,
+    /// Each reply is constrained, by the server, to a JSON schema built from the tools
+    /// offered: one call of one of them (`{"name": ..., "arguments": {...}}`, its
+    /// arguments valid for that tool's parameters) or a final answer
+    /// (`{"answer": "..."}`). The server samples only tokens that keep the reply valid, so
+    /// a malformed call cannot happen. The tools are described in the system message
+    /// instead of sent as `tools`; replies come back as the same
+    /// [`ChatResponse`](crate::ChatResponse) as free ones. See
+    /// [`Client::probe_constrained_replies`](crate::Client::probe_constrained_replies) for
+    /// whether a server can.
+    Constrained,
+}
+
+/// What to do when an answer keeps repeating the same text, as small models sometimes do
+/// until the output limit (minutes on a laptop).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RepeatedOutput {
+    /// Cut the request as soon as the end of the text is the same unit (a few words, lines or
+    /// a paragraph) written over and over, exactly, for long enough that legitimate code does
+    /// not (see [`FinishReason::Repetition`](crate::FinishReason::Repetition)).
+    #[default]
+    Cut,
+    /// Let the model go on until it stops or reaches the output limit.
+    Allow,
 }
 
 /// How often and how patiently to retry a request that the server did not take.
@@ -164,11 +200,28 @@ pub struct Config {
     pub seed: Option<u64>,
     /// The most tokens one answer may have (`options.num_predict`, or `max_tokens`).
     pub max_output_tokens: Option<u32>,
+    /// How strongly tokens seen in the last 64 are discouraged, above 1.0, against loops:
+    /// [`DEFAULT_REPEAT_PENALTY`] unless set (`options.repeat_penalty`, or `repeat_penalty`,
+    /// which llama.cpp's server, LM Studio and vLLM take). It is not part of the OpenAI API
+    /// itself: a server that refuses it by name is asked again without it, and from then
+    /// on not sent it.
+    pub repeat_penalty: Option<f64>,
+    /// OpenAI's penalty on tokens by how often they appeared, -2.0 to 2.0
+    /// (`options.frequency_penalty`, or `frequency_penalty`). Not sent unless set: code
+    /// repeats its names, and a model pushed away from them misspells them.
+    pub frequency_penalty: Option<f64>,
+    /// OpenAI's penalty on tokens that appeared at all, -2.0 to 2.0
+    /// (`options.presence_penalty`, or `presence_penalty`). Not sent unless set.
+    pub presence_penalty: Option<f64>,
     /// How long Ollama keeps the model loaded after a request, e.g. `"30m"` (`keep_alive`).
     /// Ignored by the OpenAI-compatible API.
     pub keep_alive: Option<String>,
     /// Whether tool calls written as text are recovered.
     pub text_tool_calls: TextToolCalls,
+    /// Whether replies are free or constrained to one tool call or a final answer.
+    pub reply_format: ReplyFormat,
+    /// Whether an answer that repeats itself is cut short.
+    pub repeated_output: RepeatedOutput,
     /// The longest wait for a connection to be accepted.
     pub connect_timeout: Duration,
     /// The longest wait for the next byte of an answer. Generous by default: before its first
@@ -200,8 +253,13 @@ impl Config {
             temperature: None,
             seed: None,
             max_output_tokens: None,
+            repeat_penalty: Some(DEFAULT_REPEAT_PENALTY),
+            frequency_penalty: None,
+            presence_penalty: None,
             keep_alive: None,
             text_tool_calls: TextToolCalls::Recover,
+            reply_format: ReplyFormat::Free,
+            repeated_output: RepeatedOutput::Cut,
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(600),
             total_timeout: Duration::from_secs(1800),

@@ -96,6 +96,21 @@ pub enum Error {
         message: String,
     },
 
+    /// The server refused a request for constrained replies
+    /// ([`ReplyFormat::Constrained`](crate::ReplyFormat::Constrained)): it does not
+    /// constrain output to a JSON schema, or not to this one.
+    #[error(
+        "{url} refused constrained replies ({message}): use free replies with this server, or \
+         a server that constrains output to a JSON schema (Ollama 0.5 or later, llama.cpp's \
+         llama-server, vLLM)"
+    )]
+    ConstrainedRepliesRefused {
+        /// The URL requested.
+        url: String,
+        /// The server's message.
+        message: String,
+    },
+
     /// The server reported an error in the middle of a stream.
     #[error("{url} reported an error in the middle of its answer: {message}")]
     StreamError {

@@ -58,7 +58,8 @@
 //! OpenAI-compatible servers, both decoded incrementally. Tool calls are collected as they
 //! come; OpenAI-style fragments of their arguments are assembled by index. An answer is
 //! complete only when its final chunk arrives (`"done": true`; a `finish_reason` or
-//! `data: [DONE]`): a body that ends sooner is [`Error::StreamCut`], a line that is not JSON
+//! `data: [DONE]`), or when the client cuts it for repeating itself (below): a body that
+//! ends sooner is [`Error::StreamCut`], a line that is not JSON
 //! [`Error::MalformedLine`], an error reported mid-stream [`Error::StreamError`]. A reasoning
 //! model's separate thinking text (`thinking`, `reasoning_content`) is not passed on.
 //!
@@ -71,6 +72,54 @@
 //! [`ToolCall`] marked [`CallOrigin::RecoveredFromText`]; the text stays as it was. Anything
 //! else stays text. [`TextToolCalls::LeaveAsText`] turns this off.
 //!
+//! # Constrained replies
+//!
+//! Where the server can constrain decoding to a JSON schema (Ollama 0.5 and later with
+//! `format`, llama.cpp's `llama-server`, vLLM and LM Studio with `response_format`),
+//! [`ReplyFormat::Constrained`] makes every reply one call of an offered tool, its arguments
+//! valid for that tool's parameters, or a final answer, by construction: the schema is built
+//! from the tools passed to [`Client::chat`], which are then described in the system message
+//! instead of sent as `tools`. The reply comes back as the same [`ChatResponse`]: a call as
+//! its one tool call (marked [`CallOrigin::Constrained`]), an answer as the text. A server
+//! that refuses the constraint is [`Error::ConstrainedRepliesRefused`];
+//! [`Client::probe_constrained_replies`] finds out beforehand, with one tiny request:
+//!
+//! ```no_run
+//! use harness_ollama::{Api, Client, Config, FinishReason, Message, ReplyFormat};
+//!
+//! let mut config = Config::new(Api::OpenAi, "qwen2.5-coder-1.5b");
+//! let support = Client::new(config.clone())?.probe_constrained_replies()?;
+//! if support.is_supported() {
+//!     config.reply_format = ReplyFormat::Constrained;
+//! }
+//! let client = Client::new(config)?;
+//! let mut conversation = vec![Message::user("Make the failing test pass.")];
+//! let answer = client.chat(&conversation, &[], |_| {})?;
+//! conversation.push(answer.to_message());
+//! if let FinishReason::Repetition(repetition) = &answer.finish {
+//!     // "your answer repeated the same 3 lines 5 times in a row and was cut off: ..."
+//!     conversation.push(Message::user(format!("{repetition}. Do not repeat yourself.")));
+//! }
+//! # Ok::<(), harness_ollama::Error>(())
+//! ```
+//!
+//! # Answers that repeat themselves
+//!
+//! A small model sometimes falls into a loop, writing the same lines again and again until
+//! the output limit, minutes on a laptop. The text is watched as it streams: once its end is
+//! one unit (words, lines, a paragraph) written over and over, exactly, at least three times
+//! and over 600 bytes, the request is cut (closing the connection stops the server) and the
+//! answer returned with [`FinishReason::Repetition`], its text kept up to the end of the
+//! first copy and the [`Repetition`] saying what repeated, so the caller can tell the model
+//! and go on. Similar lines that differ in a name or a number (tests, tables, imports) never
+//! count. [`RepeatedOutput::Allow`] turns this off.
+//!
+//! Loops are also made less likely: every request carries a repeat penalty
+//! ([`Config::repeat_penalty`], by default [`DEFAULT_REPEAT_PENALTY`]), and the OpenAI
+//! penalties when set ([`Config::frequency_penalty`], [`Config::presence_penalty`]). The
+//! repeat penalty is not part of the OpenAI API: an OpenAI-compatible server that refuses
+//! it by name is asked again at once without it, and not sent it again.
+//!
 //! # Faults, timeouts and retries
 //!
 //! A refused connection and `503 Service Unavailable` are retried with a growing wait (see
@@ -81,7 +130,8 @@
 //! before the first byte; the total timeout bounds a whole request (30 min).
 //!
 //! A missing model is [`Error::ModelNotFound`], listing the installed ones; a model without
-//! tool support is [`Error::ToolsUnsupported`], naming installed ones that have it; a wrong
+//! tool support is [`Error::ToolsUnsupported`], naming installed ones that have it (with
+//! constrained replies no tools are sent, so such a model can still call them); a wrong
 //! endpoint (often the wrong [`Api`]) is [`Error::EndpointNotFound`]; any other error status
 //! is [`Error::Status`] with the server's own message.
 //!
@@ -91,20 +141,23 @@
 mod address;
 mod client;
 mod config;
+mod constrained;
 mod error;
 mod message;
 mod ollama;
 mod openai;
 mod recover;
+mod repetition;
 mod response;
 mod stream;
 mod transport;
 
 pub use client::Client;
 pub use config::{
-    Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, FALLBACK_CONTEXT_LENGTH,
-    Retry, TextToolCalls,
+    Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, DEFAULT_REPEAT_PENALTY,
+    FALLBACK_CONTEXT_LENGTH, RepeatedOutput, ReplyFormat, Retry, TextToolCalls,
 };
 pub use error::Error;
 pub use message::{CallOrigin, Message, Role, ToolCall};
-pub use response::{ChatResponse, FinishReason, ModelInfo, Usage};
+pub use repetition::Repetition;
+pub use response::{ChatResponse, ConstraintSupport, FinishReason, ModelInfo, Usage};

@@ -101,6 +101,9 @@ pub enum CallOrigin {
     /// The model wrote the call as JSON in its text; see
     /// [`TextToolCalls`](crate::TextToolCalls).
     RecoveredFromText,
+    /// The model wrote the call as a reply constrained to a JSON schema; see
+    /// [`ReplyFormat::Constrained`](crate::ReplyFormat::Constrained).
+    Constrained,
 }
 
 #[cfg(test)]

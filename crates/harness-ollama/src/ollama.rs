@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
-use crate::config::Config;
-use crate::error::{error_text, excerpt};
+use crate::config::{Config, ReplyFormat};
+use crate::constrained;
 use crate::message::{CallOrigin, Message, Role, ToolCall};
-use crate::response::{ChatResponse, FinishReason, ModelInfo, Usage};
-use crate::stream::{Lines, MAX_LINE_BYTES};
+use crate::response::{FinishReason, ModelInfo, Usage};
+use crate::stream::{ChatFormat, Ending, Lines, parse_record, reported_error};
 
 pub(crate) const CHAT: &str = "/api/chat";
 pub(crate) const SHOW: &str = "/api/show";
@@ -36,14 +36,29 @@ pub(crate) fn chat_body(
     if let Some(limit) = config.max_output_tokens {
         options.insert("num_predict".to_owned(), json!(limit));
     }
-    let mut body = json!({
-        "model": config.model,
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
-        "stream": true,
-        "options": options,
-    });
-    if !tools.is_empty() {
-        body["tools"] = json!(tools);
+    let penalties = [
+        ("repeat_penalty", config.repeat_penalty),
+        ("frequency_penalty", config.frequency_penalty),
+        ("presence_penalty", config.presence_penalty),
+    ];
+    for (name, penalty) in penalties {
+        if let Some(penalty) = penalty {
+            options.insert(name.to_owned(), json!(penalty));
+        }
+    }
+    let mut body = json!({"model": config.model, "stream": true, "options": options});
+    match config.reply_format {
+        ReplyFormat::Free => {
+            body["messages"] = messages.iter().map(message_json).collect();
+            if !tools.is_empty() {
+                body["tools"] = json!(tools);
+            }
+        }
+        ReplyFormat::Constrained => {
+            let messages = constrained::with_instructions(messages, tools);
+            body["messages"] = messages.iter().map(message_json).collect();
+            body["format"] = constrained::reply_schema(tools);
+        }
     }
     if let Some(keep_alive) = &config.keep_alive {
         body["keep_alive"] = json!(keep_alive);
@@ -66,12 +81,9 @@ fn message_json(message: &Message) -> Value {
     value
 }
 
-/// Assembles a streamed `/api/chat` answer, line by line.
-#[derive(Debug)]
-pub(crate) struct ChatStream {
-    url: String,
-    lines: Lines,
-    content: String,
+/// Ollama's reading of a streamed `/api/chat` answer, line by line.
+#[derive(Debug, Default)]
+pub(crate) struct Chunks {
     tool_calls: Vec<ToolCall>,
     /// The final chunk's facts, once a chunk with `"done": true` arrived.
     done: Option<(FinishReason, Usage)>,
@@ -113,80 +125,18 @@ struct WireFunction {
     arguments: Option<Value>,
 }
 
-impl ChatStream {
-    pub(crate) fn new(url: &str) -> ChatStream {
-        ChatStream {
-            url: url.to_owned(),
-            lines: Lines::new(MAX_LINE_BYTES),
-            content: String::new(),
-            tool_calls: Vec::new(),
-            done: None,
-        }
-    }
+impl ChatFormat for Chunks {
+    type Framing = Lines;
 
-    /// Takes the next piece of the body, passing new text to `on_text`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<(), Error> {
-        let lines = self
-            .lines
-            .push(bytes)
-            .map_err(|error| error.into_error(&self.url))?;
-        for line in lines {
-            self.take_line(&line, on_text)?;
-        }
-        Ok(())
-    }
-
-    /// Ends the body: the answer, if the final chunk arrived.
-    pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
-        if let Some(rest) = self.lines.take_rest() {
-            // A last line without its line break is used if it is whole; if it does not
-            // parse, the body was cut inside it.
-            if serde_json::from_slice::<Value>(&rest).is_err() {
-                return Err(Error::StreamCut {
-                    url: self.url,
-                    detail: "it stopped in the middle of a line".to_owned(),
-                });
-            }
-            self.take_line(&rest, on_text)?;
-        }
-        let Some((finish, usage)) = self.done else {
-            return Err(Error::StreamCut {
-                url: self.url,
-                detail: "no chunk with \"done\": true arrived".to_owned(),
-            });
-        };
-        Ok(ChatResponse {
-            content: self.content,
-            tool_calls: self.tool_calls,
-            finish,
-            usage,
-        })
-    }
-
-    fn take_line(&mut self, line: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
+    fn take_record(&mut self, url: &str, line: &[u8]) -> Result<Option<String>, Error> {
         if self.done.is_some() || line.trim_ascii().is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        let chunk: Chunk = serde_json::from_slice(line).map_err(|error| Error::MalformedLine {
-            url: self.url.clone(),
-            line: excerpt(line),
-            detail: error.to_string(),
-        })?;
-        if let Some(error) = chunk.error {
-            return Err(Error::StreamError {
-                url: self.url.clone(),
-                message: error_text(&error),
-            });
-        }
+        let chunk: Chunk = parse_record(url, line)?;
+        reported_error(url, chunk.error)?;
+        let mut text = None;
         if let Some(message) = chunk.message {
-            if let Some(text) = message.content.filter(|text| !text.is_empty()) {
-                on_text(&text);
-                self.content.push_str(&text);
-            }
+            text = message.content.filter(|text| !text.is_empty());
             for call in message.tool_calls.unwrap_or_default() {
                 let position = self.tool_calls.len();
                 self.tool_calls.push(ToolCall {
@@ -208,7 +158,21 @@ impl ChatStream {
             };
             self.done = Some((FinishReason::from_wire(chunk.done_reason.as_deref()), usage));
         }
-        Ok(())
+        Ok(text)
+    }
+
+    fn finish(self) -> Result<Ending, String> {
+        let Some((finish, usage)) = self.done else {
+            return Err("no chunk with \"done\": true arrived".to_owned());
+        };
+        Ok(Ending {
+            tool_calls: self.tool_calls,
+            finish,
+            usage,
+        })
+    }
+    fn cut_short(self) -> Vec<ToolCall> {
+        self.tool_calls
     }
 }
 
@@ -273,16 +237,11 @@ pub(crate) fn version(body: &[u8]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Api;
+    use crate::config::{Api, DEFAULT_REPEAT_PENALTY};
+    use crate::response::ChatResponse;
 
     fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        let mut deltas = Vec::new();
-        let mut on_text = |text: &str| deltas.push(text.to_owned());
-        let mut stream = ChatStream::new("http://h/api/chat");
-        let result = stream
-            .feed(body, &mut on_text)
-            .and_then(|()| stream.finish(&mut on_text));
-        (result, deltas)
+        crate::stream::decode_whole::<Chunks>("http://h/api/chat", body)
     }
 
     #[test]
@@ -335,18 +294,8 @@ mod tests {
         assert_eq!(run(body).0.unwrap().content, "a");
     }
 
-    macro_rules! fails {
-        ($($name:ident: $body:expr => $pattern:pat,)*) => {$(
-            #[test]
-            fn $name() {
-                let (result, _) = run($body);
-                let error = result.unwrap_err();
-                assert!(matches!(error, $pattern), "{error:?}");
-            }
-        )*};
-    }
-
-    fails! {
+    crate::stream::decoding_fails! {
+        Chunks, "http://h/api/chat";
         a_line_that_is_not_json: b"{\"message\":{\"content\":\"a\"}}\nnot json\n" => Error::MalformedLine { .. },
         a_line_of_the_wrong_shape: b"{\"message\":\"text\"}\n" => Error::MalformedLine { .. },
         an_error_chunk: b"{\"error\":\"out of memory\"}\n" => Error::StreamError { .. },
@@ -371,6 +320,9 @@ mod tests {
         config.temperature = Some(0.5);
         config.seed = Some(7);
         config.max_output_tokens = Some(256);
+        config.repeat_penalty = Some(1.05);
+        config.frequency_penalty = Some(0.5);
+        config.presence_penalty = Some(0.25);
         config.keep_alive = Some("30m".to_owned());
         let call = ToolCall {
             id: "call_0".to_owned(),
@@ -397,7 +349,10 @@ mod tests {
                     {"role": "tool", "content": "text of a", "tool_name": "read_file"},
                 ],
                 "stream": true,
-                "options": {"num_ctx": 8192, "temperature": 0.5, "seed": 7, "num_predict": 256},
+                "options": {
+                    "num_ctx": 8192, "temperature": 0.5, "seed": 7, "num_predict": 256,
+                    "repeat_penalty": 1.05, "frequency_penalty": 0.5, "presence_penalty": 0.25,
+                },
                 "tools": [tool],
                 "keep_alive": "30m",
             })
@@ -405,8 +360,14 @@ mod tests {
     }
 
     #[test]
-    fn without_tools_or_options_only_num_ctx_is_sent() {
-        let config = Config::new(Api::Ollama, "m");
+    fn without_tools_or_options_only_num_ctx_and_the_default_repeat_penalty_are_sent() {
+        let mut config = Config::new(Api::Ollama, "m");
+        let body = chat_body(&config, 2048, &[Message::user("hi")], &[]);
+        assert_eq!(
+            body["options"],
+            json!({"num_ctx": 2048, "repeat_penalty": DEFAULT_REPEAT_PENALTY})
+        );
+        config.repeat_penalty = None;
         let body = chat_body(&config, 2048, &[Message::user("hi")], &[]);
         assert_eq!(body["options"], json!({"num_ctx": 2048}));
         assert!(body.get("tools").is_none());

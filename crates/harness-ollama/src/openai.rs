@@ -8,28 +8,44 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Error;
-use crate::config::Config;
-use crate::error::{error_text, excerpt};
+use crate::config::{Config, ReplyFormat};
+use crate::constrained;
 use crate::message::{CallOrigin, Message, Role, ToolCall};
-use crate::response::{ChatResponse, FinishReason, Usage};
-use crate::stream::{Events, MAX_LINE_BYTES};
+use crate::response::{FinishReason, Usage};
+use crate::stream::{ChatFormat, Ending, Events, parse_record, reported_error};
 
 pub(crate) const CHAT: &str = "/v1/chat/completions";
 pub(crate) const MODELS: &str = "/v1/models";
 /// llama.cpp's `llama-server` only: the server's settings, its context length among them.
 pub(crate) const PROPS: &str = "/props";
 
+/// The fields of a chat request that are not part of the OpenAI API, which a strict server
+/// may refuse: sent only until one is refused.
+const EXTENSIONS: &[&str] = &["repeat_penalty"];
+
 /// The body of a streamed `/v1/chat/completions` request.
 pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({
         "model": config.model,
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
         "stream": true,
         // Without it, the token counts never arrive.
         "stream_options": {"include_usage": true},
     });
-    if !tools.is_empty() {
-        body["tools"] = json!(tools);
+    match config.reply_format {
+        ReplyFormat::Free => {
+            body["messages"] = messages.iter().map(message_json).collect();
+            if !tools.is_empty() {
+                body["tools"] = json!(tools);
+            }
+        }
+        ReplyFormat::Constrained => {
+            let messages = constrained::with_instructions(messages, tools);
+            body["messages"] = messages.iter().map(message_json).collect();
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": constrained::reply_schema(tools)},
+            });
+        }
     }
     if let Some(temperature) = config.temperature {
         body["temperature"] = json!(temperature);
@@ -40,7 +56,35 @@ pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) 
     if let Some(limit) = config.max_output_tokens {
         body["max_tokens"] = json!(limit);
     }
+    let penalties = [
+        ("repeat_penalty", config.repeat_penalty),
+        ("frequency_penalty", config.frequency_penalty),
+        ("presence_penalty", config.presence_penalty),
+    ];
+    for (name, penalty) in penalties {
+        if let Some(penalty) = penalty {
+            body[name] = json!(penalty);
+        }
+    }
     body
+}
+
+/// Removes the fields outside the OpenAI API from a chat request; true if and only if it
+/// had any.
+pub(crate) fn remove_extensions(body: &mut Value) -> bool {
+    let Some(fields) = body.as_object_mut() else {
+        return false;
+    };
+    let before = fields.len();
+    fields.retain(|name, _| !EXTENSIONS.contains(&name.as_str()));
+    fields.len() < before
+}
+
+/// True if and only if an error message names a field outside the OpenAI API, as a strict
+/// server's refusal does (`Unrecognized request argument supplied: repeat_penalty`, or a
+/// validation error locating it).
+pub(crate) fn names_an_extension(message: &str) -> bool {
+    EXTENSIONS.iter().any(|name| message.contains(name))
 }
 
 fn message_json(message: &Message) -> Value {
@@ -73,12 +117,10 @@ fn arguments_text(arguments: &Value) -> String {
     }
 }
 
-/// Assembles a streamed `/v1/chat/completions` answer, event by event.
-#[derive(Debug)]
-pub(crate) struct ChatStream {
-    url: String,
-    events: Events,
-    content: String,
+/// The OpenAI-compatible reading of a streamed `/v1/chat/completions` answer, event by
+/// event.
+#[derive(Debug, Default)]
+pub(crate) struct Chunks {
     /// Tool calls by their `index`: each delta adds to one of them.
     calls: BTreeMap<u64, PartialCall>,
     finish_reason: Option<String>,
@@ -144,95 +186,24 @@ struct Timings {
     predicted_ms: Option<f64>,
 }
 
-impl ChatStream {
-    pub(crate) fn new(url: &str) -> ChatStream {
-        ChatStream {
-            url: url.to_owned(),
-            events: Events::new(MAX_LINE_BYTES),
-            content: String::new(),
-            calls: BTreeMap::new(),
-            finish_reason: None,
-            usage: Usage::default(),
-            done: false,
-        }
-    }
+impl ChatFormat for Chunks {
+    type Framing = Events;
 
-    /// Takes the next piece of the body, passing new text to `on_text`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<(), Error> {
-        let events = self
-            .events
-            .push(bytes)
-            .map_err(|error| error.into_error(&self.url))?;
-        for data in events {
-            self.take_event(&data, on_text)?;
-        }
-        Ok(())
-    }
-
-    /// Ends the body: the answer, if it was complete.
-    ///
-    /// Complete means `data: [DONE]` arrived, or at least a `finish_reason` did: a server that
-    /// closes the stream after the last choice without `[DONE]` has still said everything.
-    pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
-        let events = std::mem::replace(&mut self.events, Events::new(0));
-        if let Some(data) = events.finish() {
-            self.take_event(&data, on_text)?;
-        }
-        if !self.done && self.finish_reason.is_none() {
-            return Err(Error::StreamCut {
-                url: self.url,
-                detail: "neither a finish_reason nor data: [DONE] arrived".to_owned(),
-            });
-        }
-        let tool_calls = self
-            .calls
-            .into_values()
-            .enumerate()
-            .map(|(position, call)| ToolCall {
-                id: call.id.unwrap_or_else(|| format!("call_{position}")),
-                name: call.name,
-                arguments: parse_arguments(call.arguments),
-                origin: CallOrigin::Structured,
-            })
-            .collect();
-        Ok(ChatResponse {
-            content: self.content,
-            tool_calls,
-            finish: FinishReason::from_wire(self.finish_reason.as_deref()),
-            usage: self.usage,
-        })
-    }
-
-    fn take_event(&mut self, data: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
+    fn take_record(&mut self, url: &str, data: &[u8]) -> Result<Option<String>, Error> {
         if self.done {
-            return Ok(());
+            return Ok(None);
         }
         if data.trim_ascii() == b"[DONE]" {
             self.done = true;
-            return Ok(());
+            return Ok(None);
         }
-        let chunk: Chunk = serde_json::from_slice(data).map_err(|error| Error::MalformedLine {
-            url: self.url.clone(),
-            line: excerpt(data),
-            detail: error.to_string(),
-        })?;
-        if let Some(error) = chunk.error {
-            return Err(Error::StreamError {
-                url: self.url.clone(),
-                message: error_text(&error),
-            });
-        }
+        let chunk: Chunk = parse_record(url, data)?;
+        reported_error(url, chunk.error)?;
+        let mut text = None;
         // One choice is asked for; a server sending more would be answering another request.
         if let Some(choice) = chunk.choices.into_iter().next() {
             if let Some(delta) = choice.delta {
-                if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-                    on_text(&text);
-                    self.content.push_str(&text);
-                }
+                text = delta.content.filter(|text| !text.is_empty());
                 for (position, fragment) in
                     delta.tool_calls.unwrap_or_default().into_iter().enumerate()
                 {
@@ -253,9 +224,28 @@ impl ChatStream {
             self.usage.prompt_tokens = self.usage.prompt_tokens.or(timings.prompt_n);
             self.usage.completion_tokens = self.usage.completion_tokens.or(timings.predicted_n);
         }
-        Ok(())
+        Ok(text)
     }
 
+    /// Complete means `data: [DONE]` arrived, or at least a `finish_reason` did: a server that
+    /// closes the stream after the last choice without `[DONE]` has still said everything.
+    fn finish(self) -> Result<Ending, String> {
+        if !self.done && self.finish_reason.is_none() {
+            return Err("neither a finish_reason nor data: [DONE] arrived".to_owned());
+        }
+        Ok(Ending {
+            finish: FinishReason::from_wire(self.finish_reason.as_deref()),
+            usage: self.usage,
+            tool_calls: assembled(self.calls),
+        })
+    }
+
+    fn cut_short(self) -> Vec<ToolCall> {
+        assembled(self.calls)
+    }
+}
+
+impl Chunks {
     /// Adds one delta to its call: the first delta names the call, the following ones carry
     /// fragments of its arguments. A fragment without an `index` belongs to the call at its
     /// position in the delta.
@@ -274,6 +264,20 @@ impl ChatStream {
                 .push_str(&function.arguments.unwrap_or_default());
         }
     }
+}
+
+/// The calls assembled from their fragments, in the order of their indexes.
+fn assembled(calls: BTreeMap<u64, PartialCall>) -> Vec<ToolCall> {
+    calls
+        .into_values()
+        .enumerate()
+        .map(|(position, call)| ToolCall {
+            id: call.id.unwrap_or_else(|| format!("call_{position}")),
+            name: call.name,
+            arguments: parse_arguments(call.arguments),
+            origin: CallOrigin::Structured,
+        })
+        .collect()
 }
 
 /// Arguments as a JSON value: `{}` when empty, the raw text when it is not valid JSON.
@@ -362,15 +366,10 @@ fn saturating_u32(value: u64) -> u32 {
 mod tests {
     use super::*;
     use crate::config::Api;
+    use crate::response::ChatResponse;
 
     fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        let mut deltas = Vec::new();
-        let mut on_text = |text: &str| deltas.push(text.to_owned());
-        let mut stream = ChatStream::new("http://h/v1/chat/completions");
-        let result = stream
-            .feed(body, &mut on_text)
-            .and_then(|()| stream.finish(&mut on_text));
-        (result, deltas)
+        crate::stream::decode_whole::<Chunks>("http://h/v1/chat/completions", body)
     }
 
     #[test]
@@ -476,17 +475,8 @@ data: [DONE]
         assert_eq!(run(body).0.unwrap().content, "x");
     }
 
-    macro_rules! fails {
-        ($($name:ident: $body:expr => $pattern:pat,)*) => {$(
-            #[test]
-            fn $name() {
-                let error = run($body).0.unwrap_err();
-                assert!(matches!(error, $pattern), "{error:?}");
-            }
-        )*};
-    }
-
-    fails! {
+    crate::stream::decoding_fails! {
+        Chunks, "http://h/v1/chat/completions";
         an_event_that_is_not_json: b"data: {\"choices\":\n\n" => Error::MalformedLine { .. },
         an_error_event: b"data: {\"error\":{\"code\":500,\"message\":\"context overflow\"}}\n\n" => Error::StreamError { .. },
         a_stream_cut_before_its_end: b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho" => Error::StreamCut { .. },
@@ -499,6 +489,9 @@ data: [DONE]
         config.temperature = Some(0.0);
         config.seed = Some(1);
         config.max_output_tokens = Some(100);
+        config.repeat_penalty = Some(1.2);
+        config.frequency_penalty = Some(0.5);
+        config.presence_penalty = Some(-0.5);
         config.keep_alive = Some("1h".to_owned());
         let good = ToolCall {
             id: "call_0".to_owned(),
@@ -536,8 +529,29 @@ data: [DONE]
                 "temperature": 0.0,
                 "seed": 1,
                 "max_tokens": 100,
+                "repeat_penalty": 1.2,
+                "frequency_penalty": 0.5,
+                "presence_penalty": -0.5,
             })
         );
+    }
+
+    #[test]
+    fn only_the_fields_outside_the_openai_api_are_removed() {
+        let mut config = Config::new(Api::OpenAi, "qwen");
+        config.frequency_penalty = Some(0.5);
+        let mut body = chat_body(&config, &[Message::user("hi")], &[]);
+        assert!(remove_extensions(&mut body));
+        assert_eq!(body.get("repeat_penalty"), None);
+        assert_eq!(body["frequency_penalty"], json!(0.5));
+        assert_eq!(body["model"], json!("qwen"));
+        assert!(!remove_extensions(&mut body), "nothing left to remove");
+        assert!(names_an_extension(
+            "Unrecognized request argument supplied: repeat_penalty"
+        ));
+        assert!(!names_an_extension(
+            "Unrecognized request argument supplied: foo"
+        ));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::message::{CallOrigin, Message, ToolCall};
+use crate::repetition::Repetition;
 
 /// The model's complete answer to one [`Client::chat`](crate::Client::chat).
 #[derive(Clone, Debug, PartialEq)]
@@ -21,14 +22,14 @@ pub struct ChatResponse {
 impl ChatResponse {
     /// The assistant message to append to the conversation before the tool results.
     ///
-    /// When the calls were recovered from the text, the message carries the calls and not
-    /// the text they were written in, so the model does not see each call twice, and sees
-    /// it in the form its chat template gives tool calls.
+    /// When the calls were written as text (recovered from it, or a constrained reply), the
+    /// message carries the calls and not the text they were written in, so the model does
+    /// not see each call twice, and sees it in the form its chat template gives tool calls.
     pub fn to_message(&self) -> Message {
         let recovered = self
             .tool_calls
             .iter()
-            .any(|call| call.origin == CallOrigin::RecoveredFromText);
+            .any(|call| call.origin != CallOrigin::Structured);
         let content = if recovered {
             String::new()
         } else {
@@ -48,6 +49,12 @@ pub enum FinishReason {
     Length,
     /// It stopped to call tools (`tool_calls`).
     ToolCalls,
+    /// The client cut the answer because it kept repeating the same text (see
+    /// [`RepeatedOutput`](crate::RepeatedOutput)): [`ChatResponse::content`] ends after the
+    /// first copy, the callback saw the copies that came before the cut, and no token counts
+    /// arrived. Tell the model what it repeated (the [`Repetition`]'s `Display` says it) and
+    /// ask again.
+    Repetition(Repetition),
     /// Another reason, as the server spelled it.
     Other(String),
     /// The server gave no reason.
@@ -104,6 +111,50 @@ fn rate(tokens: Option<u64>, duration: Option<Duration>) -> Option<f64> {
     let seconds = duration?.as_secs_f64();
     // A zero duration means the server did not measure, not an infinite rate.
     (seconds > 0.0).then_some(tokens / seconds)
+}
+
+/// Whether a server constrains replies to a JSON schema, as
+/// [`Client::probe_constrained_replies`](crate::Client::probe_constrained_replies) found out.
+///
+/// Its `Display` says it in a few words, for a banner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConstraintSupport {
+    /// The server took a constrained request and the reply was JSON.
+    Supported,
+    /// The server refused the request with the constraint.
+    Refused {
+        /// The server's message.
+        message: String,
+    },
+    /// The server took the request but the reply was not JSON: it ignores the constraint.
+    Ignored {
+        /// The beginning of the reply.
+        reply: String,
+    },
+}
+
+impl ConstraintSupport {
+    /// True if and only if the server constrains replies.
+    pub fn is_supported(&self) -> bool {
+        *self == ConstraintSupport::Supported
+    }
+}
+
+impl std::fmt::Display for ConstraintSupport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConstraintSupport::Supported => f.write_str("constrained replies: supported"),
+            ConstraintSupport::Refused { message } => {
+                write!(f, "constrained replies: refused by the server ({message})")
+            }
+            ConstraintSupport::Ignored { reply } => write!(
+                f,
+                "constrained replies: ignored by the server (it replied {:?})",
+                reply.chars().take(40).collect::<String>()
+            ),
+        }
+    }
 }
 
 /// What the server says about a model.

@@ -1,8 +1,206 @@
-//! Incremental decoding of streamed bodies, bytes in, complete lines or events out.
+//! Incremental decoding of streamed answers: bytes in, records out, one answer at the end.
 //!
-//! Both decoders accept the body in pieces of any size, split anywhere, and produce the same
+//! Both APIs stream the same way: a body cut into records (newline-delimited JSON lines for
+//! Ollama, server-sent events for OpenAI-compatible servers), each record a JSON chunk that
+//! may add text, add to tool calls, or end the answer. [`ChatStream`] is that shared
+//! skeleton; a [`ChatFormat`] is what one API adds: its framing and what one of its chunks
+//! says.
+//!
+//! The framings accept the body in pieces of any size, split anywhere, and produce the same
 //! output as for the whole body at once; they never fail on arbitrary bytes except when a
 //! line grows past the limit, which bounds the memory a misbehaving server can take.
+
+use std::ops::ControlFlow;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::Error;
+use crate::config::RepeatedOutput;
+use crate::error::{error_text, excerpt};
+use crate::message::ToolCall;
+use crate::repetition::{Repetition, find_loop};
+use crate::response::{ChatResponse, FinishReason, Usage};
+
+/// One API's streamed chat answer: how its body is framed, and what one record says.
+pub(crate) trait ChatFormat: Default {
+    /// How the body is cut into records.
+    type Framing: Framing;
+
+    /// Reads one record and returns the text it adds. Records after the answer's final one
+    /// are ignored.
+    fn take_record(&mut self, url: &str, record: &[u8]) -> Result<Option<String>, Error>;
+
+    /// Ends the answer: what came besides the text, or, when the final record never came,
+    /// how the stream ended (for [`Error::StreamCut`]).
+    fn finish(self) -> Result<Ending, String>;
+
+    /// The tool calls so far, when the client cut the answer before its end.
+    fn cut_short(self) -> Vec<ToolCall>;
+}
+
+/// What an answer says besides its text, known once its final record arrived.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    pub(crate) tool_calls: Vec<ToolCall>,
+    pub(crate) finish: FinishReason,
+    pub(crate) usage: Usage,
+}
+
+/// How a body is cut into records.
+pub(crate) trait Framing {
+    /// A framing that refuses records longer than `limit` bytes.
+    fn new(limit: usize) -> Self;
+
+    /// Takes the next piece of the body; returns the records it completes.
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong>;
+
+    /// Ends the body: the last record if it is complete without its terminator, or how the
+    /// body was cut inside it.
+    fn finish(&mut self) -> Result<Option<Vec<u8>>, String>;
+}
+
+/// Assembles one streamed answer: the framing, the API's reading of each record, and the
+/// text so far, watched for a loop.
+#[derive(Debug)]
+pub(crate) struct ChatStream<F: ChatFormat> {
+    url: String,
+    framing: F::Framing,
+    format: F,
+    /// The text of the answer so far, as passed to the callback (once cut, up to the loop).
+    content: String,
+    /// Whether the text is watched for a loop.
+    repeated_output: RepeatedOutput,
+    /// The loop the text fell into, once found: the answer is over.
+    repetition: Option<Repetition>,
+}
+
+impl<F: ChatFormat> ChatStream<F> {
+    pub(crate) fn new(url: &str, repeated_output: RepeatedOutput) -> ChatStream<F> {
+        ChatStream {
+            url: url.to_owned(),
+            framing: F::Framing::new(MAX_LINE_BYTES),
+            format: F::default(),
+            content: String::new(),
+            repeated_output,
+            repetition: None,
+        }
+    }
+
+    /// Takes the next piece of the body, passing new text to `on_text`. Breaks when the
+    /// answer fell into a loop: the rest of the body is not wanted.
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ControlFlow<()>, Error> {
+        let records = self
+            .framing
+            .push(bytes)
+            .map_err(|error| error.into_error(&self.url))?;
+        for record in records {
+            self.take_record(&record, on_text)?;
+            if self.repetition.is_some() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Ends the body: the answer, if it was complete, or as far as it was kept when it was
+    /// cut for repeating itself.
+    pub(crate) fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> Result<ChatResponse, Error> {
+        if let Some(repetition) = self.repetition {
+            return Ok(ChatResponse {
+                content: self.content,
+                tool_calls: self.format.cut_short(),
+                finish: FinishReason::Repetition(repetition),
+                usage: Usage::default(),
+            });
+        }
+        let last = self.framing.finish().map_err(|detail| Error::StreamCut {
+            url: self.url.clone(),
+            detail,
+        })?;
+        if let Some(record) = last {
+            self.take_record(&record, on_text)?;
+        }
+        let ending = self.format.finish().map_err(|detail| Error::StreamCut {
+            url: self.url,
+            detail,
+        })?;
+        Ok(ChatResponse {
+            content: self.content,
+            tool_calls: ending.tool_calls,
+            finish: ending.finish,
+            usage: ending.usage,
+        })
+    }
+
+    fn take_record(&mut self, record: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
+        if let Some(text) = self.format.take_record(&self.url, record)? {
+            on_text(&text);
+            self.content.push_str(&text);
+            if self.repeated_output == RepeatedOutput::Cut
+                && let Some(found) = find_loop(&self.content)
+            {
+                self.content.truncate(found.keep);
+                self.repetition = Some(found.repetition);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decodes a whole body at once: the answer and the text deltas passed on (for tests).
+#[cfg(test)]
+pub(crate) fn decode_whole<F: ChatFormat>(
+    url: &str,
+    body: &[u8],
+) -> (Result<ChatResponse, Error>, Vec<String>) {
+    let mut deltas = Vec::new();
+    let mut on_text = |text: &str| deltas.push(text.to_owned());
+    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut);
+    let result = stream
+        .feed(body, &mut on_text)
+        .and_then(|_| stream.finish(&mut on_text));
+    (result, deltas)
+}
+
+/// Tests that each body fails to decode with the error matching its pattern.
+#[cfg(test)]
+macro_rules! decoding_fails {
+    ($format:ty, $url:expr; $($name:ident: $body:expr => $pattern:pat,)*) => {$(
+        #[test]
+        fn $name() {
+            let (result, _) = crate::stream::decode_whole::<$format>($url, $body);
+            let error = result.unwrap_err();
+            assert!(matches!(error, $pattern), "{error:?}");
+        }
+    )*};
+}
+#[cfg(test)]
+pub(crate) use decoding_fails;
+
+/// Reads one record as the API's chunk type.
+pub(crate) fn parse_record<T: DeserializeOwned>(url: &str, record: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(record).map_err(|error| Error::MalformedLine {
+        url: url.to_owned(),
+        line: excerpt(record),
+        detail: error.to_string(),
+    })
+}
+
+/// A chunk's `error` field, if it has one, as the error it reports.
+pub(crate) fn reported_error(url: &str, error: Option<Value>) -> Result<(), Error> {
+    match error {
+        Some(error) => Err(Error::StreamError {
+            url: url.to_owned(),
+            message: error_text(&error),
+        }),
+        None => Ok(()),
+    }
+}
 
 /// The longest line kept: far above any real chunk, well below trouble.
 pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -69,6 +267,27 @@ impl Lines {
     }
 }
 
+/// Newline-delimited JSON: one record a line. A last line without its line break is used if
+/// it is whole JSON; if it does not parse, the body was cut inside it.
+impl Framing for Lines {
+    fn new(limit: usize) -> Lines {
+        Lines::new(limit)
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong> {
+        Lines::push(self, bytes)
+    }
+
+    fn finish(&mut self) -> Result<Option<Vec<u8>>, String> {
+        match self.take_rest() {
+            Some(rest) if serde_json::from_slice::<Value>(&rest).is_err() => {
+                Err("it stopped in the middle of a line".to_owned())
+            }
+            rest => Ok(rest),
+        }
+    }
+}
+
 /// Decodes server-sent events into the `data` of each event.
 ///
 /// Following the event-stream format: lines starting with `:` are comments; a `data` field
@@ -103,8 +322,8 @@ impl Events {
 
     /// Ends the stream: returns an event whose data lines were complete but whose blank
     /// line never came (a lenient reading; a cut line is dropped, never half-used).
-    pub(crate) fn finish(self) -> Option<Vec<u8>> {
-        self.data
+    pub(crate) fn finish(&mut self) -> Option<Vec<u8>> {
+        self.data.take()
     }
 
     fn take_line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
@@ -129,6 +348,21 @@ impl Events {
             }
         }
         None
+    }
+}
+
+/// Server-sent events: one record an event's data.
+impl Framing for Events {
+    fn new(limit: usize) -> Events {
+        Events::new(limit)
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong> {
+        Events::push(self, bytes)
+    }
+
+    fn finish(&mut self) -> Result<Option<Vec<u8>>, String> {
+        Ok(Events::finish(self))
     }
 }
 

@@ -5,7 +5,9 @@ mod support;
 
 use std::time::Duration;
 
-use harness_ollama::{Api, CallOrigin, Error, FinishReason, Message, TextToolCalls, ToolCall};
+use harness_ollama::{
+    Api, CallOrigin, DEFAULT_REPEAT_PENALTY, Error, FinishReason, Message, TextToolCalls, ToolCall,
+};
 use harness_stub_server::{Reply, StubServer};
 use serde_json::json;
 use support::{
@@ -66,7 +68,7 @@ fn plain_text_streams_in_deltas_and_ends_with_the_final_statistics() {
             "messages": [{"role": "user", "content": "Do the tests pass?"}],
             "stream": true,
             // The model knows 32768 tokens; the default maximum is 16384.
-            "options": {"num_ctx": 16384},
+            "options": {"num_ctx": 16384, "repeat_penalty": DEFAULT_REPEAT_PENALTY},
         })
     );
     assert_eq!(requests[1].header("content-type"), Some("application/json"));
@@ -210,7 +212,10 @@ fn a_whole_conversation_is_sent_in_ollama_shape_with_sampling_options() {
     );
     assert_eq!(
         sent["options"],
-        json!({"num_ctx": 16384, "temperature": 0.2, "seed": 42, "num_predict": 512})
+        json!({
+            "num_ctx": 16384, "temperature": 0.2, "seed": 42, "num_predict": 512,
+            "repeat_penalty": DEFAULT_REPEAT_PENALTY,
+        })
     );
     assert_eq!(sent["keep_alive"], json!("30m"));
     assert_eq!(sent["stream"], json!(true));

@@ -4,7 +4,9 @@ mod support;
 
 use std::time::Duration;
 
-use harness_ollama::{Api, CallOrigin, Client, Error, FinishReason, Message, ToolCall};
+use harness_ollama::{
+    Api, CallOrigin, Client, DEFAULT_REPEAT_PENALTY, Error, FinishReason, Message, ToolCall,
+};
 use harness_stub_server::{Reply, StubServer, closed_port_url};
 use serde_json::json;
 use support::{
@@ -45,6 +47,7 @@ fn plain_text_streams_as_events_and_ends_with_usage() {
             "messages": [{"role": "user", "content": "Do the tests pass?"}],
             "stream": true,
             "stream_options": {"include_usage": true},
+            "repeat_penalty": DEFAULT_REPEAT_PENALTY,
         })
     );
 }
@@ -295,4 +298,80 @@ fn connection_refused_names_the_base_url() {
              or pass the base URL it listens on"
         )
     );
+}
+
+/// How strict servers refuse a field they do not know: OpenAI's own wording, and a
+/// validation error of a Python server that forbids extra fields.
+const REFUSALS: [(u16, &str); 2] = [
+    (
+        400,
+        r#"{"error":{"message":"Unrecognized request argument supplied: repeat_penalty","type":"invalid_request_error","param":null,"code":null}}"#,
+    ),
+    (
+        422,
+        r#"{"detail":[{"type":"extra_forbidden","loc":["body","repeat_penalty"],"msg":"Extra inputs are not permitted"}]}"#,
+    ),
+];
+
+#[test]
+fn a_server_that_refuses_repeat_penalty_is_asked_again_without_it_and_not_sent_it_again() {
+    for (status, refusal) in REFUSALS {
+        let server = stub();
+        server.reply("POST", CHAT, Reply::json(status, refusal));
+        server.reply_always("POST", CHAT, Reply::sse(fixture("openai/chat_text.sse")));
+        let client = client(config(Api::OpenAi, &server));
+
+        let first = client.chat(&[Message::user("hi")], &[], |_| {}).unwrap();
+        client.chat(&[Message::user("again")], &[], |_| {}).unwrap();
+
+        assert_eq!(first.content, "The tests pass.");
+        let bodies: Vec<_> = server.requests().iter().map(body).collect();
+        assert_eq!(bodies.len(), 3, "refused, asked again, then the next chat");
+        assert_eq!(bodies[0]["repeat_penalty"], json!(DEFAULT_REPEAT_PENALTY));
+        assert_eq!(bodies[1].get("repeat_penalty"), None);
+        assert_eq!(bodies[1]["messages"], bodies[0]["messages"]);
+        assert_eq!(bodies[2].get("repeat_penalty"), None, "remembered");
+    }
+}
+
+#[test]
+fn a_refusal_that_names_no_field_of_ours_is_reported_and_not_retried() {
+    let server = stub();
+    server.reply_always(
+        "POST",
+        CHAT,
+        Reply::json(
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: foo"}}"#,
+        ),
+    );
+    let mut config = config(Api::OpenAi, &server);
+    config.repeat_penalty = None;
+    server.reply(
+        "POST",
+        CHAT,
+        Reply::json(
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: repeat_penalty"}}"#,
+        ),
+    );
+
+    // Without a repeat penalty configured, a refusal naming it is not ours to work around.
+    let error = client(config)
+        .chat(&[Message::user("hi")], &[], |_| {})
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::Status { status: 400, .. }),
+        "{error:?}"
+    );
+    let error = client(support::config(Api::OpenAi, &server))
+        .chat(&[Message::user("hi")], &[], |_| {})
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("Unrecognized request argument supplied: foo"),
+        "{error}"
+    );
+    assert_eq!(server.requests().len(), 2, "neither is sent again");
 }
