@@ -135,3 +135,63 @@ fn a_writer_never_writes_outside_while_a_directory_link_is_swapped_in() {
     assert!(written > 0, "the race never wrote inside");
     assert!(refused > 0, "the race never met the link");
 }
+
+/// Swaps `dir` (inside the root, holding `inside.txt`) for a link to `outside/dir` (holding
+/// `secret.txt`) and back, as fast as it can.
+fn swap_dir_for_link(fixture: &Fixture) -> impl Fn() + Send + use<> {
+    let raced = fixture.inside("dir");
+    let (dir_spare, link_spare) = (fixture.inside("dir-spare"), fixture.inside("link-spare"));
+    let outside = fixture.outside("dir");
+    move || {
+        let _ = fs::create_dir(&dir_spare);
+        let _ = fs::write(dir_spare.join("inside.txt"), "inside");
+        let _ = fs::remove_file(&link_spare);
+        let _ = std::os::unix::fs::symlink(&outside, &link_spare);
+        // Directory → link: a rename over a directory needs it empty, so move it aside.
+        let _ = fs::rename(&raced, fixture_aside(&raced));
+        let _ = fs::rename(&link_spare, &raced);
+        let _ = fs::remove_dir_all(fixture_aside(&raced));
+        // Link → directory.
+        let _ = fs::rename(&dir_spare, &raced);
+    }
+}
+
+fn fixture_aside(raced: &Path) -> std::path::PathBuf {
+    raced.with_file_name("dir-aside")
+}
+
+#[test]
+fn a_listing_never_shows_names_outside_while_a_directory_is_swapped_for_a_link() {
+    let fixture = Fixture::new();
+    fixture.file("dir/inside.txt", "inside");
+    let workspace = fixture.workspace();
+    let mut listed = 0;
+    let mut refused = 0;
+    race(swap_dir_for_link(&fixture), || {
+        let started = Instant::now();
+        let mut rounds = 0;
+        while (rounds < ROUNDS || listed == 0 || refused == 0) && started.elapsed() < GIVE_UP {
+            rounds += 1;
+            // By path, and through the root's handle as a walker does.
+            let by_path = workspace.read_dir("dir");
+            let by_handle = workspace
+                .open_dir(".")
+                .and_then(|root| root.open_dir("dir"))
+                .and_then(|dir| dir.entries());
+            for result in [by_path, by_handle] {
+                match result {
+                    Ok(entries) => {
+                        assert!(
+                            entries.iter().all(|entry| entry.name() != "secret.txt"),
+                            "listed the outside directory: {entries:?}"
+                        );
+                        listed += 1;
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+    });
+    assert!(listed > 0, "the race never listed the directory inside");
+    assert!(refused > 0, "the race never met the link");
+}
