@@ -23,24 +23,22 @@ const OUTSIDE_NAME: &str = "only-outside.txt";
 const OUTSIDE_CONTENT: &str = "outside token";
 
 /// Swaps `work/raced` between a directory (holding `inside.txt`) and a link to
-/// `outside/raced` (holding [`OUTSIDE_NAME`]) until `stop`.
+/// `outside/raced` (holding [`OUTSIDE_NAME`]) until `stop`: each swap is one
+/// `renameat2(RENAME_EXCHANGE)`, so the name is never missing and the walker meets one or the
+/// other at every instant.
 fn swapper(escapes: &Escapes, stop: &AtomicBool) {
     let raced = escapes.work.join("raced");
-    let aside = escapes.work.join("raced-aside");
-    let dir_spare = escapes.work.join("raced-dir");
-    let link_spare = escapes.work.join("raced-link");
-    let outside = escapes.top.join("outside/raced");
+    let spare = escapes.work.join("raced-spare");
+    std::os::unix::fs::symlink(escapes.top.join("outside/raced"), &spare).expect("a link");
     while !stop.load(Ordering::Relaxed) {
-        let _ = fs::create_dir(&dir_spare);
-        let _ = fs::write(dir_spare.join("inside.txt"), "inside token\n");
-        let _ = fs::remove_file(&link_spare);
-        let _ = std::os::unix::fs::symlink(&outside, &link_spare);
-        let _ = fs::rename(&raced, &aside);
-        let _ = fs::rename(&link_spare, &raced);
-        let _ = fs::remove_dir_all(&aside);
-        let _ = fs::remove_file(&aside);
-        let _ = fs::rename(&raced, &link_spare);
-        let _ = fs::rename(&dir_spare, &raced);
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            &raced,
+            rustix::fs::CWD,
+            &spare,
+            rustix::fs::RenameFlags::EXCHANGE,
+        )
+        .expect("exchange the directory and the link");
     }
 }
 
