@@ -44,6 +44,15 @@ fn depth_counts_from_the_listed_directory() {
 }
 
 #[test]
+fn a_subdirectory_is_listed_two_levels_below_itself_by_default() {
+    let result = tree().call("list_dir", json!({"path": "src"}));
+    assert_eq!(
+        ok(&result),
+        "src/main.rs\nsrc/parse/\nsrc/parse/deep/\nsrc/parse/mod.rs\n"
+    );
+}
+
+#[test]
 fn the_default_depth_is_configurable() {
     let mut limits = Limits::default();
     limits.list_depth = 1;
