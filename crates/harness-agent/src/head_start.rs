@@ -6,7 +6,7 @@
 //! tasks. So the harness opens them itself, through the same `read_file` tool, within the
 //! head start's budget.
 
-use harness_sandbox::Workspace;
+use harness_sandbox::{Access, Workspace};
 
 /// A project with at most this many files in its listing is small: all of its files are
 /// candidates, not only the ones the failure names.
@@ -18,16 +18,17 @@ const MAX_FILE_BYTES: u64 = 16 * 1024;
 /// The files to read for the model, in order: those the verification output names (in the
 /// order it names them), then, in a small project, the other files of the listing, smallest
 /// first. Only regular files of at most [`MAX_FILE_BYTES`] that the workspace lets the
-/// tools read; hidden files only when the output names them.
+/// tools read (its deny rules and hard-link refusal, judged on the resolved path, as
+/// `read_file` judges it); hidden files only when the output names them.
 pub(crate) fn files_to_read(
     workspace: &Workspace,
     listing: &str,
     verification_output: &str,
 ) -> Vec<String> {
     let readable = |path: &str| -> Option<u64> {
+        workspace.check(path, Access::Read).ok()?;
         let metadata = workspace.metadata(path).ok()?;
-        (metadata.is_file() && metadata.len() <= MAX_FILE_BYTES && !workspace.is_read_denied(path))
-            .then(|| metadata.len())
+        (metadata.is_file() && metadata.len() <= MAX_FILE_BYTES).then(|| metadata.len())
     };
     let mut chosen: Vec<String> = Vec::new();
     for candidate in named_paths(verification_output, workspace.root().as_str()) {

@@ -1011,3 +1011,96 @@ fn an_unreachable_model_ends_the_run_before_anything_runs() {
         "no head start ran"
     );
 }
+
+/// Issue 11, classes 3 and 5: the head start reads the files a failure names through the
+/// workspace's rules, so what a deny rule (in `.gitignore` syntax) or a hard link protects is
+/// never read, however the output spells it. A table of path → read or not.
+#[test]
+fn the_head_start_never_reads_what_deny_rules_or_hard_links_protect() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let root = directory.path();
+    // (path, read by the head start when the output names it)
+    let table: &[(&str, bool)] = &[
+        ("secrets/db.txt", false),
+        ("app/secrets/x.txt", false),
+        ("private/p.txt", false),
+        ("data/app.sqlite", false),
+        ("linked.txt", false),
+        ("secrets-old/db.txt", true),
+        ("src/private/ok.txt", true),
+        ("data/keep.sqlite", true),
+    ];
+    for (path, readable) in table {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().expect("a parent")).expect("directories");
+        if *path != "linked.txt" {
+            let token = if *readable {
+                "open token"
+            } else {
+                "SECRET TOKEN"
+            };
+            std::fs::write(&file, format!("{token} of {path}\n")).expect("a file");
+        }
+    }
+    std::fs::write(root.join(".env"), "SECRET TOKEN of .env\n").expect(".env");
+    std::fs::hard_link(root.join(".env"), root.join("linked.txt")).expect("a hard link");
+    let workspace = Workspace::builder(root)
+        .deny("secrets/")
+        .deny("/private")
+        .deny("*.sqlite")
+        .deny("!keep.sqlite")
+        .build()
+        .expect("valid rules");
+    let toolbox = Toolbox::new(workspace);
+    // The failure names every path, some spelled another way.
+    let spelled = [
+        "secrets/db.txt",
+        "./app/secrets/x.txt",
+        "src/../private/p.txt",
+        "SECRETS/db.txt",
+        "data/app.sqlite",
+        "linked.txt",
+        "secrets-old/db.txt",
+        "src/private/ok.txt",
+        "data/keep.sqlite",
+    ];
+    let verification = format!("ls {}", spelled.join(" "));
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some(&verification),
+    );
+    let first = ran.request(0);
+    let read: Vec<String> = first
+        .iter()
+        .flat_map(|message| &message.tool_calls)
+        .filter(|call| call.name == "read_file")
+        .map(|call| {
+            call.arguments["path"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    for (path, readable) in table {
+        assert_eq!(
+            read.iter().any(|r| r == path),
+            *readable,
+            "{path} read by the head start? it read {read:?}"
+        );
+    }
+    for message in &first {
+        assert!(
+            !message.content.contains("SECRET TOKEN"),
+            "a protected file reached the model: {}",
+            message.content
+        );
+    }
+    assert!(
+        first
+            .iter()
+            .any(|m| m.content.contains("open token of data/keep.sqlite")),
+        "the head start read the allowed files"
+    );
+}

@@ -186,7 +186,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// api = "ollama"                      # or "openai"
 /// verify = "python3 -m unittest -q"
 /// allow = ["python3", "git"]          # an allowlist instead of the blocklist
-/// deny = ["secrets/**", "*.sqlite"]   # files the tools may neither read nor write
+/// deny = ["secrets/", "/private", "*.sqlite"] # .gitignore lines: what the tools may neither read nor write
 /// timeout = 1800                      # seconds for the whole run
 /// command_timeout = 60                # seconds for one command
 /// max_steps = 40
@@ -256,8 +256,14 @@ fn read(path: &Path) -> anyhow::Result<Option<FileConfig>> {
             return Err(error).with_context(|| format!("cannot read {}", path.display()));
         }
     };
-    let config = toml::from_str(&text)
+    let config: FileConfig = toml::from_str(&text)
         .with_context(|| format!("invalid configuration file {}", path.display()))?;
+    // A bad deny rule is heard of at start, naming the file and the rule, not when (or
+    // whether) a workspace is built from it.
+    for rule in config.deny.iter().flatten() {
+        harness_sandbox::WorkspaceBuilder::check_rule(rule)
+            .with_context(|| format!("invalid configuration file {}", path.display()))?;
+    }
     Ok(Some(config))
 }
 
@@ -300,6 +306,22 @@ mod tests {
         let error = format!("{:#}", read(&path).unwrap_err());
         assert!(error.contains(&path.display().to_string()), "{error}");
         assert!(error.contains("modle"), "{error}");
+    }
+
+    #[test]
+    fn an_invalid_deny_rule_names_the_file_and_the_rule() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join(WORKSPACE_FILE);
+        fs::write(&path, "deny = [\"secrets/\", \"src/[\"]\n").unwrap();
+        let error = format!("{:#}", read(&path).unwrap_err());
+        assert!(error.contains(&path.display().to_string()), "{error}");
+        assert!(error.contains("invalid deny rule `src/[`"), "{error}");
+        fs::write(
+            &path,
+            "deny = [\"secrets/\", \"/private\", \"!keep.txt\"]\n",
+        )
+        .unwrap();
+        assert!(read(&path).unwrap().is_some());
     }
 
     #[test]

@@ -45,17 +45,20 @@ pub enum Error {
         access: Access,
     },
 
-    /// Writing would replace a file that has more than one hard link, whose other names may
-    /// lie outside the workspace.
+    /// The file has more than one hard link: another of its names may lie outside the
+    /// workspace or be a file the workspace protects, so it is neither read nor written
+    /// through this one.
     #[error(
-        "refusing to write {candidate}: the file has {links} hard links, and another of its \
-         names may be outside the workspace"
+        "refusing to {access} {candidate}: the file has {links} hard links, and another of \
+         its names may be outside the workspace or a file the workspace protects"
     )]
     HardLink {
         /// The path as the caller gave it.
         candidate: String,
         /// The file's link count.
         links: u64,
+        /// What was refused.
+        access: Access,
     },
 
     /// Writing would create a file through a symbolic link whose target does not exist.
@@ -121,12 +124,13 @@ pub enum Error {
         reason: &'static str,
     },
 
-    /// A deny rule given to [`WorkspaceBuilder`](crate::WorkspaceBuilder) is not a valid glob.
+    /// A deny rule given to [`WorkspaceBuilder`](crate::WorkspaceBuilder) is not valid: its
+    /// glob does not parse, or it can match nothing (blank, a comment, a `..`).
     #[error("invalid deny rule `{rule}`: {reason}")]
     InvalidRule {
-        /// The glob as given.
+        /// The rule as given.
         rule: String,
-        /// What the glob parser said.
+        /// What is wrong with it.
         reason: String,
     },
 
@@ -255,7 +259,8 @@ mod tests {
         escape_is_permission_denied: escape("../x", Utf8Path::new("/w")) => PermissionDenied,
         denied_is_permission_denied:
             Error::Denied { candidate: c(), rule: ".env".into(), access: Access::Read } => PermissionDenied,
-        hard_link_is_permission_denied: Error::HardLink { candidate: c(), links: 2 } => PermissionDenied,
+        hard_link_is_permission_denied:
+            Error::HardLink { candidate: c(), links: 2, access: Access::Read } => PermissionDenied,
         dangling_is_permission_denied:
             Error::DanglingSymlink { candidate: c(), target: "t".into() } => PermissionDenied,
         within_is_permission_denied:

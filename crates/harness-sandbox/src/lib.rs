@@ -65,31 +65,67 @@
 //!
 //! # Deny rules
 //!
-//! Globs over the resolved workspace-relative path (with `/` separators) that refuse
-//! reading or writing inside the workspace ([`Error::Denied`], naming the rule). A path is
-//! refused for an access when:
+//! Rules in `.gitignore` syntax, one rule per line of a `.gitignore` file, that refuse
+//! reading or writing paths inside the workspace ([`Error::Denied`], naming the rule). They
+//! are matched by the `ignore` crate's gitignore matcher (ripgrep's), against the resolved
+//! workspace-relative path: `./a`, `a/../secrets/x`, an absolute spelling under the root and
+//! a symbolic link inside the workspace all count as the path they lead to. In this order:
 //!
-//! 1. a rule for that access matches the path itself or any of its ancestors (a rule that
-//!    matches a directory covers everything in it), where
-//! 2. a glob without `/` matches a name at any depth and a glob with `/` matches the whole
-//!    path, `*` never crossing a `/`, and
-//! 3. every read rule is also a write rule.
+//! 1. A rule is one line of `.gitignore` syntax: `secrets/` (a trailing `/`) matches only
+//!    directories; `/private` (a leading `/`) only at the root; a rule without a `/` (or
+//!    with only a trailing one) matches a name at any depth, one with a `/` elsewhere the
+//!    whole path from the root; `*` and `?` stay within a name and `**` crosses any number
+//!    of them; `\#` and `\!` start a rule with those characters; `{a,b}` is either (the
+//!    matcher's extension). Matching ignores case, because on a case-insensitive file
+//!    system `SECRETS/db.txt` opens the file `secrets/` protects.
+//! 2. A path is judged as git judges one under an ignored directory: its ancestors from
+//!    the top, then the path itself. A refused directory refuses everything below it:
+//!    reading, listing, searching, creating and writing inside it.
+//! 3. Within one list of rules the last rule matching a path decides, so `!keep.txt` after
+//!    `*.txt` re-includes `keep.txt`; but a `!` cannot re-include a path under a refused
+//!    directory, nor lift a rule of another list.
+//! 4. The lists are: the built-in read rules, the built-in write rules, the rules given to
+//!    [`WorkspaceBuilder::deny`], those given to [`WorkspaceBuilder::deny_write`]. A path is
+//!    refused if any list refuses it, and the first list that does names its rule. Every
+//!    read list refuses writing too.
+//! 5. A rule that cannot be compiled (an unclosed `[` or `{`) or that matches nothing
+//!    (blank, a comment, a `..` component, more than one line) is [`Error::InvalidRule`]
+//!    when the workspace is built; [`WorkspaceBuilder::check_rule`] checks one alone.
 //!
 //! By default, reading and writing are refused for `.env`, `.env.*`, `*.pem`, `*.key`,
 //! `id_rsa*` and `id_ed25519*`, and writing for `.git` (a written `.git/config` or
 //! `.git/hooks/*` runs code the next time the user runs git). Change them with
 //! [`WorkspaceBuilder`]; ask about a path with [`Workspace::is_read_denied`] and
 //! [`Workspace::is_write_denied`], or resolve and check it at once with
-//! [`Workspace::check`].
+//! [`Workspace::check`]. Listings ([`Workspace::read_dir`], [`WorkspaceDir::entries`])
+//! leave out the entries a read rule refuses.
+//!
+//! # Hard links
+//!
+//! A file with more than one hard link is neither read nor written ([`Error::HardLink`]):
+//! another of its names may be outside the workspace, or a file a rule protects (a link to
+//! `.env` named `notes.txt`), and nothing in the file says which. A read counts the links of
+//! the file it opened, so a hard link swapped in after the walk is refused too; only a
+//! process that swaps the name again between the open and the count (two system calls
+//! apart) can get past it, since no call opens a file and counts its links at once.
+//! [`WorkspaceBuilder::allow_hard_link_reads`] and
+//! [`WorkspaceBuilder::allow_hard_link_writes`] lift this.
+//!
+//! # Walking a tree
+//!
+//! [`Workspace::open_dir`] returns a [`WorkspaceDir`]: the open directory, whose entries are
+//! listed, opened and read through its handle, one name at a time and never through a link.
+//! A walker built on it cannot be redirected by a directory swapped for a link while it
+//! runs, as one that lists directories by path can.
 //!
 //! # Writing
 //!
 //! [`Workspace::write`] and [`Workspace::create_new`] write to a temporary file in the
 //! target's directory and publish it in one step (rename, or hard link for a new file), so
 //! readers never see half a file; an existing file keeps its permissions. By default a
-//! write is also refused when the file has other hard links ([`Error::HardLink`]: another
-//! name may be outside, and the write would silently separate them) and when it would
-//! create the missing target of a dangling symbolic link ([`Error::DanglingSymlink`]).
+//! write is also refused when the file has other hard links ([`Error::HardLink`]: the write
+//! would silently separate them) and when it would create the missing target of a dangling
+//! symbolic link ([`Error::DanglingSymlink`]).
 //!
 //! # Platform behavior
 //!
@@ -106,13 +142,14 @@
 //! It confines the paths that go through a [`Workspace`]; it does not sandbox a process. A
 //! command the agent runs can read and write whatever the user can, so path confinement
 //! stops accidents, not an adversary: for untrusted input, run the whole harness in a
-//! container, a VM or as a separate user. Within its scope, two limits remain: a hard link
-//! in the workspace to a file outside is read like any file (only writing checks the link
-//! count), and a directory renamed by another process while an operation runs can move
-//! that operation's target, though never outside the root.
+//! container, a VM or as a separate user. Within its scope, one limit remains: a handle
+//! follows its directory wherever it is moved, so a directory that another process moves
+//! (out of the root too) while an operation holds it takes the operation with it. Swapping
+//! a name for a link, the race a walker by path loses, redirects nothing.
 
 mod builder;
 mod create;
+mod dir;
 mod entry;
 mod error;
 mod read;
@@ -123,6 +160,7 @@ mod workspace;
 mod write;
 
 pub use builder::WorkspaceBuilder;
+pub use dir::WorkspaceDir;
 pub use entry::{DirEntry, FileType, Metadata};
 pub use error::{Access, Error};
 pub use workspace::Workspace;

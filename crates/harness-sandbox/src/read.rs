@@ -1,14 +1,15 @@
 //! Confined reading: [`Workspace::read`], [`Workspace::read_to_string`],
-//! [`Workspace::metadata`], [`Workspace::read_dir`].
+//! [`Workspace::metadata`], [`Workspace::read_dir`]; opening a directory to walk is in `dir`.
 
 use std::io::{self, Read};
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_fs_ext::{FollowSymlinks, MetadataExt, OpenOptionsFollowExt};
 use cap_std::fs::OpenOptions;
+use cap_std::fs_utf8::Dir;
 
-use crate::entry::{DirEntry, FileType, Metadata};
+use crate::entry::{DirEntry, Metadata};
 use crate::error::{Access, Error};
-use crate::walk::End;
+use crate::walk::{End, FollowFinal};
 use crate::workspace::Workspace;
 
 #[cfg(unix)]
@@ -17,7 +18,9 @@ const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
 impl Workspace {
     /// Reads the whole file at `candidate`.
     ///
-    /// Only regular files are read: a FIFO or a device could block forever or never end.
+    /// Only regular files are read: a FIFO or a device could block forever or never end. A
+    /// file with more than one hard link is refused ([`Error::HardLink`]), judged on the file
+    /// that was opened, so a link swapped in after the check is refused too.
     ///
     /// # Errors
     ///
@@ -42,28 +45,7 @@ impl Workspace {
                 });
             }
         };
-        let io = |error| Error::io(candidate, error);
-        let mut options = OpenOptions::new();
-        // No link is followed: the walk resolved them all, so a link here was swapped in
-        // after the walk, and opening it fails instead of reading its target.
-        options.read(true).follow(FollowSymlinks::No);
-        // Opened for reading, a FIFO blocks until a writer appears; without blocking, the
-        // open returns and the check below refuses it.
-        #[cfg(unix)]
-        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, NONBLOCK);
-        let mut file = located.dir().open_with(name, &options).map_err(io)?;
-        // Judge what was opened, not what the walk saw: the name may have changed since.
-        if !file.metadata().map_err(io)?.is_file() {
-            let message = "not a regular file";
-            return Err(Error::io_message(
-                candidate,
-                io::ErrorKind::InvalidInput,
-                message,
-            ));
-        }
-        let mut contents = Vec::new();
-        file.read_to_end(&mut contents).map_err(io)?;
-        Ok(contents)
+        self.read_in(located.dir(), name, candidate)
     }
 
     /// Reads the whole file at `candidate` as UTF-8 text.
@@ -87,9 +69,13 @@ impl Workspace {
     ///
     /// # Errors
     ///
-    /// Those of [`Workspace::check`] for [`Access::Read`], and [`Error::NotFound`].
+    /// Those of [`Workspace::resolve`]; [`Error::Denied`] when a read rule covers the path;
+    /// [`Error::NotFound`].
     pub fn metadata(&self, candidate: &str) -> Result<Metadata, Error> {
-        let located = self.locate_for(candidate, Access::Read)?;
+        // The rules, but not the hard-link refusal: a file's size and type are not its
+        // contents.
+        let located = self.locate(candidate, FollowFinal::Yes)?;
+        self.apply_rules(&located, candidate, Access::Read)?;
         match located.end() {
             End::Entry(metadata) => Ok(Metadata::of(metadata)),
             End::Dir => {
@@ -107,44 +93,47 @@ impl Workspace {
 
     /// The entries of the directory at `candidate`, sorted by name, without `.` and `..`.
     ///
-    /// Entries are listed whatever the deny rules say about them (a listing shows names,
-    /// not contents); use [`Workspace::is_read_denied`] to hide them.
+    /// Entries a read rule refuses are left out: a listing does not show the names of what
+    /// the rules protect. The same as `open_dir(candidate)?.entries()`
+    /// ([`Workspace::open_dir`]).
     ///
     /// # Errors
     ///
-    /// Those of [`Workspace::check`] for [`Access::Read`]; [`Error::NotFound`];
-    /// [`Error::NotADirectory`] for a file; [`Error::NotUtf8`] for an entry whose name is
-    /// not UTF-8.
+    /// Those of [`Workspace::open_dir`]; [`Error::NotUtf8`] for an entry whose name is not
+    /// UTF-8.
     pub fn read_dir(&self, candidate: &str) -> Result<Vec<DirEntry>, Error> {
-        let located = self.locate_for(candidate, Access::Read)?;
-        match located.end() {
-            End::Dir => {}
-            End::Entry(_) => {
-                return Err(Error::NotADirectory {
-                    candidate: candidate.to_owned(),
-                });
-            }
-            End::Missing(_) => {
-                return Err(Error::NotFound {
-                    candidate: candidate.to_owned(),
-                });
-            }
-        }
+        self.open_dir(candidate)?.entries()
+    }
+
+    /// Opens `name` in `dir` (whose workspace-relative path is what `candidate` resolved to)
+    /// and reads it: a regular file with one link, opened without following a link.
+    pub(crate) fn read_in(&self, dir: &Dir, name: &str, candidate: &str) -> Result<Vec<u8>, Error> {
         let io = |error| Error::io(candidate, error);
-        let mut entries = Vec::new();
-        // The std-path flavour of the handle, so a name that is not UTF-8 can be shown.
-        for entry in located.dir().as_cap_std().entries().map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let name = entry
-                .file_name()
-                .into_string()
-                .map_err(|name| Error::NotUtf8 {
-                    path: name.to_string_lossy().into_owned(),
-                })?;
-            let file_type = FileType::of(entry.file_type().map_err(io)?);
-            entries.push(DirEntry::new(name, file_type));
+        let mut options = OpenOptions::new();
+        // No link is followed: the walk resolved them all, so a link here was swapped in
+        // after the walk, and opening it fails instead of reading its target.
+        options.read(true).follow(FollowSymlinks::No);
+        // Opened for reading, a FIFO blocks until a writer appears; without blocking, the
+        // open returns and the check below refuses it.
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, NONBLOCK);
+        let mut file = dir.open_with(name, &options).map_err(io)?;
+        // Judge what was opened, not what the walk saw: the name may have changed since.
+        let metadata = file.metadata().map_err(io)?;
+        if !metadata.is_file() {
+            let message = "not a regular file";
+            return Err(Error::io_message(
+                candidate,
+                io::ErrorKind::InvalidInput,
+                message,
+            ));
         }
-        entries.sort_by(|a, b| a.name().cmp(b.name()));
-        Ok(entries)
+        // Counted on the open file: a name swapped for a hard link after the walk is
+        // refused too. (Not one swapped back and forth between the open and this count:
+        // no call opens a file and counts its links at once.)
+        self.refuse_hard_link(candidate, Access::Read, metadata.nlink())?;
+        let mut contents = Vec::new();
+        file.read_to_end(&mut contents).map_err(io)?;
+        Ok(contents)
     }
 }

@@ -1,6 +1,10 @@
-//! Deny rules: globs over workspace-relative paths that refuse reading or writing.
+//! Deny rules: `.gitignore` patterns over workspace-relative paths that refuse reading or
+//! writing, matched by the `ignore` crate's gitignore matcher (ripgrep's).
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use std::path::PathBuf;
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::{Access, Error};
 
@@ -12,111 +16,202 @@ pub(crate) const DEFAULT_DENY: &[&str] =
 /// the next time the user runs it, and a `.git` file (in a worktree) redirects git elsewhere.
 pub(crate) const DEFAULT_DENY_WRITE: &[&str] = &[".git"];
 
-/// The compiled deny rules of a workspace.
+/// What the last name of a judged path is. Ancestors are directories by definition; the last
+/// name matters for rules ending in `/`, which match directories only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A directory.
+    Dir,
+    /// Anything else that exists: a file, a link that is not followed, a FIFO.
+    NotDir,
+    /// Nothing exists there yet, or the caller cannot tell: judged both ways, and refused if
+    /// either is.
+    Unknown,
+}
+
+/// The compiled deny rules of a workspace: independent sets, each a list of rules in
+/// `.gitignore` syntax.
 #[derive(Debug)]
 pub(crate) struct Rules {
-    /// Refuses reading: the rules given to `deny`.
-    read: Matcher,
-    /// Refuses writing: the rules given to `deny` and to `deny_write`.
-    write: Matcher,
+    /// In the order given; the first set that refuses a path names its rule.
+    sets: Vec<Set>,
+}
+
+/// One list of rules. A `!` rule re-includes only what an earlier rule of the same list
+/// excluded: it cannot lift a refusal of another set (a built-in one, say).
+#[derive(Debug)]
+struct Set {
+    /// [`Access::Read`]: the set refuses reading and writing; [`Access::Write`]: writing only.
+    refuses: Access,
+    /// The rules, compiled.
+    matcher: Gitignore,
 }
 
 impl Rules {
-    /// Compiles the rules; `deny` refuse both kinds of access, `deny_write` only writing.
-    pub(crate) fn new(deny: &[String], deny_write: &[String]) -> Result<Rules, Error> {
-        let both: Vec<String> = deny.iter().chain(deny_write).cloned().collect();
-        Ok(Rules {
-            read: Matcher::new(deny.to_vec())?,
-            write: Matcher::new(both)?,
-        })
+    /// Compiles each list of rules into a set of its own; a list marked [`Access::Read`]
+    /// refuses reading and writing, one marked [`Access::Write`] only writing.
+    pub(crate) fn new(lists: &[(Access, &[String])]) -> Result<Rules, Error> {
+        let mut sets = Vec::new();
+        for (refuses, rules) in lists {
+            sets.push(Set {
+                refuses: *refuses,
+                matcher: compile(rules)?,
+            });
+        }
+        Ok(Rules { sets })
     }
 
-    /// The first rule (as configured) refusing `access` to the path made of `components`,
-    /// checking the path's ancestors first: a rule that covers a directory covers everything
-    /// in it.
-    pub(crate) fn refusing<'c>(
+    /// The rule refusing `access` to the path made of `names` (relative to the root), whose
+    /// last name is of `kind`; `None` when the path is allowed. The root (no names) is never
+    /// refused.
+    ///
+    /// Each set judges the path as git judges a path under an ignored directory: the
+    /// ancestors from the top, then the path itself. A refused ancestor refuses everything
+    /// below it, whatever a later `!` rule says about the path.
+    pub(crate) fn refusing<S: AsRef<str>>(
         &self,
         access: Access,
-        components: impl IntoIterator<Item = &'c str>,
+        names: &[S],
+        kind: Kind,
     ) -> Option<&str> {
-        let matcher = match access {
-            Access::Read => &self.read,
-            Access::Write => &self.write,
-        };
-        let mut path = String::new();
-        for component in components {
-            if !path.is_empty() {
-                path.push('/');
-            }
-            path.push_str(component);
-            if let Some(rule) = matcher.first_match(&path) {
-                return Some(rule);
+        self.sets
+            .iter()
+            .filter(|set| access == Access::Write || set.refuses == Access::Read)
+            .find_map(|set| set.refusing(names, kind))
+    }
+}
+
+impl Set {
+    fn refusing<S: AsRef<str>>(&self, names: &[S], kind: Kind) -> Option<&str> {
+        let mut path = PathBuf::new();
+        for (index, name) in names.iter().enumerate() {
+            path.push(name.as_ref());
+            let is_last = index + 1 == names.len();
+            let judged_as: &[bool] = match kind {
+                _ if !is_last => &[true],
+                Kind::Dir => &[true],
+                Kind::NotDir => &[false],
+                Kind::Unknown => &[true, false],
+            };
+            for &is_dir in judged_as {
+                if let Match::Ignore(glob) = self.matcher.matched(&path, is_dir) {
+                    return Some(glob.original());
+                }
             }
         }
         None
     }
 }
 
-/// A glob set that remembers the pattern behind each glob, so a refusal can name its rule.
-#[derive(Debug)]
-struct Matcher {
-    set: GlobSet,
-    patterns: Vec<String>,
+/// Checks one rule the way [`Rules::new`] would, for a caller that wants to report a bad
+/// rule before it builds a workspace (a configuration file being loaded, say).
+pub(crate) fn check(rule: &str) -> Result<(), Error> {
+    compile(&[rule.to_owned()]).map(drop)
 }
 
-impl Matcher {
-    fn new(patterns: Vec<String>) -> Result<Matcher, Error> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in &patterns {
-            builder.add(compile(pattern)?);
-        }
-        let set = builder.build().map_err(|error| Error::InvalidRule {
-            rule: patterns.join(", "),
-            reason: error.kind().to_string(),
-        })?;
-        Ok(Matcher { set, patterns })
+/// Compiles a list of rules: `.gitignore` syntax, case-insensitive, and a rule that cannot
+/// match anything is an error rather than silently nothing.
+fn compile(rules: &[String]) -> Result<Gitignore, Error> {
+    let mut builder = builder();
+    for rule in rules {
+        refuse_unmatchable(rule)?;
+        builder
+            .add_line(None, rule)
+            .map_err(|error| invalid(rule, &error))?;
     }
-
-    fn first_match(&self, path: &str) -> Option<&str> {
-        let index = *self.set.matches(path).first()?;
-        Some(&self.patterns[index])
-    }
+    builder.build().map_err(|error| Error::InvalidRule {
+        rule: rules.join(", "),
+        reason: reason(&error),
+    })
 }
 
-/// Compiles one rule. A pattern without `/` matches a name at any depth (`.env` matches
-/// `a/b/.env`); a pattern with `/` matches the whole workspace-relative path. `*` never
-/// crosses a `/`; `**` does.
-fn compile(pattern: &str) -> Result<globset::Glob, Error> {
-    let anchored = if pattern.contains('/') {
-        pattern.to_owned()
-    } else {
-        format!("**/{pattern}")
+/// A gitignore builder for deny rules.
+///
+/// Case-insensitive, because on a case-insensitive file system (macOS and Windows by default,
+/// ext4 and others with casefolding) `SECRETS/db.txt` opens the file that `secrets/` protects.
+/// An unclosed `[` is an error, not a literal as git would take it: a typo in a deny rule
+/// should be heard of, not turn into a rule that matches nothing.
+fn builder() -> GitignoreBuilder {
+    let mut builder = GitignoreBuilder::new(".");
+    builder.allow_unclosed_class(false);
+    // Always Ok: the call only records the flag.
+    let _ = builder.case_insensitive(true);
+    builder
+}
+
+/// Refuses a rule that `.gitignore` syntax would take as no rule at all, or one that no
+/// workspace path can match.
+fn refuse_unmatchable(rule: &str) -> Result<(), Error> {
+    let unmatchable = |reason: &str| Error::InvalidRule {
+        rule: rule.to_owned(),
+        reason: reason.to_owned(),
     };
-    GlobBuilder::new(&anchored)
-        .literal_separator(true)
-        .build()
-        .map_err(|error| Error::InvalidRule {
-            rule: pattern.to_owned(),
-            reason: error.kind().to_string(),
-        })
+    if rule.contains(['\n', '\r']) {
+        return Err(unmatchable(
+            "a rule is one line; give each rule as its own entry",
+        ));
+    }
+    if rule.split('/').any(|name| name == "..") {
+        return Err(unmatchable(
+            "rules match paths inside the workspace, which never contain `..`",
+        ));
+    }
+    let mut alone = builder();
+    alone
+        .add_line(None, rule)
+        .map_err(|error| invalid(rule, &error))?;
+    let compiled = alone.build().map_err(|error| invalid(rule, &error))?;
+    if compiled.is_empty() {
+        return Err(unmatchable(
+            "it matches nothing: in .gitignore syntax it is blank or a comment (write `\\#` for \
+             a name that starts with `#`)",
+        ));
+    }
+    Ok(())
+}
+
+fn invalid(rule: &str, error: &ignore::Error) -> Error {
+    Error::InvalidRule {
+        rule: rule.to_owned(),
+        reason: reason(error),
+    }
+}
+
+/// The glob parser's own words, without the wrapping that repeats the rule.
+fn reason(error: &ignore::Error) -> String {
+    match error {
+        ignore::Error::Glob { err, .. } => err.clone(),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn defaults() -> Rules {
-        let own = |rules: &[&str]| {
-            rules
-                .iter()
-                .map(|rule| rule.to_string())
-                .collect::<Vec<_>>()
-        };
-        Rules::new(&own(DEFAULT_DENY), &own(DEFAULT_DENY_WRITE)).expect("the defaults compile")
+    fn own(rules: &[&str]) -> Vec<String> {
+        rules.iter().map(|rule| rule.to_string()).collect()
     }
 
-    fn refusing(rules: &Rules, access: Access, path: &str) -> Option<String> {
-        rules.refusing(access, path.split('/')).map(str::to_owned)
+    fn defaults() -> Rules {
+        let (deny, write) = (own(DEFAULT_DENY), own(DEFAULT_DENY_WRITE));
+        Rules::new(&[(Access::Read, &deny), (Access::Write, &write)]).expect("the defaults")
+    }
+
+    /// The built-in rules, then `deny` as the user's read rules.
+    fn with_user(deny: &[&str]) -> Rules {
+        let (builtin, write, user) = (own(DEFAULT_DENY), own(DEFAULT_DENY_WRITE), own(deny));
+        Rules::new(&[
+            (Access::Read, &builtin),
+            (Access::Write, &write),
+            (Access::Read, &user),
+        ])
+        .expect("the rules compile")
+    }
+
+    fn refusing(rules: &Rules, access: Access, path: &str, kind: Kind) -> Option<String> {
+        let names: Vec<&str> = path.split('/').collect();
+        rules.refusing(access, &names, kind).map(str::to_owned)
     }
 
     macro_rules! rule_table {
@@ -124,8 +219,18 @@ mod tests {
             #[test]
             fn $name() {
                 let rules = defaults();
-                assert_eq!(refusing(&rules, Access::Read, $path).as_deref(), $read, "read {}", $path);
-                assert_eq!(refusing(&rules, Access::Write, $path).as_deref(), $write, "write {}", $path);
+                assert_eq!(
+                    refusing(&rules, Access::Read, $path, Kind::NotDir).as_deref(),
+                    $read,
+                    "read {}",
+                    $path
+                );
+                assert_eq!(
+                    refusing(&rules, Access::Write, $path, Kind::NotDir).as_deref(),
+                    $write,
+                    "write {}",
+                    $path
+                );
             }
         )*};
     }
@@ -133,6 +238,7 @@ mod tests {
     rule_table! {
         dotenv_at_the_root: ".env" => read Some(".env"), write Some(".env");
         dotenv_at_depth: "a/b/.env" => read Some(".env"), write Some(".env");
+        dotenv_in_another_case: "A/.ENV" => read Some(".env"), write Some(".env");
         dotenv_variant: "config/.env.local" => read Some(".env.*"), write Some(".env.*");
         dotenv_lookalike_is_allowed: "env.example" => read None, write None;
         dotenv_suffix_is_allowed: "x.env" => read None, write None;
@@ -144,6 +250,7 @@ mod tests {
         ed25519: "id_ed25519" => read Some("id_ed25519*"), write Some("id_ed25519*");
         git_dir_is_readable_not_writable: ".git" => read None, write Some(".git");
         git_config: ".git/config" => read None, write Some(".git");
+        git_in_another_case: ".GIT/hooks/pre-commit" => read None, write Some(".git");
         git_hook: ".git/hooks/pre-commit" => read None, write Some(".git");
         nested_git: "vendor/lib/.git/config" => read None, write Some(".git");
         gitignore_is_writable: ".gitignore" => read None, write None;
@@ -152,53 +259,157 @@ mod tests {
         inside_a_denied_directory: "secrets.key/notes.txt" => read Some("*.key"), write Some("*.key");
     }
 
+    /// `rules` (the user's, over the defaults) × path and kind → the refusing rule.
+    macro_rules! user_table {
+        ($($name:ident: $rules:expr, $path:expr, $kind:ident => $expected:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let rules = with_user(&$rules);
+                assert_eq!(
+                    refusing(&rules, Access::Read, $path, Kind::$kind).as_deref(),
+                    $expected,
+                    "{:?} reading {} ({:?})",
+                    $rules,
+                    $path,
+                    Kind::$kind
+                );
+            }
+        )*};
+    }
+
+    user_table! {
+        trailing_slash_matches_the_directory: ["secrets/"], "secrets", Dir => Some("secrets/");
+        trailing_slash_covers_what_is_inside: ["secrets/"], "secrets/db.txt", NotDir => Some("secrets/");
+        trailing_slash_at_any_depth: ["secrets/"], "app/secrets/deep/db.txt", NotDir => Some("secrets/");
+        trailing_slash_spares_a_file_of_that_name: ["secrets/"], "secrets", NotDir => None;
+        trailing_slash_refuses_a_missing_name: ["secrets/"], "secrets", Unknown => Some("secrets/");
+        trailing_slash_spares_a_lookalike: ["secrets/"], "secrets-old/db.txt", NotDir => None;
+        leading_slash_anchors_at_the_root: ["/private"], "private/a.txt", NotDir => Some("/private");
+        leading_slash_only_at_the_root: ["/private"], "src/private/a.txt", NotDir => None;
+        slash_inside_anchors_too: ["config/prod.toml"], "config/prod.toml", NotDir => Some("config/prod.toml");
+        slash_inside_not_at_depth: ["config/prod.toml"], "app/config/prod.toml", NotDir => None;
+        star_stays_in_one_name: ["private/*.txt"], "private/a/b.txt", NotDir => None;
+        star_in_one_name: ["private/*.txt"], "private/a.txt", NotDir => Some("private/*.txt");
+        double_star_crosses_names: ["private/**/*.txt"], "private/a/b/c.txt", NotDir => Some("private/**/*.txt");
+        leading_double_star: ["**/cache"], "a/b/cache/x", NotDir => Some("**/cache");
+        trailing_double_star_spares_the_directory: ["secrets/**"], "secrets", Dir => None;
+        trailing_double_star_covers_its_contents: ["secrets/**"], "secrets/a/b", NotDir => Some("secrets/**");
+        no_slash_at_any_depth: ["*.sqlite"], "data/deep/app.sqlite", NotDir => Some("*.sqlite");
+        case_does_not_matter: ["secrets/"], "Secrets/DB.txt", NotDir => Some("secrets/");
+        negation_re_includes: ["*.txt", "!keep.txt"], "keep.txt", NotDir => None;
+        negation_leaves_the_rest: ["*.txt", "!keep.txt"], "other.txt", NotDir => Some("*.txt");
+        the_last_matching_rule_decides: ["!keep.txt", "*.txt"], "keep.txt", NotDir => Some("*.txt");
+        negation_cannot_reach_under_a_denied_directory:
+            ["secrets/", "!secrets/public.txt"], "secrets/public.txt", NotDir => Some("secrets/");
+        negation_cannot_lift_a_builtin_rule: ["!.env"], ".env", NotDir => Some(".env");
+        negation_cannot_lift_a_builtin_rule_with_a_glob: ["!*"], "tls/server.pem", NotDir => Some("*.pem");
+        escaped_hash_is_a_name: ["\\#notes"], "#notes", NotDir => Some("\\#notes");
+        escaped_bang_is_a_name: ["\\!important"], "!important", NotDir => Some("\\!important");
+    }
+
     #[test]
-    fn a_pattern_with_a_slash_is_anchored_at_the_root() {
-        let rules = Rules::new(&["private/*.txt".to_owned()], &[]).expect("compiles");
+    fn a_missing_name_is_refused_if_either_kind_is() {
+        let rules = with_user(&["data/", "!data"]);
+        // As a directory `data/` refuses it and `!data` re-includes it (the last one wins);
+        // as a file only `!data` matches.
+        assert_eq!(refusing(&rules, Access::Read, "data", Kind::Unknown), None);
+        let rules = with_user(&["data", "!data/"]);
         assert_eq!(
-            refusing(&rules, Access::Read, "private/a.txt").as_deref(),
-            Some("private/*.txt")
+            refusing(&rules, Access::Read, "data", Kind::Unknown).as_deref(),
+            Some("data")
         );
-        assert_eq!(refusing(&rules, Access::Read, "x/private/a.txt"), None);
-        // `*` does not cross `/`.
-        assert_eq!(refusing(&rules, Access::Read, "private/a/b.txt"), None);
+        assert_eq!(refusing(&rules, Access::Read, "data", Kind::Dir), None);
     }
 
     #[test]
     fn write_only_rules_do_not_refuse_reading() {
-        let rules = Rules::new(&[], &["build".to_owned()]).expect("compiles");
-        assert_eq!(refusing(&rules, Access::Read, "build/out"), None);
+        let build = own(&["build"]);
+        let rules = Rules::new(&[(Access::Write, &build)]).expect("compiles");
         assert_eq!(
-            refusing(&rules, Access::Write, "build/out").as_deref(),
+            refusing(&rules, Access::Read, "build/out", Kind::NotDir),
+            None
+        );
+        assert_eq!(
+            refusing(&rules, Access::Write, "build/out", Kind::NotDir).as_deref(),
             Some("build")
         );
     }
 
     #[test]
-    fn the_first_configured_rule_is_named() {
-        let rules = Rules::new(&["*.txt".to_owned(), "a.*".to_owned()], &[]).expect("compiles");
+    fn a_negation_in_one_set_does_not_lift_another() {
+        let (read, write) = (own(&["*.log"]), own(&["!*.log"]));
+        let rules = Rules::new(&[(Access::Read, &read), (Access::Write, &write)]).expect("ok");
         assert_eq!(
-            refusing(&rules, Access::Read, "a.txt").as_deref(),
-            Some("*.txt")
+            refusing(&rules, Access::Write, "a.log", Kind::NotDir).as_deref(),
+            Some("*.log")
+        );
+    }
+
+    #[test]
+    fn the_first_refusing_set_is_named() {
+        let rules = with_user(&["*.env.*"]);
+        assert_eq!(
+            refusing(&rules, Access::Read, "a.env.x", Kind::NotDir).as_deref(),
+            Some("*.env.*")
+        );
+        assert_eq!(
+            refusing(&rules, Access::Read, ".env.x", Kind::NotDir).as_deref(),
+            Some(".env.*"),
+            "the built-in set comes first"
         );
     }
 
     #[test]
     fn the_root_itself_is_never_refused() {
-        let rules = Rules::new(&["**".to_owned()], &[]).expect("compiles");
-        assert_eq!(rules.refusing(Access::Read, []), None);
-        assert_eq!(refusing(&rules, Access::Read, "a").as_deref(), Some("**"));
+        let everything = own(&["**", "*"]);
+        let rules = Rules::new(&[(Access::Read, &everything)]).expect("compiles");
+        let root: [&str; 0] = [];
+        assert_eq!(rules.refusing(Access::Read, &root, Kind::Dir), None);
+        assert_eq!(
+            refusing(&rules, Access::Read, "a", Kind::NotDir).as_deref(),
+            Some("*")
+        );
+    }
+
+    macro_rules! invalid_rules {
+        ($($name:ident: $rule:expr => $reason:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let list = own(&["ok.txt", $rule]);
+                let error = Rules::new(&[(Access::Read, &list)]).expect_err($rule);
+                let message = error.to_string();
+                let prefix = format!("invalid deny rule `{}`: ", $rule);
+                assert!(message.starts_with(&prefix), "{message}");
+                assert!(message.contains($reason), "{message}");
+                assert!(
+                    matches!(&error, Error::InvalidRule { rule, .. } if rule == $rule),
+                    "{error:?}"
+                );
+                assert_eq!(check($rule).expect_err($rule).to_string(), message);
+            }
+        )*};
+    }
+
+    invalid_rules! {
+        an_unclosed_class_is_invalid: "a[" => "unclosed character class";
+        unclosed_alternates_are_invalid: "{b" => "unclosed alternate group";
+        a_blank_rule_is_invalid: "  " => "it matches nothing";
+        an_empty_rule_is_invalid: "" => "it matches nothing";
+        a_comment_is_invalid: "# secrets" => "it matches nothing";
+        a_bare_negation_is_invalid: "!" => "it matches nothing";
+        a_bare_slash_is_invalid: "/" => "it matches nothing";
+        a_parent_component_is_invalid: "../secrets" => "never contain `..`";
+        a_nested_parent_component_is_invalid: "a/../b" => "never contain `..`";
+        two_lines_are_invalid: "a\nb" => "a rule is one line";
+        a_carriage_return_is_invalid: "a\r" => "a rule is one line";
     }
 
     #[test]
-    fn an_invalid_glob_is_named_in_the_error() {
-        let error = Rules::new(&["a[".to_owned()], &[]).expect_err("unclosed class");
-        let message = error.to_string();
-        assert!(message.starts_with("invalid deny rule `a[`: "), "{message}");
-        let error = Rules::new(&[], &["{b".to_owned()]).expect_err("unclosed alternates");
-        assert!(
-            error.to_string().starts_with("invalid deny rule `{b`: "),
-            "{error}"
-        );
+    fn valid_rules_pass_the_check() {
+        for rule in [
+            "secrets/", "/private", "**/x", "!keep", "a..b", "\\#x", "..x/y",
+        ] {
+            check(rule).unwrap_or_else(|error| panic!("{rule}: {error}"));
+        }
     }
 }

@@ -80,6 +80,11 @@ impl Located<'_> {
         self.names.iter().map(String::as_str)
     }
 
+    /// The resolved path's components, relative to the root, as a slice.
+    pub(crate) fn names_slice(&self) -> &[String] {
+        &self.names
+    }
+
     /// What the path ends at.
     pub(crate) fn end(&self) -> &End {
         &self.end

@@ -10,9 +10,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use cap_fs_ext::MetadataExt;
 use cap_std::fs_utf8::Dir;
 
-use crate::builder::WorkspaceBuilder;
+use crate::builder::{Policy, WorkspaceBuilder};
 use crate::error::{Access, Error};
-use crate::rules::Rules;
+use crate::rules::{Kind, Rules};
 use crate::walk::{self, End, FollowFinal, Located};
 
 /// A directory that model-supplied paths are confined to.
@@ -26,13 +26,11 @@ pub struct Workspace {
     /// The canonical root, for messages, absolute results and absolute candidates.
     root: Utf8PathBuf,
     /// The root's handle: every operation starts here, never from `root`.
-    dir: Dir,
+    pub(crate) dir: Dir,
     /// The deny rules.
     rules: Rules,
-    /// Whether a write may replace a file that has other hard links.
-    allow_hard_link_writes: bool,
-    /// Whether a write may create the target of a dangling symbolic link.
-    allow_dangling_symlink_writes: bool,
+    /// Hard links and dangling links: what is allowed beyond the rules.
+    policy: Policy,
 }
 
 impl Workspace {
@@ -55,12 +53,7 @@ impl Workspace {
     }
 
     /// Opens the root; called by [`WorkspaceBuilder::build`].
-    pub(crate) fn open(
-        root: &Path,
-        rules: Rules,
-        allow_hard_link_writes: bool,
-        allow_dangling_symlink_writes: bool,
-    ) -> Result<Workspace, Error> {
+    pub(crate) fn open(root: &Path, rules: Rules, policy: Policy) -> Result<Workspace, Error> {
         let invalid = |reason| Error::InvalidRoot {
             root: root.to_owned(),
             reason,
@@ -86,8 +79,7 @@ impl Workspace {
             root: canonical,
             dir,
             rules,
-            allow_hard_link_writes,
-            allow_dangling_symlink_writes,
+            policy,
         })
     }
 
@@ -127,8 +119,8 @@ impl Workspace {
     }
 
     /// Resolves `candidate` like [`Workspace::resolve`] and applies every check the
-    /// operations make for `access`: the deny rules, and for [`Access::Write`] the hard-link
-    /// and dangling-link refusals. Returns the absolute path.
+    /// operations make for `access`: the deny rules, the hard-link refusal, and for
+    /// [`Access::Write`] the dangling-link refusal. Returns the absolute path.
     ///
     /// For code that must hand a path to something else (a directory walker, a command)
     /// and wants the same refusals the workspace's own operations give.
@@ -142,14 +134,15 @@ impl Workspace {
         Ok(self.absolute(&located))
     }
 
-    /// True if and only if a read rule refuses `path`: a rule matches the path or one of
+    /// True if and only if a read rule refuses `path`: a rule refuses the path or one of
     /// its ancestors, or the path cannot be judged as a workspace-relative path (it has a
     /// `..` component, or is absolute and not under [`Workspace::root`]).
     ///
-    /// `path` is workspace-relative, or absolute under the root (as a directory walker
-    /// started at a resolved path yields it). It is matched as written: symbolic links are
-    /// not followed, so call this on entries you do not follow, and on the walk's starting
-    /// directory too. The root itself is never refused.
+    /// `path` is workspace-relative, or absolute under the root. It is matched as written:
+    /// symbolic links are not followed and nothing is looked up, so whether its last name
+    /// is a directory is not known, and the path is refused if a rule refuses it as either
+    /// (`secrets/` refuses `secrets`). The root itself is never refused. To judge a path
+    /// as the operations do, resolved, use [`Workspace::check`].
     pub fn is_read_denied(&self, path: impl AsRef<Path>) -> bool {
         self.is_denied(Access::Read, path.as_ref())
     }
@@ -204,8 +197,11 @@ impl Workspace {
     pub(crate) fn locate_for(&self, candidate: &str, access: Access) -> Result<Located<'_>, Error> {
         let located = self.locate(candidate, FollowFinal::Yes)?;
         self.apply_rules(&located, candidate, access)?;
+        if let End::Entry(metadata) = located.end() {
+            self.refuse_hard_link(candidate, access, metadata.nlink())?;
+        }
         if access == Access::Write {
-            self.refuse_unsafe_write(&located, candidate)?;
+            self.refuse_dangling_write(&located, candidate)?;
         }
         Ok(located)
     }
@@ -217,7 +213,24 @@ impl Workspace {
         candidate: &str,
         access: Access,
     ) -> Result<(), Error> {
-        match self.rules.refusing(access, located.names()) {
+        let kind = match located.end() {
+            End::Dir => Kind::Dir,
+            End::Entry(_) => Kind::NotDir,
+            End::Missing(_) => Kind::Unknown,
+        };
+        self.refuse_denied(candidate, access, located.names_slice(), kind)
+    }
+
+    /// Refuses `access` to the path made of `names` (a last name of `kind`) when a deny
+    /// rule covers it; `candidate` is what the message names.
+    pub(crate) fn refuse_denied(
+        &self,
+        candidate: &str,
+        access: Access,
+        names: &[String],
+        kind: Kind,
+    ) -> Result<(), Error> {
+        match self.rules.refusing(access, names, kind) {
             Some(rule) => Err(Error::Denied {
                 candidate: candidate.to_owned(),
                 rule: rule.to_owned(),
@@ -227,18 +240,31 @@ impl Workspace {
         }
     }
 
-    /// Refuses writing through a hard link or a dangling symbolic link, unless configured.
-    fn refuse_unsafe_write(&self, located: &Located<'_>, candidate: &str) -> Result<(), Error> {
-        if let End::Entry(metadata) = located.end() {
-            let links = metadata.nlink();
-            if links > 1 && !self.allow_hard_link_writes {
-                return Err(Error::HardLink {
-                    candidate: candidate.to_owned(),
-                    links,
-                });
-            }
+    /// Refuses `access` to a file (not a directory) that has `links` hard links, unless
+    /// configured: another of its names may be outside the workspace or protected.
+    pub(crate) fn refuse_hard_link(
+        &self,
+        candidate: &str,
+        access: Access,
+        links: u64,
+    ) -> Result<(), Error> {
+        let allowed = match access {
+            Access::Read => self.policy.allow_hard_link_reads,
+            Access::Write => self.policy.allow_hard_link_writes,
+        };
+        if links > 1 && !allowed {
+            return Err(Error::HardLink {
+                candidate: candidate.to_owned(),
+                links,
+                access,
+            });
         }
-        if located.dangling() && !self.allow_dangling_symlink_writes {
+        Ok(())
+    }
+
+    /// Refuses writing through a dangling symbolic link, unless configured.
+    fn refuse_dangling_write(&self, located: &Located<'_>, candidate: &str) -> Result<(), Error> {
+        if located.dangling() && !self.policy.allow_dangling_symlink_writes {
             return Err(Error::DanglingSymlink {
                 candidate: candidate.to_owned(),
                 target: located.relative(),
@@ -264,8 +290,6 @@ impl Workspace {
                 Component::ParentDir | Component::RootDir | Component::Prefix(_) => return true,
             }
         }
-        self.rules
-            .refusing(access, names.iter().map(|name| name.as_ref()))
-            .is_some()
+        self.rules.refusing(access, &names, Kind::Unknown).is_some()
     }
 }

@@ -29,9 +29,8 @@ pub(crate) fn sandbox(error: &SandboxError) -> Failure {
         SandboxError::NotFound { .. } | SandboxError::NotADirectory { .. } => {
             "; list_dir shows which files and directories exist"
         }
-        SandboxError::HardLink { .. } => {
-            "; leave this file as it is, or write the content to a new file"
-        }
+        // Reached through a read: writing and editing read the file first.
+        SandboxError::HardLink { .. } => "; leave this file as it is",
         SandboxError::DanglingSymlink { .. } => "; use a path that is not a symbolic link",
         SandboxError::SymlinkLoop { .. } => "; use the path of the file itself, without the links",
         SandboxError::Nul { .. } | SandboxError::TooLong { .. } | SandboxError::NotUtf8 { .. } => {

@@ -53,8 +53,8 @@
 //! | `read_file` | numbered lines, capped (400 lines or 32 KiB) with a note naming the `start_line` to read on | [`harness_edit::Editor::view`] |
 //! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`; returns the diff | [`harness_edit::Editor::write`] |
 //! | `edit_file` | replaces text that occurs exactly once; returns the diff | [`harness_edit::Editor::replace`] |
-//! | `list_dir` | workspace-relative paths, directories ending in `/`, 2 levels unless `depth` says otherwise, at most 200 | the `ignore` crate's walk |
-//! | `search_text` | `path:line: text` for each line matching a Rust regex, at most 100, lines cut to 200 characters around the match | the same walk, files read through the workspace |
+//! | `list_dir` | workspace-relative paths, directories ending in `/`, 2 levels unless `depth` says otherwise, at most 200 | a walk through the workspace's directory handles ([`harness_sandbox::WorkspaceDir`]) |
+//! | `search_text` | `path:line: text` for each line matching a Rust regex, at most 100, lines cut to 200 characters around the match | the same walk, files read through the same handles |
 //! | `run_command` | runs an argv (no shell) in the workspace root; the exit status and the output, cut in the middle | [`harness_exec::Runner`] |
 //!
 //! The caps are [`Limits`]; each cut ends with a note saying what was left out and how to see
@@ -66,9 +66,10 @@
 //!    schema with [`harness_schema::parse_call`]. An unknown tool or invalid arguments end the
 //!    call here, with the schema's message.
 //! 2. The tool runs. Every path goes through the workspace, which refuses escapes (`..`,
-//!    absolute paths elsewhere, symbolic links out) and the files its deny rules protect
-//!    (`.env`, keys; `.git/` for writing). Every command goes through the runner, which
-//!    applies the policy, the timeout and the output limit.
+//!    absolute paths elsewhere, symbolic links out), the files its deny rules protect
+//!    (`.env`, keys, the user's rules in `.gitignore` syntax; `.git/` for writing) and files
+//!    with more than one hard link. Every command goes through the runner, which applies the
+//!    policy, the timeout and the output limit.
 //! 3. The text and the summary are redacted.
 //!
 //! # Results
@@ -88,10 +89,13 @@
 //! `.ignore` and `.git/info/exclude` files inside the workspace ignore is left out, whether or
 //! not the workspace is a git repository (ignore files outside it, above the root or the
 //! user's global excludes, do not count), and so are `.git` itself and whatever the
-//! workspace's read rules deny. Hidden files are
-//! listed. Symbolic links are listed but never followed, and never searched. `search_text`
-//! skips binary files (a NUL byte in the first 8 KiB) and files over 8 MiB, and says how many
-//! it skipped for their size.
+//! workspace's read rules deny, names included. Hidden files are listed. Symbolic links are
+//! listed but never followed, and never searched. Every directory is listed and every file
+//! read through the handle of the directory holding it, opened from its parent without
+//! following a link, so a directory swapped for a link while the walk runs cannot show what
+//! is outside. `search_text` skips binary files (a NUL byte in the first 8 KiB), files over
+//! 8 MiB and files with more than one hard link, and says how many it skipped for their size
+//! or their links.
 //!
 //! When a listing is capped, the shallowest entries are kept, so one large subdirectory
 //! cannot hide its siblings.

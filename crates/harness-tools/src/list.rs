@@ -1,5 +1,7 @@
 //! `list_dir`: the files and directories under a directory, as workspace-relative paths.
 
+use std::ops::ControlFlow;
+
 use harness_sandbox::{Access, Workspace};
 use harness_schema::ListDir;
 
@@ -52,7 +54,7 @@ fn listing(
     depth: usize,
     cap: usize,
 ) -> Result<Listing, Failure> {
-    let target = workspace
+    workspace
         .check(candidate, Access::Read)
         .map_err(|error| sandbox(&error))?;
     let metadata = workspace
@@ -68,17 +70,19 @@ fn listing(
     let visits = cap.saturating_mul(VISITS_PER_ENTRY);
     let mut found: Vec<(usize, usize, String)> = Vec::new();
     let mut stopped_early = false;
-    for entry in walk::entries(workspace, &target, Some(depth)).filter(|entry| entry.depth > 0) {
+    walk::visit(workspace, candidate, Some(depth), |entry, _| {
         if found.len() == visits {
             stopped_early = true;
-            break;
+            return ControlFlow::Break(());
         }
-        let mut line = entry.relative;
+        let mut line = entry.relative.clone();
         if entry.kind == Kind::Dir {
             line.push('/');
         }
         found.push((entry.depth, found.len(), line));
-    }
+        ControlFlow::Continue(())
+    })
+    .map_err(|error| sandbox(&error))?;
     let omitted = found.len().saturating_sub(cap);
     // Shallowest first (the sort is stable, so path order within a level), then back to
     // path order, which is the walk's order.

@@ -1,9 +1,10 @@
 //! `search_text`: the lines of files under a path that match a regular expression.
 
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use globset::{GlobBuilder, GlobMatcher};
-use harness_sandbox::{Access, Workspace};
+use harness_sandbox::{Access, Error as SandboxError, Workspace};
 use harness_schema::SearchText;
 use regex::Regex;
 
@@ -56,7 +57,7 @@ fn matches(workspace: &Workspace, args: &SearchText, limits: &Limits) -> Result<
     })?;
     let glob = args.glob.as_deref().map(compile_glob).transpose()?;
     let candidate = args.path.as_deref().unwrap_or(".");
-    let target = workspace
+    workspace
         .check(candidate, Access::Read)
         .map_err(|error| sandbox(&error))?;
     // The check resolves a path that does not exist yet, as a write needs; a search needs
@@ -70,25 +71,34 @@ fn matches(workspace: &Workspace, args: &SearchText, limits: &Limits) -> Result<
     let mut total = 0;
     let mut searched = 0;
     let mut too_large = 0;
-    for entry in walk::entries(workspace, &target, None) {
+    let mut hard_links = 0;
+    walk::visit(workspace, candidate, None, |entry, dir| {
         if entry.kind != Kind::File
             || !glob
                 .as_ref()
                 .is_none_or(|glob| glob.matches(&entry.relative))
         {
-            continue;
+            return ControlFlow::Continue(());
         }
-        if entry.len > limits.search_file_len {
+        let Ok(metadata) = dir.metadata(&entry.name) else {
+            return ControlFlow::Continue(());
+        };
+        if metadata.len() > limits.search_file_len {
             too_large += 1;
-            continue;
+            return ControlFlow::Continue(());
         }
-        // Through the workspace, not the walker's path: the read is confined and checked
-        // against the deny rules again, whatever changed since the walk.
-        let Ok(bytes) = workspace.read(&entry.relative) else {
-            continue;
+        // Through the directory's handle: confined, checked against the deny rules and the
+        // hard-link refusal again, whatever changed since the listing.
+        let bytes = match dir.read(&entry.name) {
+            Ok(bytes) => bytes,
+            Err(SandboxError::HardLink { .. }) => {
+                hard_links += 1;
+                return ControlFlow::Continue(());
+            }
+            Err(_) => return ControlFlow::Continue(()),
         };
         if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
-            continue;
+            return ControlFlow::Continue(());
         }
         searched += 1;
         let contents = String::from_utf8_lossy(&bytes);
@@ -104,7 +114,9 @@ fn matches(workspace: &Workspace, args: &SearchText, limits: &Limits) -> Result<
                 let _ = writeln!(text, "{}:{}: {excerpt}", entry.relative, index + 1);
             }
         }
-    }
+        ControlFlow::Continue(())
+    })
+    .map_err(|error| sandbox(&error))?;
     if total == 0 {
         let _ = writeln!(
             text,
@@ -123,6 +135,13 @@ fn matches(workspace: &Workspace, args: &SearchText, limits: &Limits) -> Result<
             text,
             "[{too_large} files larger than {} bytes were not searched]",
             limits.search_file_len
+        );
+    }
+    if hard_links > 0 {
+        let _ = writeln!(
+            text,
+            "[{hard_links} files with more than one hard link were not searched: another of \
+             their names may be outside the workspace or a file the workspace protects]"
         );
     }
     Ok(Matches { text, shown, total })

@@ -1,24 +1,25 @@
-//! The directory walk `list_dir` and `search_text` share: gitignore-aware, confined to the
-//! workspace, never following a symbolic link, blind to `.git/` and to what the deny rules
-//! protect.
+//! The directory walk `list_dir` and `search_text` share: gitignore-aware, through the
+//! workspace's open directory handles, never following a symbolic link, blind to `.git/`
+//! and to what the deny rules protect.
 
-use std::path::Path;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 
-use camino::Utf8Path;
-use harness_sandbox::Workspace;
-use ignore::WalkBuilder;
+use harness_sandbox::{Error as SandboxError, FileType, Workspace, WorkspaceDir};
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-/// One entry found under the walk's target.
+/// One entry found at or under the walk's target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
-    /// The path relative to the workspace root, `/`-separated (lossy for a name that is not UTF-8).
+    /// The path relative to the workspace root, `/`-separated.
     pub(crate) relative: String,
+    /// The entry's name in its directory.
+    pub(crate) name: String,
     /// Levels below the target: 0 for the target itself, 1 for its children.
     pub(crate) depth: usize,
     /// The entry's own type; a symbolic link is [`Kind::Other`], never followed.
     pub(crate) kind: Kind,
-    /// The size in bytes as the walk saw it (0 when unknown).
-    pub(crate) len: u64,
 }
 
 /// The type of an [`Entry`].
@@ -32,118 +33,216 @@ pub(crate) enum Kind {
     Other,
 }
 
-/// The entries at and below `target`, at most `max_depth` levels below it, in path order
-/// (depth first, names sorted).
+/// Visits the entries at and below `candidate`, at most `max_depth` levels below it, in path
+/// order (depth first, names sorted), handing each to `visit` with the open directory that
+/// holds it, until `visit` breaks. A directory target is not visited itself, its entries
+/// are; a file target is visited alone, at depth 0.
 ///
-/// `target` is absolute, resolved and checked by the workspace ([`Workspace::check`]).
+/// `candidate` has been checked by the caller ([`Workspace::check`]); a walk that finds it
+/// changed meanwhile (a directory on its way replaced by a link) fails.
 ///
-/// # Why the walk starts at the root
+/// # Through handles, from the root
 ///
-/// The walk always starts at the workspace root and prunes every directory that is neither an
-/// ancestor of `target` nor inside it. Starting at `target` instead would lose the `.gitignore`
-/// files of the directories above it, and asking the walker to read its parents' ignore files
-/// would read them above the workspace root too. This way exactly the ignore files inside the
-/// workspace apply, whatever is listed.
+/// Every directory is opened from its parent's handle by name, without following links
+/// ([`WorkspaceDir::open_dir`]), and files are read the same way, so a directory swapped for
+/// a link while the walk runs cannot redirect it: the swapped name fails to open. The walk
+/// starts at the root and goes down to the target that way, reading the ignore files of
+/// every directory on the way, so exactly the ignore files inside the workspace apply,
+/// whatever is listed.
 ///
 /// # What is left out, in this order
 ///
-/// 1. What the `.gitignore`, `.ignore` and `.git/info/exclude` files inside the workspace
-///    ignore, whether or not the workspace is a git repository. Ignore files outside it (above
-///    the root, or the user's global excludes) do not count, so the same tree lists the same
-///    on every machine.
+/// 1. Entries a read rule of the workspace refuses, and everything under them (the
+///    workspace's handles leave them out).
 /// 2. Every entry named `.git` (a repository's internals, or a worktree's link to them).
-/// 3. Entries the workspace's read rules deny (`.env`, keys), and everything under them.
-/// 4. Entries the walk cannot read; there is nothing to say about them.
+/// 3. What the `.ignore`, `.gitignore` and `.git/info/exclude` files inside the workspace
+///    ignore, with ripgrep's precedence: `.ignore` over `.gitignore` over the exclude file,
+///    a deeper file over a shallower one, a `!` line re-including, and nothing below an
+///    ignored directory. This holds whether or not the workspace is a git repository; the
+///    `.gitignore` and exclude files above a nested repository do not apply inside it.
+///    Ignore files outside the workspace (above the root, the user's global excludes) do
+///    not count, so the same tree lists the same on every machine.
+/// 4. Directories the walk cannot open or list (a name that is not UTF-8 in them, a
+///    permission); there is nothing to say about them.
 ///
 /// Hidden files are listed. Symbolic links are entries of their own and never followed.
-///
-/// # Limits
-///
-/// The walker lists directories by path, not through the workspace's handles: a directory
-/// replaced by a link to somewhere else while the walk runs could show that place's names.
-/// Contents are never read this way: `search_text` reads every file through the workspace.
-pub(crate) fn entries<'w>(
-    workspace: &'w Workspace,
-    target: &Utf8Path,
+pub(crate) fn visit(
+    workspace: &Workspace,
+    candidate: &str,
     max_depth: Option<usize>,
-) -> impl Iterator<Item = Entry> + 'w {
-    let root = workspace.root().as_std_path().to_owned();
-    let target = target.as_std_path().to_owned();
-    let target_depth = target
-        .strip_prefix(&root)
-        .map_or(0, |relative| relative.components().count());
-    let in_scope = target.clone();
-    let walk = WalkBuilder::new(&root)
-        .hidden(false)
-        .parents(false)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .max_depth(max_depth.map(|depth| depth + target_depth))
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            entry.file_name() != ".git" && is_on_the_way(entry.path(), &in_scope)
-        })
-        .build();
-    walk.filter_map(Result::ok).filter_map(move |entry| {
-        let path = entry.path();
-        // Pruning kept the target's ancestors so the walk could reach it; they are not results.
-        let relative = path.strip_prefix(&target).ok()?;
-        if workspace.is_read_denied(path) {
-            return None;
-        }
-        // The entry's own type: a link is neither a file nor a directory here.
-        let kind = match entry.file_type() {
-            Some(file_type) if file_type.is_dir() => Kind::Dir,
-            Some(file_type) if file_type.is_file() => Kind::File,
-            _ => Kind::Other,
-        };
-        Some(Entry {
-            relative: relative_to_root(path, &root),
-            depth: relative.components().count(),
-            kind,
-            len: entry.metadata().map_or(0, |metadata| metadata.len()),
-        })
-    })
-}
-
-/// True if and only if the walk must visit `path` to reach or cover `target`: `path` is an
-/// ancestor of `target`, `target` itself, or inside it. Components are compared, not strings,
-/// so `src-old` is not on the way to `src`.
-fn is_on_the_way(path: &Path, target: &Path) -> bool {
-    path.starts_with(target) || target.starts_with(path)
-}
-
-/// `path` relative to `root`, `/`-separated.
-fn relative_to_root(path: &Path, root: &Path) -> String {
-    let relative = path.strip_prefix(root).unwrap_or(path);
-    let names: Vec<_> = relative
+    mut visit: impl FnMut(&Entry, &WorkspaceDir<'_>) -> ControlFlow<()>,
+) -> Result<(), SandboxError> {
+    let target = workspace.relative(candidate)?;
+    // `.` (the root) has no names.
+    let names: Vec<String> = target
         .components()
-        .map(|component| component.as_os_str().to_string_lossy())
+        .map(|component| component.as_str().to_owned())
+        .filter(|name| name != ".")
         .collect();
-    names.join("/")
+    let mut dir = workspace.open_dir(".")?;
+    let mut levels = vec![Level::of(&dir)];
+    for (index, name) in names.iter().enumerate() {
+        let is_last = index + 1 == names.len();
+        let kind = kind_of(&dir, name);
+        if name == ".git" || is_ignored(&levels, &names[..=index], kind == Kind::Dir) {
+            return Ok(());
+        }
+        if is_last && kind != Kind::Dir {
+            let entry = Entry {
+                relative: names.join("/"),
+                name: name.clone(),
+                depth: 0,
+                kind,
+            };
+            let _ = visit(&entry, &dir);
+            return Ok(());
+        }
+        dir = dir.open_dir(name)?;
+        levels.push(Level::of(&dir));
+    }
+    let mut walk = Walk {
+        levels,
+        target_depth: names.len(),
+        names,
+        max_depth,
+        visit: &mut visit,
+    };
+    let _ = walk.directory(&dir);
+    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The state of one walk below its target.
+struct Walk<'v, V> {
+    /// The ignore files of every directory from the root to the current one.
+    levels: Vec<Level>,
+    /// The current directory's path from the root.
+    names: Vec<String>,
+    /// How many levels below the target to go.
+    max_depth: Option<usize>,
+    /// How many names the target's path has.
+    target_depth: usize,
+    /// What to do with each entry.
+    visit: &'v mut V,
+}
 
-    #[test]
-    fn on_the_way_compares_components() {
-        let target = Path::new("/w/src");
-        assert!(is_on_the_way(Path::new("/w"), target));
-        assert!(is_on_the_way(Path::new("/w/src"), target));
-        assert!(is_on_the_way(Path::new("/w/src/a.rs"), target));
-        assert!(!is_on_the_way(Path::new("/w/src-old"), target));
-        assert!(!is_on_the_way(Path::new("/w/docs"), target));
+impl<V: FnMut(&Entry, &WorkspaceDir<'_>) -> ControlFlow<()>> Walk<'_, V> {
+    /// Visits the entries of `dir` (the current directory), depth first.
+    fn directory(&mut self, dir: &WorkspaceDir<'_>) -> ControlFlow<()> {
+        let Ok(entries) = dir.entries() else {
+            return ControlFlow::Continue(());
+        };
+        for entry in entries {
+            let kind = match entry.file_type() {
+                FileType::Dir => Kind::Dir,
+                FileType::File => Kind::File,
+                _ => Kind::Other,
+            };
+            let name = entry.name();
+            self.names.push(name.to_owned());
+            if name != ".git" && !is_ignored(&self.levels, &self.names, kind == Kind::Dir) {
+                let depth = self.names.len() - self.target_depth;
+                let found = Entry {
+                    relative: self.names.join("/"),
+                    name: name.to_owned(),
+                    depth,
+                    kind,
+                };
+                (self.visit)(&found, dir)?;
+                let descend = kind == Kind::Dir && self.max_depth.is_none_or(|max| depth < max);
+                // A directory that cannot be opened (swapped for a link since it was listed,
+                // say) is left out.
+                if let Some(child) = descend.then(|| dir.open_dir(name).ok()).flatten() {
+                    self.levels.push(Level::of(&child));
+                    let flow = self.directory(&child);
+                    self.levels.pop();
+                    flow?;
+                }
+            }
+            self.names.pop();
+        }
+        ControlFlow::Continue(())
     }
+}
 
-    #[test]
-    fn relative_paths_use_slashes_and_lose_the_root() {
-        assert_eq!(
-            relative_to_root(Path::new("/w/a/b.rs"), Path::new("/w")),
-            "a/b.rs"
-        );
-        assert_eq!(relative_to_root(Path::new("/w"), Path::new("/w")), "");
+/// The ignore files of one directory.
+struct Level {
+    /// `.ignore`.
+    ignore: Gitignore,
+    /// `.gitignore`.
+    gitignore: Gitignore,
+    /// `.git/info/exclude`, when the directory holds a `.git` directory.
+    exclude: Gitignore,
+    /// Whether the directory holds `.git` (a repository's root): the `.gitignore` and
+    /// exclude files above it do not apply below it.
+    has_git: bool,
+}
+
+impl Level {
+    /// Reads the ignore files of `dir` through its handle (a missing or unreadable one
+    /// ignores nothing).
+    fn of(dir: &WorkspaceDir<'_>) -> Level {
+        let has_git = dir.metadata(".git").is_ok();
+        let exclude = has_git
+            .then(|| {
+                let info = dir.open_dir(".git").and_then(|git| git.open_dir("info"));
+                info.and_then(|info| info.read("exclude")).ok()
+            })
+            .flatten();
+        Level {
+            ignore: compile(dir.read(".ignore").ok()),
+            gitignore: compile(dir.read(".gitignore").ok()),
+            exclude: compile(exclude),
+            has_git,
+        }
+    }
+}
+
+/// A matcher of the lines of an ignore file; a line that is not a valid glob is skipped, as
+/// git and ripgrep skip it.
+fn compile(contents: Option<Vec<u8>>) -> Gitignore {
+    let mut builder = GitignoreBuilder::new(".");
+    if let Some(contents) = contents {
+        for line in String::from_utf8_lossy(&contents).lines() {
+            let _ = builder.add_line(None, line);
+        }
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+/// True if and only if the ignore files of `levels` (one per directory from the root to the
+/// entry's parent) ignore the entry at `names` (its path from the root).
+///
+/// For each kind of file, the deepest one with a matching line decides; then `.ignore`
+/// wins over `.gitignore`, which wins over the exclude file.
+fn is_ignored(levels: &[Level], names: &[String], is_dir: bool) -> bool {
+    let mut by_ignore = Match::None;
+    let mut by_gitignore = Match::None;
+    let mut by_exclude = Match::None;
+    let mut saw_git = false;
+    for (depth, level) in levels.iter().enumerate().rev() {
+        let path: PathBuf = names[depth..].iter().collect();
+        if by_ignore.is_none() {
+            by_ignore = level.ignore.matched(&path, is_dir).map(drop);
+        }
+        if !saw_git && by_gitignore.is_none() {
+            by_gitignore = level.gitignore.matched(&path, is_dir).map(drop);
+        }
+        if !saw_git && by_exclude.is_none() {
+            by_exclude = level.exclude.matched(&path, is_dir).map(drop);
+        }
+        saw_git |= level.has_git;
+    }
+    [by_ignore, by_gitignore, by_exclude]
+        .into_iter()
+        .find(|verdict| !verdict.is_none())
+        .is_some_and(|verdict| verdict.is_ignore())
+}
+
+/// The type of the entry `name` of `dir`, not following a link.
+fn kind_of(dir: &WorkspaceDir<'_>, name: &str) -> Kind {
+    match dir.metadata(name).map(|metadata| metadata.file_type()) {
+        Ok(FileType::Dir) => Kind::Dir,
+        Ok(FileType::File) => Kind::File,
+        _ => Kind::Other,
     }
 }

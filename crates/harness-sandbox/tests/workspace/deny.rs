@@ -301,3 +301,245 @@ fn deny_predicates_answer_for_relative_and_absolute_paths() {
         assert_eq!(workspace.is_write_denied(path), write, "write {path}");
     }
 }
+
+/// The user's rules of the gitignore table below, over the built-in ones.
+const USER_RULES: &[&str] = &[
+    "secrets/",
+    "/private",
+    "*.sqlite",
+    "!keep.sqlite",
+    "docs/**/draft.md",
+    "!.env",
+    "!*.pem",
+];
+
+/// The tree the gitignore table judges, every file holding `original`.
+fn gitignore_fixture() -> Fixture {
+    let fixture = Fixture::new();
+    for name in [
+        "secrets/db.txt",
+        "secrets/sub/deep.txt",
+        "app/secrets/x.txt",
+        "secrets-old/db.txt",
+        "private/p.txt",
+        "src/private/ok.txt",
+        "data/app.sqlite",
+        "data/keep.sqlite",
+        "docs/a/b/draft.md",
+        "docs/final.md",
+        ".env",
+        "tls/server.pem",
+    ] {
+        fixture.file(name, "original");
+    }
+    fixture.symlink("secrets", "alias");
+    fixture
+}
+
+fn gitignore_workspace(fixture: &Fixture) -> Workspace {
+    let mut builder = Workspace::builder(&fixture.root);
+    for rule in USER_RULES {
+        builder.deny(*rule);
+    }
+    builder.build().expect("the rules are valid")
+}
+
+/// Operations that read, and those that write, by the names of [`crate::support::OPERATIONS`].
+const READS: &[&str] = &[
+    "check read",
+    "read",
+    "read_to_string",
+    "metadata",
+    "read_dir",
+    "open_dir",
+];
+const WRITES: &[&str] = &[
+    "check write",
+    "write",
+    "create_new",
+    "create_dir_all",
+    "remove_file",
+];
+
+/// Every operation on `candidate`: refused by `rule` when one is expected, else never refused
+/// by a rule (it may still fail for another reason, as reading a directory does).
+fn judge_everywhere(fixture: &Fixture, candidate: &str, rule: Option<&str>) {
+    let workspace = gitignore_workspace(fixture);
+    for (name, operation) in crate::support::OPERATIONS {
+        let access = if READS.contains(name) {
+            "read"
+        } else if WRITES.contains(name) {
+            "write"
+        } else {
+            continue;
+        };
+        let is_link = fs::symlink_metadata(fixture.inside(candidate))
+            .is_ok_and(|metadata| metadata.is_symlink());
+        if *name == "remove_file" && is_link {
+            // Removing a link is judged on the link itself (tested above).
+            continue;
+        }
+        let result = operation(&workspace, candidate);
+        match rule {
+            Some(rule) => assert_denied(result, candidate, access, rule),
+            None => assert!(
+                !matches!(result, Err(Error::Denied { .. })),
+                "{name} {candidate}: refused: {result:?}"
+            ),
+        }
+    }
+    // A file read through its directory's handle, as a walker reads what it found (the
+    // message names the resolved path).
+    let Some((parent, name)) = candidate.rsplit_once('/') else {
+        return;
+    };
+    if fs::metadata(fixture.inside(candidate)).is_ok_and(|metadata| metadata.is_dir()) {
+        return;
+    }
+    let result = workspace.open_dir(parent).and_then(|dir| dir.read(name));
+    match rule {
+        Some(rule) => assert!(
+            matches!(&result, Err(Error::Denied { rule: r, .. }) if r == rule),
+            "open_dir then read {candidate}: {result:?}"
+        ),
+        None => assert!(
+            !matches!(result, Err(Error::Denied { .. })),
+            "open_dir then read {candidate}: refused: {result:?}"
+        ),
+    }
+}
+
+macro_rules! gitignore_table {
+    ($($name:ident: $candidate:expr => $rule:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let fixture = gitignore_fixture();
+            let candidate: String = $candidate(&fixture);
+            let rule: Option<&str> = $rule;
+            judge_everywhere(&fixture, &candidate, rule);
+            if rule.is_some() {
+                for file in ["secrets/db.txt", "private/p.txt", "data/app.sqlite", ".env"] {
+                    assert_eq!(
+                        fs::read_to_string(fixture.inside(file)).expect("still there"),
+                        "original",
+                        "{file}"
+                    );
+                }
+                assert!(!fixture.inside("secrets/new.txt").exists());
+            }
+        }
+    )*};
+}
+
+fn plain(path: &'static str) -> impl Fn(&Fixture) -> String {
+    move |_| path.to_owned()
+}
+
+gitignore_table! {
+    a_directory_rule_refuses_a_file_inside: plain("secrets/db.txt") => Some("secrets/");
+    a_directory_rule_refuses_the_directory: plain("secrets") => Some("secrets/");
+    a_directory_rule_refuses_deep_inside: plain("secrets/sub/deep.txt") => Some("secrets/");
+    a_directory_rule_refuses_creating_inside: plain("secrets/new.txt") => Some("secrets/");
+    a_directory_rule_refuses_creating_deeper: plain("secrets/made/new.txt") => Some("secrets/");
+    a_directory_rule_matches_at_any_depth: plain("app/secrets/x.txt") => Some("secrets/");
+    a_directory_rule_spares_a_lookalike: plain("secrets-old/db.txt") => None;
+    dot_slash_is_the_same_path: plain("./secrets/db.txt") => Some("secrets/");
+    dot_dot_is_the_same_path: plain("src/../secrets/db.txt") => Some("secrets/");
+    a_missing_dot_dot_is_the_same_path: plain("nowhere/../secrets/db.txt") => Some("secrets/");
+    another_case_is_the_same_rule: plain("SECRETS/db.txt") => Some("secrets/");
+    an_absolute_spelling_is_the_same_path:
+        |fixture: &Fixture| format!("{}/secrets/db.txt", fixture.root_str()) => Some("secrets/");
+    a_link_into_a_denied_directory_is_refused: plain("alias/db.txt") => Some("secrets/");
+    a_link_to_a_denied_directory_is_refused: plain("alias") => Some("secrets/");
+    an_anchored_rule_refuses_at_the_root: plain("private/p.txt") => Some("/private");
+    an_anchored_rule_spares_deeper: plain("src/private/ok.txt") => None;
+    a_name_rule_refuses_at_depth: plain("data/app.sqlite") => Some("*.sqlite");
+    a_negation_re_includes: plain("data/keep.sqlite") => None;
+    a_double_star_rule_crosses_directories: plain("docs/a/b/draft.md") => Some("docs/**/draft.md");
+    a_double_star_rule_spares_the_rest: plain("docs/final.md") => None;
+    a_negation_does_not_lift_a_builtin_rule: plain(".env") => Some(".env");
+    a_negated_glob_does_not_lift_a_builtin_rule: plain("tls/server.pem") => Some("*.pem");
+}
+
+#[test]
+fn listings_leave_out_what_the_rules_refuse() {
+    let fixture = gitignore_fixture();
+    let workspace = gitignore_workspace(&fixture);
+    let names = |candidate: &str| -> Vec<String> {
+        let entries = workspace.read_dir(candidate).expect("listable");
+        let opened = workspace.open_dir(candidate).expect("openable");
+        assert_eq!(opened.entries().expect("listable"), entries);
+        entries
+            .iter()
+            .map(|entry| entry.name().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names("."),
+        ["alias", "app", "data", "docs", "secrets-old", "src", "tls"]
+    );
+    assert_eq!(names("data"), ["keep.sqlite"]);
+    assert!(names("app").is_empty());
+    assert!(names("tls").is_empty());
+    assert_eq!(names("docs/a"), ["b"]);
+    assert!(names("docs/a/b").is_empty());
+}
+
+#[test]
+fn a_rule_that_is_not_valid_is_refused_when_building_and_named() {
+    let fixture = Fixture::new();
+    for (rule, reason) in [
+        ("src/[", "unclosed character class"),
+        ("", "it matches nothing"),
+        ("# secrets", "it matches nothing"),
+        ("../x", "never contain `..`"),
+    ] {
+        let error = Workspace::builder(&fixture.root)
+            .deny(rule)
+            .build()
+            .expect_err(rule);
+        assert!(
+            matches!(&error, Error::InvalidRule { rule: named, .. } if named == rule),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains(reason), "{error}");
+        let error = Workspace::builder(&fixture.root)
+            .deny_write(rule)
+            .build()
+            .expect_err(rule);
+        assert!(error.to_string().contains(reason), "{error}");
+        assert!(harness_sandbox::WorkspaceBuilder::check_rule(rule).is_err());
+    }
+    harness_sandbox::WorkspaceBuilder::check_rule("secrets/").expect("valid");
+}
+
+#[test]
+fn clear_rules_drops_the_builtin_sets_too() {
+    let fixture = Fixture::new();
+    fixture.file(".env", "TOKEN=1");
+    fixture.file(".git/config", "[core]");
+    let open = Workspace::builder(&fixture.root)
+        .clear_rules()
+        .build()
+        .expect("workspace");
+    assert_eq!(open.read_to_string(".env").expect("readable"), "TOKEN=1");
+    open.write(".git/config", "x").expect("writable");
+}
+
+#[test]
+fn a_write_only_negation_does_not_lift_a_read_rule() {
+    let fixture = Fixture::new();
+    fixture.file("app.log", "log");
+    let workspace = Workspace::builder(&fixture.root)
+        .deny("*.log")
+        .deny_write("!app.log")
+        .build()
+        .expect("workspace");
+    assert_denied(workspace.write("app.log", "x"), "app.log", "write", "*.log");
+    let workspace = Workspace::builder(&fixture.root)
+        .deny_write("*.log")
+        .deny_write("!app.log")
+        .build()
+        .expect("workspace");
+    workspace.write("app.log", "x").expect("re-included");
+}

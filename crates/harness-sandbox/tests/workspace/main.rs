@@ -6,7 +6,9 @@
 
 mod allowed;
 mod deny;
+mod dirs;
 mod escapes;
+mod hard_links;
 mod operations;
 mod properties;
 mod races;

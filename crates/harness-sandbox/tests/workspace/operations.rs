@@ -388,7 +388,7 @@ fn read_dir_refuses_a_name_that_is_not_utf8() {
     let error = fixture.workspace().read_dir("d").expect_err("not UTF-8");
     assert_eq!(
         error.to_string(),
-        "path is not valid UTF-8: caf\u{fffd}.txt"
+        "path is not valid UTF-8: d/caf\u{fffd}.txt"
     );
 }
 

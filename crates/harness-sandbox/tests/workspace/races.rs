@@ -96,36 +96,20 @@ fn a_writer_never_writes_outside_while_a_directory_link_is_swapped_in() {
     let fixture = Fixture::new();
     fixture.dir("dir");
     let workspace = fixture.workspace();
-    let raced = fixture.inside("dir");
-    let (dir_spare, link_spare) = (fixture.inside("dir-spare"), fixture.inside("link-spare"));
-    let outside = fixture.outside("dir");
     let before = fixture.outside_snapshot();
     let mut written = 0;
     let mut refused = 0;
-    race(
-        || {
-            // Renaming over a directory needs it gone, and the writer keeps filling it, so
-            // any step may fail; the loop goes on and the race still alternates.
-            let _ = fs::create_dir(&dir_spare);
-            let _ = fs::remove_file(&raced);
-            let _ = fs::rename(&dir_spare, &raced);
-            let _ = fs::remove_file(&link_spare);
-            let _ = std::os::unix::fs::symlink(&outside, &link_spare);
-            let _ = fs::remove_dir_all(&raced);
-            let _ = fs::rename(&link_spare, &raced);
-        },
-        || {
-            let started = Instant::now();
-            let mut rounds = 0;
-            while (rounds < ROUNDS || written == 0 || refused == 0) && started.elapsed() < GIVE_UP {
-                rounds += 1;
-                match workspace.write("dir/new.txt", "written") {
-                    Ok(()) => written += 1,
-                    Err(_) => refused += 1,
-                }
+    race(swap_dir_for_link(&fixture), || {
+        let started = Instant::now();
+        let mut rounds = 0;
+        while (rounds < ROUNDS || written == 0 || refused == 0) && started.elapsed() < GIVE_UP {
+            rounds += 1;
+            match workspace.write("dir/new.txt", "written") {
+                Ok(()) => written += 1,
+                Err(_) => refused += 1,
             }
-        },
-    );
+        }
+    });
     assert_eq!(
         fixture.outside_snapshot(),
         before,
@@ -133,5 +117,60 @@ fn a_writer_never_writes_outside_while_a_directory_link_is_swapped_in() {
     );
     assert!(!fixture.outside("dir/new.txt").exists());
     assert!(written > 0, "the race never wrote inside");
+    assert!(refused > 0, "the race never met the link");
+}
+
+/// Swaps `dir` (a directory inside the root) for a link to `outside/dir` (holding
+/// `secret.txt`) and back, one `renameat2(RENAME_EXCHANGE)` at a time: the name is never
+/// missing, and an operation meets the directory or the link at every instant.
+fn swap_dir_for_link(fixture: &Fixture) -> impl Fn() + Send + use<> {
+    let raced = fixture.inside("dir");
+    let spare = fixture.inside("dir-spare");
+    std::os::unix::fs::symlink(fixture.outside("dir"), &spare).expect("a link");
+    move || {
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            &raced,
+            rustix::fs::CWD,
+            &spare,
+            rustix::fs::RenameFlags::EXCHANGE,
+        )
+        .expect("exchange the directory and the link");
+    }
+}
+
+#[test]
+fn a_listing_never_shows_names_outside_while_a_directory_is_swapped_for_a_link() {
+    let fixture = Fixture::new();
+    fixture.file("dir/inside.txt", "inside");
+    let workspace = fixture.workspace();
+    let mut listed = 0;
+    let mut refused = 0;
+    race(swap_dir_for_link(&fixture), || {
+        let started = Instant::now();
+        let mut rounds = 0;
+        while (rounds < ROUNDS || listed == 0 || refused == 0) && started.elapsed() < GIVE_UP {
+            rounds += 1;
+            // By path, and through the root's handle as a walker does.
+            let by_path = workspace.read_dir("dir");
+            let by_handle = workspace
+                .open_dir(".")
+                .and_then(|root| root.open_dir("dir"))
+                .and_then(|dir| dir.entries());
+            for result in [by_path, by_handle] {
+                match result {
+                    Ok(entries) => {
+                        assert!(
+                            entries.iter().all(|entry| entry.name() != "secret.txt"),
+                            "listed the outside directory: {entries:?}"
+                        );
+                        listed += 1;
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+    });
+    assert!(listed > 0, "the race never listed the directory inside");
     assert!(refused > 0, "the race never met the link");
 }

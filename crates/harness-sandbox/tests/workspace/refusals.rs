@@ -107,7 +107,7 @@ fn writing_through_a_hard_link_is_refused() {
     assert_eq!(
         error.to_string(),
         "refusing to write linked.txt: the file has 2 hard links, and another of its names \
-         may be outside the workspace"
+         may be outside the workspace or a file the workspace protects"
     );
     let error = workspace
         .check("linked.txt", harness_sandbox::Access::Write)

@@ -130,6 +130,7 @@ pub(crate) const OPERATIONS: &[(&str, Operation)] = &[
     ("read_to_string", |ws, c| ws.read_to_string(c).map(drop)),
     ("metadata", |ws, c| ws.metadata(c).map(drop)),
     ("read_dir", |ws, c| ws.read_dir(c).map(drop)),
+    ("open_dir", |ws, c| ws.open_dir(c).map(drop)),
     ("write", |ws, c| ws.write(c, "written by the test")),
     ("create_new", |ws, c| {
         ws.create_new(c, "created by the test")

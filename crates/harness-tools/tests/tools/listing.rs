@@ -44,6 +44,15 @@ fn depth_counts_from_the_listed_directory() {
 }
 
 #[test]
+fn a_subdirectory_is_listed_two_levels_below_itself_by_default() {
+    let result = tree().call("list_dir", json!({"path": "src"}));
+    assert_eq!(
+        ok(&result),
+        "src/main.rs\nsrc/parse/\nsrc/parse/deep/\nsrc/parse/mod.rs\n"
+    );
+}
+
+#[test]
 fn the_default_depth_is_configurable() {
     let mut limits = Limits::default();
     limits.list_depth = 1;
@@ -236,5 +245,91 @@ fn listing_a_missing_directory_points_to_list_dir() {
     assert_error(
         &result,
         "Error: no such file or directory: nope; list_dir shows",
+    );
+}
+
+#[test]
+fn an_ignored_directory_or_git_itself_shows_nothing_when_named() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "build/\nout.log\n")
+        .file("build/app.txt", "needle\n")
+        .file("out.log", "needle\n")
+        .file(".git/config", "needle\n")
+        .file("src/a.txt", "needle\n");
+    for path in ["build", ".git"] {
+        let listing = fixture.call("list_dir", json!({"path": path}));
+        assert_eq!(
+            ok(&listing),
+            format!(
+                "{path} has no entries to show (entries ignored by .gitignore and files the \
+                 workspace protects are not listed)\n"
+            )
+        );
+        let found = fixture.call("search_text", json!({"pattern": "needle", "path": path}));
+        assert!(
+            ok(&found).starts_with("No matches"),
+            "{path}: {}",
+            found.text()
+        );
+    }
+    let found = fixture.call(
+        "search_text",
+        json!({"pattern": "needle", "path": "out.log"}),
+    );
+    assert!(ok(&found).starts_with("No matches"), "{}", found.text());
+    let found = fixture.call("search_text", json!({"pattern": "needle", "path": "src"}));
+    assert_eq!(ok(&found), "src/a.txt:1: needle\n");
+}
+
+#[test]
+fn a_directory_only_ignore_rule_spares_a_file_of_that_name() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "cache/\n")
+        .file("cache", "needle\n")
+        .file("sub/cache/x", "needle\n");
+    let listing = fixture.call("list_dir", json!({"depth": 3}));
+    assert_eq!(ok(&listing), ".gitignore\ncache\nsub/\n");
+    let found = fixture.call("search_text", json!({"pattern": "needle", "path": "cache"}));
+    assert_eq!(ok(&found), "cache:1: needle\n");
+}
+
+#[test]
+fn a_deeper_ignore_file_wins_and_dot_ignore_wins_over_gitignore() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "*.txt\n")
+        .file("sub/.gitignore", "!keep.txt\n")
+        .file("sub/keep.txt", "")
+        .file("sub/drop.txt", "")
+        .file("other/.ignore", "!keep.txt\n")
+        .file("other/.gitignore", "keep.txt\n")
+        .file("other/keep.txt", "");
+    let listing = fixture.call("list_dir", json!({"depth": 3}));
+    assert_eq!(
+        ok(&listing),
+        ".gitignore\nother/\nother/.gitignore\nother/.ignore\nother/keep.txt\nsub/\n\
+         sub/.gitignore\nsub/keep.txt\n"
+    );
+}
+
+#[test]
+fn the_ignore_files_of_an_outer_repository_stop_at_a_nested_one() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "*.log\n")
+        .file(".git/info/exclude", "*.tmp\n")
+        .file("a.log", "")
+        .file("a.tmp", "")
+        .file("nested/.git/HEAD", "ref: refs/heads/main\n")
+        .file("nested/b.log", "")
+        .file("nested/b.tmp", "")
+        .file("plain/c.log", "")
+        .file("plain/c.tmp", "");
+    let listing = fixture.call("list_dir", json!({"depth": 3}));
+    assert_eq!(
+        ok(&listing),
+        ".gitignore\nnested/\nnested/b.log\nnested/b.tmp\nplain/\n"
     );
 }

@@ -6,8 +6,11 @@ mod support;
 
 mod commands;
 mod confinement;
+mod deny_rules;
 mod files;
+mod hard_links;
 mod listing;
+mod races;
 mod redaction;
 mod schema;
 mod searching;
