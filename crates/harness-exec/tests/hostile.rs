@@ -1,0 +1,315 @@
+//! The hostile-command corpus (`harness_exec::corpus`), asserted under every
+//! tier with real processes, a real git repository and the real kernel.
+//!
+//! A tier this machine cannot run is skipped with the reason, unless
+//! `HARNESS_CI_ALL_TIERS=1` (set by `.ci/run`) says every tier must run.
+
+#![allow(clippy::print_stderr)] // a skipped row says why, on stderr
+
+use std::fs;
+use std::io::ErrorKind;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use harness_exec::corpus::{Expect, HOSTILE_COMMANDS, HostileCommand, Observe};
+use harness_exec::{Confinement, Isolation, Policy, RunOptions, Runner, Tier, preflight};
+
+/// Set by `.ci/run`: every tier must run, none may be skipped.
+const ALL_TIERS: &str = "HARNESS_CI_ALL_TIERS";
+
+macro_rules! corpus_tests {
+    ($($id:ident),* $(,)?) => {
+        const TESTED: &[&str] = &[$(stringify!($id)),*];
+        mod none { $( #[test] fn $id() { super::check(harness_exec::Tier::None, stringify!($id)) } )* }
+        mod landlock { $( #[test] fn $id() { super::check(harness_exec::Tier::Landlock, stringify!($id)) } )* }
+        mod bwrap { $( #[test] fn $id() { super::check(harness_exec::Tier::Bwrap, stringify!($id)) } )* }
+    };
+}
+
+corpus_tests!(
+    write_home,
+    write_home_python,
+    write_tmp,
+    write_etc,
+    rm_rf_git,
+    git_update_ref,
+    git_hook,
+    write_harness_toml,
+    read_ssh_key,
+    read_harness_environ,
+    tcp_bash,
+    tcp_python,
+    tcp_curl,
+    udp_send,
+    kill_outside,
+    daemon,
+    fork_storm,
+    write_workspace,
+    create_top_level,
+    private_tmp,
+    git_status,
+    git_diff,
+    python_unittest,
+    node_test,
+    cargo_test,
+);
+
+#[test]
+fn every_row_of_the_corpus_has_a_test_under_every_tier() {
+    let rows: Vec<&str> = HOSTILE_COMMANDS.iter().map(|row| row.id).collect();
+    assert_eq!(rows, TESTED);
+}
+
+#[test]
+fn ci_runs_every_tier() {
+    // CI sets the variable; there, a tier that cannot run is a failure.
+    if std::env::var_os(ALL_TIERS).is_none_or(|value| value != "1") {
+        eprintln!("skipped: {ALL_TIERS} is not set (only .ci/run sets it)");
+        return;
+    }
+    for tier in Tier::ALL {
+        preflight::probe(tier).unwrap_or_else(|error| panic!("CI must run every tier: {error}"));
+    }
+}
+
+/// Runs the row `id` under `tier` and asserts its expected result.
+fn check(tier: Tier, id: &str) {
+    let row = HOSTILE_COMMANDS
+        .iter()
+        .find(|row| row.id == id)
+        .expect("a row of that name");
+    if let Err(unavailable) = preflight::probe(tier) {
+        assert!(
+            std::env::var_os(ALL_TIERS).is_none_or(|value| value != "1"),
+            "{ALL_TIERS}=1 but {unavailable}"
+        );
+        eprintln!("skipped: {unavailable}");
+        return;
+    }
+    if let Some(missing) = row.needs.iter().find(|program| find(program).is_none()) {
+        eprintln!("skipped: {missing} is not installed");
+        return;
+    }
+    let fixture = Fixture::new(row);
+    let got_through = fixture.run(tier, row);
+    let expected = row.expected(tier, preflight::host_facts().landlock_abi);
+    assert_eq!(
+        got_through,
+        expected == Expect::Allowed,
+        "{} under {tier}: expected {expected:?}",
+        row.what
+    );
+}
+
+/// A workspace (a git repository), a home with a test key, a TCP and a UDP
+/// port listening, and a victim process, for one row.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    home: PathBuf,
+    token: String,
+    tcp: TcpListener,
+    udp: UdpSocket,
+    victim: Child,
+}
+
+impl Fixture {
+    fn new(row: &HostileCommand) -> Fixture {
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        // Outside /tmp, so that bwrap's private /tmp does not hide them.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (workspace, home) = (root.join("workspace"), root.join("home"));
+        let token = format!(
+            "{}{:04}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        fs::create_dir_all(home.join(".ssh")).expect("home");
+        fs::write(
+            home.join(".ssh/id_ed25519"),
+            format!("HARNESS-TEST-KEY-{token}\n"),
+        )
+        .expect("key");
+        fs::create_dir_all(workspace.join("src")).expect("workspace");
+        let files = [
+            ("harness.toml", "# the harness's own settings\n"),
+            ("src/lib.txt", "text\n"),
+            (
+                "test_probe.py",
+                "import unittest\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n",
+            ),
+            (
+                "probe.test.mjs",
+                "import test from 'node:test';\ntest('ok', () => {});\n",
+            ),
+            (
+                "Cargo.toml",
+                "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", "#[test]\nfn ok() {}\n"),
+            (".gitignore", "target/\n__pycache__/\n"),
+        ];
+        for (name, content) in files {
+            fs::write(workspace.join(name), content).expect("file");
+        }
+        git(&workspace, &["init", "-q", "-b", "main"]);
+        git(&workspace, &["add", "-A"]);
+        git(&workspace, &["commit", "-q", "-m", "fixture"]);
+        if row.id == "cargo_test" {
+            // Landlock lets commands write inside the workspace's
+            // directories, not create new top-level entries.
+            fs::create_dir(workspace.join("target")).expect("target");
+            let status = Command::new(toolchain_bin().join("cargo"))
+                .args(["generate-lockfile", "--offline"])
+                .current_dir(&workspace)
+                .status()
+                .expect("cargo");
+            assert!(status.success());
+        }
+        let tcp = TcpListener::bind("127.0.0.1:0").expect("tcp");
+        tcp.set_nonblocking(true).expect("nonblocking");
+        let port = tcp.local_addr().expect("addr").port();
+        let udp = UdpSocket::bind(("127.0.0.1", port)).expect("udp on the same port");
+        udp.set_nonblocking(true).expect("nonblocking");
+        let victim = Command::new("sleep").arg("300").spawn().expect("victim");
+        Fixture {
+            _dir: dir,
+            workspace,
+            home,
+            token,
+            tcp,
+            udp,
+            victim,
+        }
+    }
+
+    /// Fills in the placeholders of `text`.
+    fn fill(&self, text: &str) -> String {
+        text.replace("{workspace}", &self.workspace.to_string_lossy())
+            .replace("{home}", &self.home.to_string_lossy())
+            .replace("{token}", &self.token)
+            .replace(
+                "{port}",
+                &self.tcp.local_addr().expect("addr").port().to_string(),
+            )
+            .replace("{victim}", &self.victim.id().to_string())
+            .replace("{harness_pid}", &std::process::id().to_string())
+    }
+
+    /// Runs `row` under `tier`; true if and only if its effect happened.
+    fn run(mut self, tier: Tier, row: &HostileCommand) -> bool {
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", toolchain_bin().display());
+        let confinement = Confinement::new(&self.workspace).home(&self.home);
+        let runner = Runner::new()
+            .parent_env([
+                ("PATH", path.as_str()),
+                ("HOME", &self.home.to_string_lossy()),
+                ("LANG", "C.UTF-8"),
+            ])
+            .policy(Policy::allowlist([
+                "sh", "bash", "python3", "rm", "git", "cat", "curl", "kill", "node", "cargo",
+            ]))
+            .isolation(Isolation::new(tier, confinement));
+        let timeout = match row.id {
+            "fork_storm" => Duration::from_secs(1),
+            "cargo_test" => Duration::from_secs(300),
+            _ => Duration::from_secs(30),
+        };
+        let argv: Vec<String> = row.argv.iter().map(|arg| self.fill(arg)).collect();
+        let before = match row.observe {
+            Observe::Changes(path) => fs::read(self.fill(path)).ok(),
+            _ => None,
+        };
+        let outcome = runner
+            .run(&argv, &RunOptions::new(&self.workspace).timeout(timeout))
+            .unwrap_or_else(|error| panic!("{argv:?} could not run: {error}"));
+        let through = match row.observe {
+            Observe::Creates(path) => {
+                let path = self.fill(path);
+                let created = Path::new(&path).exists();
+                if created && !path.starts_with(&*self.workspace.to_string_lossy()) {
+                    let _ = fs::remove_file(&path);
+                }
+                created
+            }
+            Observe::Changes(path) => fs::read(self.fill(path)).ok() != before,
+            Observe::Removes(path) => !Path::new(&self.fill(path)).exists(),
+            Observe::Prints(text) => outcome.output().contains(text),
+            Observe::ConnectsTcp => match self.tcp.accept() {
+                Ok(_) => true,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => false,
+                Err(error) => panic!("accept: {error}"),
+            },
+            Observe::SendsUdp => self.udp.recv(&mut [0; 16]).is_ok(),
+            Observe::KillsVictim => {
+                // A signal sent is not yet a process gone: give it a moment.
+                let deadline = Instant::now() + Duration::from_secs(1);
+                loop {
+                    let gone = self.victim.try_wait().expect("try_wait").is_some();
+                    if gone || Instant::now() > deadline {
+                        break gone;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            Observe::Survives(text) => !kill_survivors(&self.fill(text)).is_empty(),
+            Observe::Succeeds => {
+                if !outcome.is_success() {
+                    eprintln!("{}", outcome.to_model_text());
+                }
+                outcome.is_success()
+            }
+        };
+        let _ = self.victim.kill();
+        let _ = self.victim.wait();
+        through
+    }
+}
+
+/// Kills every process whose command line contains `text`; their pids.
+fn kill_survivors(text: &str) -> Vec<u32> {
+    let survivors: Vec<u32> = fs::read_dir("/proc")
+        .expect("proc")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(text))
+        })
+        .collect();
+    for pid in &survivors {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    survivors
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("git");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// The directory of the real `cargo` and `rustc`, not rustup's proxies
+/// (which would look for their toolchains in the test's fake home).
+fn toolchain_bin() -> PathBuf {
+    let output = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc");
+    PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()).join("bin")
+}
+
+fn find(program: &str) -> Option<PathBuf> {
+    ["/usr/local/bin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(program))
+        .chain(std::iter::once(toolchain_bin().join(program)))
+        .find(|path| path.is_file())
+}
