@@ -5,6 +5,7 @@
 //! link once.
 
 mod adversarial;
+mod claims;
 mod end_to_end;
 mod help;
 mod interrupt;

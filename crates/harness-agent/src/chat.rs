@@ -7,7 +7,7 @@ use serde_json::Value;
 /// answer comes out, its text streamed piece by piece as it is generated.
 ///
 /// [`harness_ollama::Client`] implements it for real servers (Ollama's API and
-/// OpenAI-compatible ones); [`FakeChat`](crate::FakeChat) replays a script for tests. The loop
+/// OpenAI-compatible ones); `FakeChat` (feature `test-support`) replays a script for tests. The loop
 /// calls it from a thread of its own, so that a stop request never has to wait for a slow
 /// answer: hence `Send + Sync`.
 pub trait ChatClient: Send + Sync {

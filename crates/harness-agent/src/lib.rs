@@ -2,7 +2,8 @@
 //! until it says it is done and a verification command agrees.
 //!
 //! An [`Agent`] talks to a model through the [`ChatClient`] seam (implemented for
-//! [`harness_ollama::Client`], and by [`FakeChat`] for tests) and calls the tools of a
+//! [`harness_ollama::Client`], and, with the `test-support` feature, by `FakeChat` for
+//! tests) and calls the tools of a
 //! [`harness_tools::Toolbox`], which confines, bounds and redacts every call. The run ends
 //! with an [`Outcome`] in a [`RunReport`]; only [`Outcome::Verified`] means the verification
 //! command exited 0.
@@ -101,6 +102,7 @@ mod chat;
 mod checkpoint;
 mod context;
 mod event;
+#[cfg(feature = "test-support")]
 mod fake;
 mod head_start;
 mod ollama;
@@ -116,6 +118,7 @@ pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};
 pub use event::{Event, Observer};
+#[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
 pub use harness_ollama::{Message, Role, ToolCall};
 pub use outcome::{Outcome, RunReport, VerificationReport};

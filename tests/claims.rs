@@ -1,0 +1,188 @@
+//! Every claim names the tests that back it, and those tests exist.
+//!
+//! README.md's section "Every claim, and the tests that back it" is a table of claims, each
+//! naming its tests as `` `crate::test_name` ``; `harness sandbox explain` names them the
+//! same way on its "protected" lines. A test renamed or deleted without updating the claim
+//! breaks this test, so no claim outlives the test that made it true.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::support::source_root;
+
+/// The heading of README.md's claim table.
+const SECTION: &str = "## Every claim, and the tests that back it";
+
+#[test]
+fn every_claim_in_the_readme_names_tests_that_exist() {
+    let root = source_root();
+    let readme = fs::read_to_string(root.join("README.md")).expect("README.md is readable");
+    let rows = claim_rows(&readme);
+    assert!(
+        rows.len() >= 10,
+        "README.md's claim table has {} rows; every guard needs one",
+        rows.len()
+    );
+    let mut missing = Vec::new();
+    for row in &rows {
+        let names = test_names(row);
+        assert!(!names.is_empty(), "a claim names no test: {row}");
+        for name in names {
+            if !test_exists(&root, &name) {
+                missing.push(format!(
+                    "{}::{} (claimed in: {row})",
+                    name.krate, name.function
+                ));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "claims name tests that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_tells_a_real_test_from_a_missing_or_ignored_one() {
+    let root = source_root();
+    let real = TestName {
+        krate: "harness-cli".into(),
+        function: "the_checker_tells_a_real_test_from_a_missing_or_ignored_one".into(),
+    };
+    assert!(test_exists(&root, &real));
+    let missing = TestName {
+        krate: "harness-sandbox".into(),
+        function: "no_such_test_anywhere".into(),
+    };
+    assert!(!test_exists(&root, &missing));
+    // A helper that is not a test does not back a claim.
+    let helper = TestName {
+        krate: "harness-cli".into(),
+        function: "claim_rows".into(),
+    };
+    assert!(!test_exists(&root, &helper));
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let krate = dir.path().join("crates/harness-fake/tests");
+    fs::create_dir_all(&krate).expect("create");
+    fs::write(
+        krate.join("t.rs"),
+        "#[test]\n#[ignore]\nfn skipped() {}\n\n#[test]\nfn ran() {}\n",
+    )
+    .expect("write");
+    let named = |function: &str| TestName {
+        krate: "harness-fake".into(),
+        function: function.into(),
+    };
+    assert!(test_exists(dir.path(), &named("ran")));
+    assert!(
+        !test_exists(dir.path(), &named("skipped")),
+        "an ignored test backs nothing"
+    );
+
+    let row = "| a claim | `harness-sandbox::one_test`, `xtask::other` and `not a name` |";
+    let names: Vec<String> = test_names(row)
+        .into_iter()
+        .map(|n| format!("{}::{}", n.krate, n.function))
+        .collect();
+    assert_eq!(names, ["harness-sandbox::one_test", "xtask::other"]);
+}
+
+/// A test, as a claim names it: the package and the test function's name.
+#[derive(Debug)]
+struct TestName {
+    krate: String,
+    function: String,
+}
+
+/// The body rows of the claim table: every table line after the header and its separator.
+fn claim_rows(readme: &str) -> Vec<String> {
+    let Some(start) = readme.find(SECTION) else {
+        panic!("README.md has no section {SECTION:?}");
+    };
+    let section = &readme[start + SECTION.len()..];
+    let end = section.find("\n## ").unwrap_or(section.len());
+    section[..end]
+        .lines()
+        .filter(|line| line.starts_with('|'))
+        .skip(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every `` `crate::function` `` in `text` whose crate is one of ours.
+fn test_names(text: &str) -> Vec<TestName> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| {
+            let (krate, function) = quoted.split_once("::")?;
+            let ours = krate.starts_with("harness-") || krate == "xtask";
+            let plain = |s: &str| {
+                !s.is_empty()
+                    && s.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+                    })
+            };
+            (ours && plain(krate) && plain(function) && !function.contains('-')).then(|| TestName {
+                krate: krate.to_owned(),
+                function: function.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// Whether `name` is a test that runs: a `fn` of that name in the package's sources, with
+/// `#[test]` among the attributes just above it and no `#[ignore]`.
+fn test_exists(root: &Path, name: &TestName) -> bool {
+    let mut dirs = vec![if name.krate == "xtask" {
+        root.join("xtask")
+    } else {
+        root.join("crates").join(&name.krate)
+    }];
+    if name.krate == "harness-cli" {
+        // The binary's end-to-end tests live in the workspace's tests/ directory.
+        dirs.push(root.join("tests"));
+    }
+    let mut files = Vec::new();
+    for dir in dirs {
+        rust_files(&dir, &mut files);
+    }
+    let signature = format!("fn {}(", name.function);
+    files.iter().any(|file| {
+        let Ok(text) = fs::read_to_string(file) else {
+            return false;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        lines.iter().enumerate().any(|(at, line)| {
+            if !line.trim_start().starts_with(&signature) {
+                return false;
+            }
+            let attributes: Vec<&str> = lines[..at]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+                .collect();
+            attributes.iter().any(|a| a.starts_with("#[test]"))
+                && !attributes.iter().any(|a| a.starts_with("#[ignore"))
+        })
+    })
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "target") {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
