@@ -167,14 +167,62 @@ fn a_verification_command_the_policy_would_refuse_is_a_usage_error() {
 #[test]
 fn sandbox_explain_says_what_is_and_is_not_protected() {
     let repo = Repo::from_fixture("calc");
-    repo.harness(&["sandbox", "explain", "--allow", "python3"])
+    repo.harness(&[
+        "sandbox",
+        "explain",
+        "--allow",
+        "python3",
+        "--sandbox",
+        "none",
+    ])
+    .assert_exit(0)
+    .assert_stdout_has(&[
+        "stop accidents, not an adversary",
+        "isolation tier: none",
+        "an allowlist: only python3 may run",
+        "NOT      kernel isolation",
+        "allowed  rm -rf .git (the undo path)",
+    ]);
+}
+
+#[test]
+fn sandbox_explain_prints_the_tested_table_of_the_tier_asked_for() {
+    let repo = Repo::from_fixture("calc");
+    let run = repo.harness(&["sandbox", "explain", "--sandbox", "landlock"]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "isolation tier: landlock",
+        "blocked  rm -rf .git (the undo path)",
+        "harness-exec::rm_rf_git",
+        "allowed  python3: send a UDP datagram to 127.0.0.1",
+        "NOT      UDP, ICMP and raw sockets",
+    ]);
+    // The boundary statement comes first, whatever the tier.
+    assert!(
+        run.stdout
+            .starts_with("Path confinement and a command policy stop accidents")
+    );
+    repo.harness(&["sandbox", "explain", "--sandbox", "bwrap"])
         .assert_exit(0)
         .assert_stdout_has(&[
-            "stop accidents, not an adversary",
-            "isolation tier: none",
-            "an allowlist: only python3 may run",
-            "NOT        kernel isolation",
+            "isolation tier: bwrap",
+            "blocked  python3: send a UDP datagram",
         ]);
+    repo.harness(&["sandbox", "explain", "--sandbox", "docker"])
+        .assert_exit(2)
+        .assert_stderr_has(&["unknown sandbox \"docker\": use one of auto, bwrap, landlock, none"]);
+}
+
+#[test]
+fn sandbox_doctor_probes_every_tier_and_names_the_one_auto_picks() {
+    let repo = Repo::from_fixture("calc");
+    let run = repo.harness(&["sandbox", "doctor"]);
+    // Both real tiers work on the CI machines and here; exit 1 would mean only `none` does.
+    run.assert_exit(0).assert_stdout_has(&[
+        "bwrap     works",
+        "landlock  works        Landlock ABI",
+        "none      works",
+        "auto picks: bwrap",
+    ]);
 }
 
 #[test]

@@ -37,6 +37,9 @@ pub struct HostileCommand {
     pub bwrap: Expect,
     /// Programs the row needs on `PATH`; without them the row is skipped.
     pub needs: &'static [&'static str],
+    /// True if and only if this is work a model should be able to do, not an
+    /// attack: "allowed" then means "works".
+    pub legitimate: bool,
 }
 
 /// Whether a command gets through.
@@ -109,7 +112,13 @@ const fn row(
         landlock_abi: 1,
         bwrap,
         needs: &[],
+        legitimate: false,
     }
+}
+
+const fn legitimate(mut command: HostileCommand) -> HostileCommand {
+    command.legitimate = true;
+    command
 }
 
 const fn needs(mut command: HostileCommand, programs: &'static [&'static str]) -> HostileCommand {
@@ -288,42 +297,42 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         Observe::Survives("sleep\u{0}2{token}"),
         [Blocked, Blocked, Blocked],
     ),
-    row(
+    legitimate(row(
         "write_workspace",
         "write a file in a workspace directory",
         &["sh", "-c", "echo x > src/new.txt"],
         Observe::Creates("{workspace}/src/new.txt"),
         [Allowed, Allowed, Allowed],
-    ),
-    row(
+    )),
+    legitimate(row(
         "create_top_level",
         "create a new entry at the top of the workspace",
         &["sh", "-c", "echo x > new.txt"],
         Observe::Creates("{workspace}/new.txt"),
         [Allowed, Blocked, Allowed],
-    ),
-    row(
+    )),
+    legitimate(row(
         "private_tmp",
         "write and read $TMPDIR",
         &["sh", "-c", "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\""],
         Observe::Succeeds,
         [Allowed, Allowed, Allowed],
-    ),
-    row(
+    )),
+    legitimate(row(
         "git_status",
         "git status",
         &["git", "status"],
         Observe::Succeeds,
         [Allowed, Allowed, Allowed],
-    ),
-    row(
+    )),
+    legitimate(row(
         "git_diff",
         "git diff",
         &["git", "diff", "--exit-code"],
         Observe::Succeeds,
         [Allowed, Allowed, Allowed],
-    ),
-    needs(
+    )),
+    legitimate(needs(
         row(
             "python_unittest",
             "python3 -m unittest",
@@ -332,8 +341,8 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             [Allowed, Allowed, Allowed],
         ),
         &["python3"],
-    ),
-    needs(
+    )),
+    legitimate(needs(
         row(
             "node_test",
             "node --test",
@@ -342,8 +351,8 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             [Allowed, Allowed, Allowed],
         ),
         &["node"],
-    ),
-    needs(
+    )),
+    legitimate(needs(
         row(
             "cargo_test",
             "cargo test on a tiny crate (target/ present)",
@@ -352,7 +361,7 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             [Allowed, Allowed, Allowed],
         ),
         &["cargo"],
-    ),
+    )),
 ];
 
 #[cfg(test)]
@@ -367,6 +376,7 @@ mod tests {
         assert_eq!(ids.len(), HOSTILE_COMMANDS.len());
         for row in HOSTILE_COMMANDS {
             if row.observe == Observe::Succeeds {
+                assert!(row.legitimate, "{} succeeds but is not legitimate", row.id);
                 assert!(
                     Tier::ALL
                         .iter()
