@@ -10,4 +10,5 @@ mod end_to_end;
 mod help;
 mod interrupt;
 mod refusals;
+mod same_call;
 mod support;

@@ -97,6 +97,26 @@ impl Repo {
         Run::of(self.command(args).output().expect("harness runs"))
     }
 
+    /// `harness ARGS` with the extra environment variables `vars`.
+    pub(crate) fn harness_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied());
+        Run::of(command.output().expect("harness runs"))
+    }
+
+    /// Writes the user's configuration file (in the test's home directory).
+    pub(crate) fn user_config(&self, text: &str) {
+        let directory = self.outer.join("home/.config/harness");
+        fs::create_dir_all(&directory).expect("the user's configuration directory");
+        fs::write(directory.join("config.toml"), text).expect("write the user's configuration");
+    }
+
+    /// Commits everything in the workspace, as a test author.
+    pub(crate) fn commit_all(&self, message: &str) {
+        self.git(&["add", "--all"]);
+        self.git(&["commit", "--quiet", "-m", message]);
+    }
+
     /// `harness ARGS`, started and left running.
     pub(crate) fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)

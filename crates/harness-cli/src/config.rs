@@ -1,15 +1,181 @@
-//! Configuration files: `~/.config/harness/config.toml` for the user, `harness.toml` in the
-//! workspace for the project. Flags win over both, the project's file over the user's.
+//! Settings: `~/.config/harness/config.toml` for the user, `harness.toml` in the workspace
+//! for the project, and the flags. Flags win over both, the project's file over the user's.
+//!
+//! [`Settings::resolve`] is the one way settings are decided, for `harness run` and for
+//! `harness tool` alike, so a call made by hand meets exactly the guards a model's call
+//! meets.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, anyhow};
+use harness_agent::{Budgets, Verification};
+use harness_exec::Policy;
+use harness_ollama::{Api, DEFAULT_MODEL};
 use serde::Deserialize;
 
 /// The name of the project's configuration file, at the workspace root.
 pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
+
+/// The settings of one command: flags over configuration files over defaults.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    /// What the model's tools may do: shared by `harness run` and `harness tool`.
+    pub(crate) toolbox: ToolboxSettings,
+    /// The model.
+    pub(crate) model: String,
+    /// The model server's address; `None` for the API's default.
+    pub(crate) host: Option<String>,
+    /// The model server's API.
+    pub(crate) api: Api,
+    /// The command that decides whether a run succeeded.
+    pub(crate) verification: Option<Verification>,
+    /// The longest a whole run may take.
+    pub(crate) timeout: Duration,
+    /// The most model turns.
+    pub(crate) max_steps: u32,
+    /// Failed tool calls in a row that end a run.
+    pub(crate) max_failed_calls: u32,
+    /// Prompt and generated tokens a run may use.
+    pub(crate) max_tokens: Option<u64>,
+    /// Characters of the head start shown to the model; 0 turns it off.
+    pub(crate) head_start_chars: usize,
+    /// The model's context window, when the configuration sets it.
+    pub(crate) context_length: Option<u32>,
+    /// Sampling temperature.
+    pub(crate) temperature: f64,
+    /// The configuration files that were read, in order.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+/// What confines the model's tools: the deny rules, the command policy and the command
+/// timeouts. `toolbox::build` turns it into the toolbox, the same way for every command.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct ToolboxSettings {
+    /// Programs allowed to run; empty for the blocklist.
+    pub(crate) allow: Vec<String>,
+    /// Files the tools may neither read nor write, beyond the built-in rules.
+    pub(crate) deny: Vec<String>,
+    /// The timeout of a command whose call sets none; `None` for the toolbox's default.
+    pub(crate) command_timeout: Option<Duration>,
+    /// The most a call may ask for; `None` for the toolbox's default.
+    pub(crate) max_command_timeout: Option<Duration>,
+}
+
+impl ToolboxSettings {
+    /// The command policy: the allowlist if one was given, else the blocklist.
+    pub(crate) fn policy(&self) -> Policy {
+        if self.allow.is_empty() {
+            Policy::blocklist()
+        } else {
+            Policy::allowlist(self.allow.clone())
+        }
+    }
+}
+
+/// What the flags of a command say. `None` (or an empty list) leaves the key to the files.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Overrides {
+    pub(crate) model: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) api: Option<String>,
+    pub(crate) verify: Option<String>,
+    pub(crate) allow: Vec<String>,
+    pub(crate) timeout: Option<u64>,
+    pub(crate) max_steps: Option<u32>,
+    pub(crate) command_timeout: Option<u64>,
+    pub(crate) max_command_timeout: Option<u64>,
+}
+
+impl Settings {
+    /// The settings for the workspace `root` (canonical): the user's file, the project's
+    /// file over it, `flags` over both, then the defaults.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or parsed, an unknown key, a zero limit, an unknown API
+    /// or a verification command that cannot be split, each named.
+    pub(crate) fn resolve(root: &Path, flags: &Overrides) -> anyhow::Result<Settings> {
+        let loaded = load(root)?;
+        Settings::from_parts(flags, loaded)
+    }
+
+    fn from_parts(flags: &Overrides, loaded: Loaded) -> anyhow::Result<Settings> {
+        let files = loaded.config;
+        refuse_zero_limits(&files)?;
+        let api = match flags.api.as_deref().or(files.api.as_deref()) {
+            None => Api::Ollama,
+            Some(name) => name.parse().map_err(|_| {
+                anyhow!("unknown api {name:?} in the configuration: use \"ollama\" or \"openai\"")
+            })?,
+        };
+        let verification = flags
+            .verify
+            .clone()
+            .or(files.verify)
+            .map(|text| Verification::parse(&text))
+            .transpose()?;
+        let defaults = Budgets::default();
+        let allow = if flags.allow.is_empty() {
+            files.allow.unwrap_or_default()
+        } else {
+            flags.allow.clone()
+        };
+        let seconds = |value: Option<u64>| value.map(Duration::from_secs);
+        Ok(Settings {
+            toolbox: ToolboxSettings {
+                allow,
+                deny: files.deny.unwrap_or_default(),
+                command_timeout: seconds(flags.command_timeout.or(files.command_timeout)),
+                max_command_timeout: seconds(flags.max_command_timeout),
+            },
+            model: flags
+                .model
+                .clone()
+                .or(files.model)
+                .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            host: flags.host.clone().or(files.host),
+            api,
+            verification,
+            timeout: flags
+                .timeout
+                .or(files.timeout)
+                .map_or(defaults.max_duration, Duration::from_secs),
+            max_steps: flags
+                .max_steps
+                .or(files.max_steps)
+                .unwrap_or(defaults.max_steps),
+            max_failed_calls: files.max_failed_calls.unwrap_or(defaults.max_failed_calls),
+            max_tokens: files.max_tokens.or(defaults.max_tokens),
+            head_start_chars: files.head_start_chars.unwrap_or(defaults.head_start_chars),
+            context_length: files.context_length,
+            temperature: files.temperature.unwrap_or(0.2),
+            files: loaded.files,
+        })
+    }
+}
+
+/// A limit of 0 in a configuration file would end every run before its first step (or
+/// every command at once): refused, naming the key. The flags cannot be 0 (clap checks).
+fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
+    let limits = [
+        ("timeout", files.timeout),
+        ("command_timeout", files.command_timeout),
+        ("max_steps", files.max_steps.map(u64::from)),
+        ("max_failed_calls", files.max_failed_calls.map(u64::from)),
+        ("max_tokens", files.max_tokens),
+        ("context_length", files.context_length.map(u64::from)),
+    ];
+    match limits.into_iter().find(|(_, value)| *value == Some(0)) {
+        Some((key, _)) => Err(anyhow!(
+            "`{key} = 0` in the configuration would stop every run at once: use at least 1, \
+             or leave the key out for the default"
+        )),
+        None => Ok(()),
+    }
+}
 
 /// What one configuration file may say. Every key is optional; an unknown key is an error
 /// naming the file and the key, so a typo never goes unnoticed.
@@ -204,5 +370,131 @@ mod tests {
         assert_eq!(config.max_tokens, Some(200_000));
         assert_eq!(config.head_start_chars, Some(0));
         assert_eq!(config.allow.unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_zero_limit_in_the_configuration_is_refused_by_name() {
+        let none = FileConfig::default;
+        let cases = [
+            (
+                "timeout",
+                FileConfig {
+                    timeout: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "command_timeout",
+                FileConfig {
+                    command_timeout: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_steps",
+                FileConfig {
+                    max_steps: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_failed_calls",
+                FileConfig {
+                    max_failed_calls: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "max_tokens",
+                FileConfig {
+                    max_tokens: Some(0),
+                    ..none()
+                },
+            ),
+            (
+                "context_length",
+                FileConfig {
+                    context_length: Some(0),
+                    ..none()
+                },
+            ),
+        ];
+        for (key, files) in cases {
+            let error = refuse_zero_limits(&files).unwrap_err().to_string();
+            assert!(error.contains(&format!("`{key} = 0`")), "{error}");
+        }
+        let ones = FileConfig {
+            timeout: Some(1),
+            command_timeout: Some(1),
+            max_steps: Some(1),
+            max_failed_calls: Some(1),
+            max_tokens: Some(1),
+            context_length: Some(1),
+            head_start_chars: Some(0),
+            ..FileConfig::default()
+        };
+        assert!(
+            refuse_zero_limits(&ones).is_ok(),
+            "1 is a limit; a head start of 0 is off"
+        );
+    }
+
+    #[test]
+    fn flags_win_over_the_files_and_only_a_flag_lowers_the_most_a_command_may_ask_for() {
+        let files = Loaded {
+            config: FileConfig {
+                allow: Some(vec!["git".into()]),
+                deny: Some(vec!["*.secret".into()]),
+                command_timeout: Some(60),
+                ..FileConfig::default()
+            },
+            files: vec![PathBuf::from("harness.toml")],
+        };
+        let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
+        assert_eq!(
+            from_files.toolbox,
+            ToolboxSettings {
+                allow: vec!["git".into()],
+                deny: vec!["*.secret".into()],
+                command_timeout: Some(Duration::from_secs(60)),
+                max_command_timeout: None,
+            }
+        );
+        assert_eq!(from_files.files, [PathBuf::from("harness.toml")]);
+        let flags = Overrides {
+            allow: vec!["cargo".into()],
+            command_timeout: Some(5),
+            max_command_timeout: Some(5),
+            ..Overrides::default()
+        };
+        let from_flags = Settings::from_parts(&flags, files).unwrap();
+        assert_eq!(from_flags.toolbox.allow, ["cargo"]);
+        assert_eq!(
+            from_flags.toolbox.deny,
+            ["*.secret"],
+            "flags add no deny rules"
+        );
+        assert_eq!(
+            from_flags.toolbox.command_timeout,
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            from_flags.toolbox.max_command_timeout,
+            Some(Duration::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn the_policy_is_the_allowlist_when_one_is_given() {
+        let blocklist = ToolboxSettings::default().policy();
+        assert!(blocklist.check(&["ls".to_owned()]).is_ok());
+        assert!(blocklist.check(&["sudo".to_owned()]).is_err());
+        let allowlist = ToolboxSettings {
+            allow: vec!["python3".into()],
+            ..ToolboxSettings::default()
+        }
+        .policy();
+        assert!(allowlist.check(&["ls".to_owned()]).is_err());
+        assert!(allowlist.check(&["python3".to_owned()]).is_ok());
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! This binary is thin: it parses arguments, builds the library objects and prints what they
 //! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`, configuration files in `config`.
+//! run is in `display`, settings (files and flags) in `config`, and the toolbox that
+//! `harness run` and `harness tool` both build in `toolbox`.
 //!
 //! Exit status: 0 verified (or success), 1 not verified (or a tool error), 2 bad usage or
 //! configuration, 3 a model server problem, 130 interrupted.
@@ -21,6 +22,7 @@ mod config;
 mod display;
 mod exit;
 mod guard;
+mod toolbox;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.

@@ -95,8 +95,12 @@ usage_errors! {
     a_zero_timeout_is_bad_usage: ["tool", "--timeout", "0", "list_dir"] => "invalid value '0' for '--timeout <S>'",
     list_with_a_name_is_bad_usage: ["tool", "--list", "read_file"] => "cannot be used with",
     no_subcommand_is_bad_usage: [] => "Usage: harness",
+    the_filesystem_root_is_refused_as_for_a_run: ["tool", "--workspace", "/", "list_dir"]
+        => "refusing / as the workspace: it is the root of the filesystem",
+    the_harness_source_tree_is_refused_as_for_a_run: ["tool", "--workspace", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."), "list_dir"]
+        => "it contains the harness (its own source tree",
     a_missing_workspace_is_bad_usage: ["tool", "--workspace", "/nonexistent/harness-test", "list_dir"]
-        => "harness: cannot use /nonexistent/harness-test as the workspace: workspace root /nonexistent/harness-test is not usable: it does not exist",
+        => "harness: cannot use /nonexistent/harness-test as the workspace: it must be an existing directory",
 }
 
 #[test]

@@ -57,12 +57,17 @@
 //! is killed. In every case `run` returns only once no process it started is
 //! alive.
 //!
-//! Processes that left the group (`setsid`, a double fork) are found through
-//! a marker variable `HARNESS_EXEC_RUN_<token>=1` in the environment the
-//! command and its descendants inherit, by scanning `/proc`. A process that
-//! both leaves the group and clears its environment is still found when the
+//! Processes that left the group (`setsid`, a double fork) are found as
+//! descendants of the run's processes, and through a marker variable
+//! `HARNESS_EXEC_RUN_<token>=1` (a 128-bit random token) in the environment
+//! the command and its descendants inherit, by scanning `/proc`. When the
 //! program is a child subreaper, which [`enable_subreaper`] turns on (it is
-//! process-wide; the harness CLI enables it).
+//! process-wide; the harness CLI enables it), every orphan re-parented to it
+//! is killed, whatever its environment says, unless it is the direct child
+//! of a run in progress: a process cannot escape by clearing its environment
+//! or by copying or forging a marker. A process started by a program outside
+//! the run (`systemd-run`, `at`, an already running `tmux` server) is out of
+//! reach.
 //!
 //! # Output
 //!

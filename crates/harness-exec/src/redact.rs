@@ -72,7 +72,15 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 ///    (`xoxb-…` and the other `xox?-` kinds), `sk-…` API keys, and JWTs
 ///    (`eyJ….eyJ….…`);
 /// 4. the credential after `Bearer`;
-/// 5. the value in `name=value`, `name: value`, `"name": "value"` and
+/// 5. the password of a URL with userinfo (`postgres://app:[REDACTED]@db/app`),
+///    for any scheme; the user and the host stay visible. As URL parsers do,
+///    the authority ends at `/`, `?`, `#`, whitespace, a quote, `<`, `>` or a
+///    backslash, the userinfo at its last `@` and the user at the first `:`,
+///    so a password may hold `@` and `:`; one holding a character that ends
+///    the authority is not a password any parser would read, and is redacted
+///    only up to it. `user@host` and `ssh://git@host`, without a password,
+///    are left alone;
+/// 6. the value in `name=value`, `name: value`, `"name": "value"` and
 ///    `'name': 'value'` when a word of the name is a secret word: `key`,
 ///    `token`, `secret`, `password`, `passwd`, `passphrase`, `credential(s)`,
 ///    or a compound such as `apikey`. Words are split at `_`, `-`, `.` and
@@ -156,6 +164,7 @@ impl Redactor {
         text = chain(text, |t| patterns.pem_end.replace_all(t, REDACTED));
         text = chain(text, |t| patterns.token.replace_all(t, REDACTED));
         text = chain(text, |t| patterns.bearer.replace_all(t, bearer.as_str()));
+        text = chain(text, |t| redact_url_passwords(&patterns.url_authority, t));
         chain(text, |t| redact_assignments(&patterns.assignment, t))
     }
 }
@@ -170,6 +179,8 @@ struct Patterns {
     token: Regex,
     /// `Bearer` and the credential after it (group 1 keeps the word).
     bearer: Regex,
+    /// `scheme://` and the authority after it (group `authority`).
+    url_authority: Regex,
     /// `name=value`, `name: value` and their quoted forms.
     assignment: Regex,
     /// A whole value that is a dotted name such as `settings.SECRET`: code, not a secret.
@@ -195,6 +206,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
         )),
         bearer: compile(r"\b([Bb]earer|BEARER)\s+[A-Za-z0-9._~+/-]{8,}=*"),
+        url_authority: compile(r#"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^\s/?#"'<>`\\]*)"#),
         dotted_name: compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"),
         assignment: compile(concat!(
             r#"(?P<name>"[A-Za-z0-9_.-]+"|'[A-Za-z0-9_.-]+'|[A-Za-z_][A-Za-z0-9_.-]*)"#,
@@ -203,6 +215,35 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         )),
     }
 });
+
+/// Replaces the password in every URL's userinfo (`user:password@`).
+fn redact_url_passwords<'a>(url_authority: &Regex, text: &'a str) -> Cow<'a, str> {
+    let mut out = String::new();
+    let mut copied = 0;
+    for caps in url_authority.captures_iter(text) {
+        let Some(authority) = caps.name("authority") else {
+            continue;
+        };
+        let Some((userinfo, _host)) = authority.as_str().rsplit_once('@') else {
+            continue;
+        };
+        let Some((user, password)) = userinfo.split_once(':') else {
+            continue;
+        };
+        if password.is_empty() || password == REDACTED {
+            continue;
+        }
+        let start = authority.start() + user.len() + 1;
+        out.push_str(&text[copied..start]);
+        out.push_str(REDACTED);
+        copied = start + password.len();
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
 
 /// Replaces the values of secret-named assignments.
 fn redact_assignments<'a>(assignment: &Regex, text: &'a str) -> Cow<'a, str> {
@@ -396,6 +437,28 @@ mod tests {
         short_akia: "AKIA1234" => "AKIA1234";
         short_github: "ghp_abc" => "ghp_abc";
         url_with_port: "http://localhost:8080/key" => "http://localhost:8080/key";
+        // The password of a URL's userinfo; the user and host stay.
+        database_url: "DATABASE_URL=postgres://app:pw@host/db" => "DATABASE_URL=postgres://app:[REDACTED]@host/db";
+        url_in_prose: "connecting to mysql://root:hunter2@10.0.0.5:3306 ..." => "connecting to mysql://root:[REDACTED]@10.0.0.5:3306 ...";
+        url_https_token: "remote: https://x-access-token:abc123@github.com/o/r.git" => "remote: https://x-access-token:[REDACTED]@github.com/o/r.git";
+        url_password_with_at_and_colon: "redis://u:p@ss:w0rd@cache:6379/0" => "redis://u:[REDACTED]@cache:6379/0";
+        url_password_with_specials: "amqp://guest:!$&()*+,;=%40~@mq/vhost" => "amqp://guest:[REDACTED]@mq/vhost";
+        url_password_percent_encoded: "postgresql://app:p%40ss%2Fw@db" => "postgresql://app:[REDACTED]@db";
+        url_without_path: "ftp://anon:pw@ftp.example.org" => "ftp://anon:[REDACTED]@ftp.example.org";
+        url_ipv6_host: "postgres://a:b@[::1]:5432/x" => "postgres://a:[REDACTED]@[::1]:5432/x";
+        url_scheme_with_plus: "git+ssh://me:pw@host/repo" => "git+ssh://me:[REDACTED]@host/repo";
+        url_jdbc: "jdbc:postgresql://app:pw@db:5432/app" => "jdbc:postgresql://app:[REDACTED]@db:5432/app";
+        url_empty_user: "redis://:s3cret@cache" => "redis://:[REDACTED]@cache";
+        url_quoted: r#"{"url":"postgres://app:pw@h/db","email":"a@b.c"}"# => r#"{"url":"postgres://app:[REDACTED]@h/db","email":"a@b.c"}"#;
+        url_single_quoted: "url='mongodb://u:p@h' x" => "url='mongodb://u:[REDACTED]@h' x";
+        url_two_on_a_line: "a://u:p@h b://v:q@i" => "a://u:[REDACTED]@h b://v:[REDACTED]@i";
+        url_password_in_path_is_not_userinfo: "http://host/a:b@c" => "http://host/a:b@c";
+        url_user_only: "ssh://git@github.com/o/r" => "ssh://git@github.com/o/r";
+        url_empty_password: "http://user:@host/" => "http://user:@host/";
+        url_port_without_userinfo: "http://host:8080/x?u=a:b@c" => "http://host:8080/x?u=a:b@c";
+        user_at_host: "git@github.com:o/r.git" => "git@github.com:o/r.git";
+        email: "mail me@example.com or a.b+c@d.org" => "mail me@example.com or a.b+c@d.org";
+        scp_like_with_colon: "user:pass@host" => "user:pass@host";
         already_redacted: "API_KEY=[REDACTED]" => "API_KEY=[REDACTED]";
         // Code that names a secret without holding one: a model must be able to edit it.
         python_environ: "API_KEY = os.environ['API_KEY']" => "API_KEY = os.environ['API_KEY']";

@@ -26,7 +26,7 @@ use crate::pre_exec::prepare_child;
 use crate::redact::Redactor;
 use crate::resolve::{Resolved, resolve};
 use crate::supervise::{Ending, Watched, watch};
-use crate::tree::{Marker, Tree, is_marker, spawn_registered, unregister};
+use crate::tree::{Marker, Tree, is_marker, reap_registered, spawn_registered};
 
 /// The timeout of a call that does not set one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -241,7 +241,7 @@ impl Runner {
         let program = program.as_ref();
         let timeout = self.timeout_for(options)?;
         let cwd = checked_working_directory(&options.cwd)?;
-        let marker = Marker::new();
+        let marker = Marker::new().map_err(Error::io("choosing the run's marker"))?;
         let env = self.child_env(&marker);
         let lookup = Lookup {
             search_path: lookup(&env, "PATH").map(OsStr::to_owned),
@@ -424,8 +424,8 @@ struct Running<'a> {
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.tree.kill();
-        *self.exit = Some(self.child.wait());
-        unregister(self.pid);
+        let child = &mut self.child;
+        *self.exit = Some(reap_registered(self.pid, || child.wait()));
     }
 }
 
@@ -564,10 +564,10 @@ mod tests {
 
     #[test]
     fn markers_of_enclosing_runs_are_passed_on() {
-        let outer = Marker::new();
+        let outer = Marker::new().expect("random");
         let runner =
             Runner::new().parent_env([(outer.name(), "1"), ("PATH", "/bin"), ("OTHER", "x")]);
-        let inner = Marker::new();
+        let inner = Marker::new().expect("random");
         let env = runner.child_env(&inner);
         let names: Vec<&OsStr> = env.iter().map(|(name, _)| name.as_os_str()).collect();
         assert_eq!(
@@ -582,11 +582,11 @@ mod tests {
 
     #[test]
     fn a_marker_passed_by_pattern_is_not_doubled() {
-        let outer = Marker::new();
+        let outer = Marker::new().expect("random");
         let runner = Runner::new()
             .parent_env([(outer.name(), "1")])
             .env(EnvPolicy::scrubbed().pass("HARNESS_*"));
-        let env = runner.child_env(&Marker::new());
+        let env = runner.child_env(&Marker::new().expect("random"));
         assert_eq!(
             env.iter().filter(|(name, _)| name == outer.name()).count(),
             1

@@ -2,42 +2,62 @@
 //!
 //! Killing the direct child is not enough: `sh -c 'server &'` leaves the
 //! server running, and a daemon escapes the process group with `setsid` or a
-//! double fork. A run's processes are found three ways, on Linux's `/proc`:
+//! double fork. On Linux's `/proc`, a process is the run's when it is:
 //!
-//! 1. its **process group**: the child is started as the leader of a new
-//!    group, and everything it starts stays in it unless it moves out;
-//! 2. its **marker**: the child's environment carries a variable
-//!    `HARNESS_EXEC_RUN_<token>=1`, unique to the run, and every descendant
-//!    inherits it unless it clears its environment (the markers of enclosing
-//!    runs are passed on too, so a harness running inside a harness is still
-//!    found by the outer one);
-//! 3. when this process is a **child subreaper** ([`enable_subreaper`]),
-//!    orphans are re-parented to it instead of to init, so an unmarked
-//!    process whose ancestors have exited still shows up as our child.
+//! 1. in the run's **process group**: the child is started as the leader of
+//!    a new group, and everything it starts stays in it unless it moves out;
+//! 2. **orphaned to this process**, when this process is a child subreaper
+//!    ([`enable_subreaper`]): orphans are re-parented to it instead of to
+//!    init, and every one of them is killed, unless it is the direct child of
+//!    a run in progress (the registry of running children, which pins each
+//!    pid by leaving the child unreaped while it is listed). Nothing a process
+//!    can set about itself (its environment, session, group or name) protects
+//!    an orphan;
+//! 3. **marked** with the run's marker: the child's environment carries a
+//!    variable `HARNESS_EXEC_RUN_<token>=1` whose token is 128 bits from the
+//!    kernel's random source, and every descendant inherits it unless it
+//!    clears its environment. The marker only ever adds a process to its run
+//!    (a marker is no proof of belonging to another run), and finds escapees
+//!    re-parented to init when this process is not a subreaper; the markers
+//!    of enclosing runs are passed on, so a harness running inside a harness
+//!    is still found by the outer one;
+//! 4. a **descendant** of any of the above, found through the parent links of
+//!    the same scan, so a whole subtree goes in one pass however deep it is.
 //!
 //! Signals go through pidfds, opened and checked again before the signal is
 //! sent, so a process that exits and whose pid is reused is never hit by
 //! mistake.
+//!
+//! What the tree cannot reach: a process started on the run's behalf by a
+//! program outside it (`systemd-run`, `at`, a `tmux` or `docker` server that
+//! was already running), and, when this process is not a subreaper, an
+//! orphan that left the group and cleared its environment.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::fs;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
 use rustix::process::{
-    Pid, PidfdFlags, Signal, WaitOptions, child_subreaper, getpid, kill_process_group, pidfd_open,
-    pidfd_send_signal, set_child_subreaper, waitpid,
+    Pid, PidfdFlags, Signal, WaitId, WaitIdOptions, WaitOptions, child_subreaper, getpid,
+    kill_process_group, pidfd_open, pidfd_send_signal, set_child_subreaper, waitid, waitpid,
 };
+use rustix::rand::{GetRandomFlags, getrandom};
 
 use crate::poll::poll_until;
 
 /// The start of the name of the environment variable that marks every
 /// process of a run.
 const MARKER_PREFIX: &str = "HARNESS_EXEC_RUN_";
+
+/// Random bytes in a marker's token: 128 bits cannot be guessed.
+const TOKEN_BYTES: usize = 16;
 
 /// How many times the killer looks again for processes started while it was
 /// killing: a fork bomb is down after a few passes, each killing everything
@@ -48,18 +68,20 @@ const KILL_PASSES: usize = 16;
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
 /// Direct children of the runs in progress in this process: the subreaper
-/// sweep must leave them to the run that owns them.
+/// sweep must leave them to the run that owns them. A pid stays listed until
+/// its child is reaped, so it cannot be reused while listed.
 static RUNNING: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
 
 /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`).
 ///
 /// Orphaned descendants of the commands it runs are then re-parented to this
-/// process instead of to init, and every run kills and reaps the ones it
-/// finds, even those that cleared their environment. Without it, a descendant
+/// process instead of to init, and every run kills and reaps every orphan it
+/// finds, whatever its environment says: without the subreaper, a descendant
 /// that both left the process group and cleared its environment escapes.
 ///
-/// An orphan that cleared its environment carries no sign of its run: it is
-/// taken by the first run that looks, among those that started before it.
+/// An orphan belongs to no run that can be proven (its parent is gone), so
+/// the first run that sweeps kills it: a daemon started by one command dies
+/// when any command run at the same time by the same process ends.
 ///
 /// This setting is process-wide and cannot be scoped: enable it only in a
 /// program that starts child processes through [`Runner`](crate::Runner)
@@ -86,9 +108,20 @@ pub(crate) fn spawn_registered<T>(
     Ok((pid, spawned))
 }
 
-/// Removes `pid` from the registry once it has been reaped.
-pub(crate) fn unregister(pid: Pid) {
-    running().retain(|running| *running != pid);
+/// Waits for the registered child `pid` to exit, then reaps it with `reap`
+/// and removes it from the registry in one step: a sweep never sees it
+/// reaped and still listed (its pid free for reuse, the new process
+/// protected), nor unlisted and unreaped (a zombie it would reap itself).
+pub(crate) fn reap_registered<T>(pid: Pid, reap: impl FnOnce() -> T) -> T {
+    // Waiting without reaping keeps the pid taken, outside the lock.
+    while let Err(Errno::INTR) = waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+    ) {}
+    let mut running = running();
+    let reaped = reap();
+    running.retain(|running| *running != pid);
+    reaped
 }
 
 fn running() -> std::sync::MutexGuard<'static, Vec<Pid>> {
@@ -101,27 +134,33 @@ fn running() -> std::sync::MutexGuard<'static, Vec<Pid>> {
 /// The environment variable that marks the processes of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Marker {
-    /// `HARNESS_EXEC_RUN_<pid>_<count>_<nanoseconds>`: unique in this process
-    /// by the count, across processes by the pid, and across pid reuse by
-    /// the clock.
+    /// `HARNESS_EXEC_RUN_<32 hex digits>`: a token from the kernel's random
+    /// source, so that no process can name the marker of a run it is not
+    /// part of, nor predict the next one.
     name: String,
 }
 
 impl Marker {
     /// A marker no other run has.
-    pub(crate) fn new() -> Marker {
-        static COUNT: AtomicU64 = AtomicU64::new(0);
-        let count = COUNT.fetch_add(1, Ordering::Relaxed);
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        Marker {
-            name: format!(
-                "{MARKER_PREFIX}{}_{count}_{nanos}",
-                getpid().as_raw_nonzero()
-            ),
+    ///
+    /// # Errors
+    ///
+    /// When the kernel's random source fails (`getrandom`).
+    pub(crate) fn new() -> io::Result<Marker> {
+        let mut token = [0u8; TOKEN_BYTES];
+        let mut filled = 0;
+        while filled < TOKEN_BYTES {
+            match getrandom(&mut token[filled..], GetRandomFlags::empty()) {
+                Ok(read) => filled += read,
+                Err(Errno::INTR) => {}
+                Err(errno) => return Err(errno.into()),
+            }
         }
+        let mut name = String::from(MARKER_PREFIX);
+        for byte in token {
+            let _ = write!(name, "{byte:02x}");
+        }
+        Ok(Marker { name })
     }
 
     /// The variable's name; its value is `1`.
@@ -149,19 +188,21 @@ pub(crate) struct Tree {
     /// The `NAME=1` entry that marks the run's environments.
     marker: Vec<u8>,
     /// When the direct child started, in clock ticks since boot: no process
-    /// started before it belongs to the run, whatever else it looks like.
+    /// started before it is in the run's group or carries its marker.
     started: u64,
 }
 
-/// What a process is to the run.
+/// What a process is to the run, before its ancestry is considered.
 #[derive(Debug, PartialEq, Eq)]
 enum Kinship {
-    /// Alive and the run's: to be killed.
+    /// Alive and the run's by itself: to be killed, with its descendants.
     Member,
     /// A dead orphan re-parented to this process: to be reaped.
     AdoptedZombie,
-    /// Nothing to do with the run.
-    Stranger,
+    /// Exited: nothing to kill.
+    Gone,
+    /// Alive, and the run's only if an ancestor is.
+    Unrelated,
 }
 
 impl Tree {
@@ -200,8 +241,16 @@ impl Tree {
     /// longer than the 2 s each pass waits.
     pub(crate) fn kill(&self) {
         for _ in 0..KILL_PASSES {
+            // Stopped first, all of them, then killed: a process whose child
+            // is killed before it cannot react (a shell would run its next
+            // command in the moment between the two kills).
+            self.signal_group(Signal::STOP);
+            let victims = self.find_and_signal(Signal::STOP);
             self.signal_group(Signal::KILL);
-            let victims = self.find_and_signal(Signal::KILL);
+            for victim in &victims {
+                // ESRCH: it has exited meanwhile.
+                let _ = pidfd_send_signal(victim, Signal::KILL);
+            }
             if victims.is_empty() {
                 return;
             }
@@ -222,85 +271,91 @@ impl Tree {
             subreaper: is_subreaper(),
             running: &running,
         };
+        let processes: HashMap<Pid, Stat> = all_pids()
+            .filter_map(|pid| Some((pid, Stat::read(pid)?)))
+            .collect();
         let mut victims = Vec::new();
-        for pid in all_pids() {
-            match self.kinship(pid, &context) {
-                Kinship::Stranger => {}
-                Kinship::AdoptedZombie => {
-                    let _ = waitpid(Some(pid), WaitOptions::NOHANG);
-                }
-                Kinship::Member => {
-                    // Between reading /proc and opening the pidfd the process
-                    // may have exited and its pid been reused: look again
-                    // through the pidfd's process before signalling.
-                    let Ok(pidfd) = pidfd_open(pid, PidfdFlags::empty()) else {
-                        continue;
-                    };
-                    if self.kinship(pid, &context) == Kinship::Member
-                        && pidfd_send_signal(&pidfd, signal).is_ok()
-                    {
-                        victims.push(pidfd);
-                    }
-                }
+        for pid in self.members(&processes, &context) {
+            // Between reading /proc and opening the pidfd the process may
+            // have exited and its pid been reused: only the process seen in
+            // the scan (same start) is signalled. One that is exiting now is
+            // still a victim: the next pass must look again, to reap it.
+            let Ok(pidfd) = pidfd_open(pid, PidfdFlags::empty()) else {
+                continue;
+            };
+            let seen = &processes[&pid];
+            if Stat::read(pid).is_some_and(|now| now.started == seen.started) {
+                // ESRCH: it has just exited, which is what was wanted.
+                let _ = pidfd_send_signal(&pidfd, signal);
+                victims.push(pidfd);
             }
         }
         victims
     }
 
-    /// What `pid` is to the run.
-    fn kinship(&self, pid: Pid, context: &Context<'_>) -> Kinship {
-        let Some(stat) = Stat::read(pid) else {
-            return Kinship::Stranger;
-        };
-        if stat.started < self.started {
-            return Kinship::Stranger;
+    /// The live processes of the run among `processes`, after reaping the
+    /// adopted zombies among them.
+    fn members(&self, processes: &HashMap<Pid, Stat>, context: &Context<'_>) -> HashSet<Pid> {
+        let mut members = HashSet::new();
+        let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
+        for (&pid, stat) in processes {
+            match self.kinship(pid, stat, context) {
+                Kinship::Member => {
+                    members.insert(pid);
+                }
+                Kinship::AdoptedZombie => {
+                    let _ = waitpid(Some(pid), WaitOptions::NOHANG);
+                }
+                Kinship::Gone => {}
+                Kinship::Unrelated => {
+                    if let Some(parent) = stat.parent {
+                        children.entry(parent).or_default().push(pid);
+                    }
+                }
+            }
         }
+        // Everything a member started is the run's too, however far down.
+        let mut pending: Vec<Pid> = members.iter().copied().collect();
+        while let Some(parent) = pending.pop() {
+            for &child in children.get(&parent).into_iter().flatten() {
+                if members.insert(child) {
+                    pending.push(child);
+                }
+            }
+        }
+        members
+    }
+
+    /// What `pid` is to the run by itself.
+    fn kinship(&self, pid: Pid, stat: &Stat, context: &Context<'_>) -> Kinship {
         let adopted =
             context.subreaper && stat.parent == Some(context.me) && !context.running.contains(&pid);
-        if stat.dead {
+        if stat.exited() {
             return if adopted {
                 Kinship::AdoptedZombie
             } else {
-                Kinship::Stranger
+                Kinship::Gone
             };
         }
-        if stat.group == Some(self.group) {
+        // An orphan is ours, whatever it claims: its environment, session
+        // and group are its own to forge.
+        if adopted {
             return Kinship::Member;
         }
-        match self.marking(pid) {
-            Marking::Ours => Kinship::Member,
-            Marking::AnotherRun => Kinship::Stranger,
-            Marking::None if adopted => Kinship::Member,
-            Marking::None => Kinship::Stranger,
+        if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
+            return Kinship::Member;
         }
+        Kinship::Unrelated
     }
 
-    /// Whose marker the environment of `pid` carries.
-    fn marking(&self, pid: Pid) -> Marking {
-        let Ok(environ) = fs::read(format!("/proc/{}/environ", pid.as_raw_nonzero())) else {
-            return Marking::None;
-        };
-        let mut marking = Marking::None;
-        for entry in environ.split(|&byte| byte == 0) {
-            if entry == self.marker.as_slice() {
-                return Marking::Ours;
-            }
-            if entry.starts_with(MARKER_PREFIX.as_bytes()) {
-                marking = Marking::AnotherRun;
-            }
-        }
-        marking
+    /// True if and only if the environment of `pid` carries the run's marker.
+    fn marks(&self, pid: Pid) -> bool {
+        fs::read(format!("/proc/{}/environ", pid.as_raw_nonzero())).is_ok_and(|environ| {
+            environ
+                .split(|&byte| byte == 0)
+                .any(|entry| entry == self.marker.as_slice())
+        })
     }
-}
-
-/// Whose run a process's environment marks.
-enum Marking {
-    /// This run's marker.
-    Ours,
-    /// Another run's marker only.
-    AnotherRun,
-    /// No marker, or an environment that cannot be read.
-    None,
 }
 
 /// Facts about this process, read once per pass.
@@ -321,8 +376,10 @@ fn is_subreaper() -> bool {
 /// The fields of `/proc/<pid>/stat` the killer needs.
 #[derive(Debug, PartialEq, Eq)]
 struct Stat {
-    /// A zombie (`Z`) or dead (`X`) process.
+    /// A zombie (`Z`) or dead (`X`) thread-group leader.
     dead: bool,
+    /// The process's threads, an exited leader included.
+    threads: u64,
     /// The parent's pid (`None` for a parent outside this pid namespace).
     parent: Option<Pid>,
     /// The process group's id.
@@ -332,14 +389,21 @@ struct Stat {
 }
 
 impl Stat {
+    /// True if and only if the whole process has exited. A leader that
+    /// exited alone (`pthread_exit` in `main`) shows as a zombie while its
+    /// other threads run on: that process is alive and can be killed.
+    fn exited(&self) -> bool {
+        self.dead && self.threads <= 1
+    }
+
     fn read(pid: Pid) -> Option<Stat> {
         let text = fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
         Stat::parse(&text)
     }
 
-    /// Parses `pid (comm) state ppid pgrp … starttime …` (`starttime` is the
-    /// 22nd field); `comm` may hold spaces and parentheses, so the fields
-    /// start after the last `)`.
+    /// Parses `pid (comm) state ppid pgrp … num_threads … starttime …`
+    /// (`num_threads` is the 20th field, `starttime` the 22nd); `comm` may
+    /// hold spaces and parentheses, so the fields start after the last `)`.
     fn parse(text: &str) -> Option<Stat> {
         let (_, fields) = text.rsplit_once(')')?;
         let fields: Vec<&str> = fields.split_whitespace().collect();
@@ -348,6 +412,7 @@ impl Stat {
             dead: matches!(*fields.first()?, "Z" | "X"),
             parent: pid(1),
             group: pid(2),
+            threads: fields.get(17)?.parse().ok()?,
             started: fields.get(19)?.parse().ok()?,
         })
     }
@@ -390,9 +455,10 @@ mod tests {
         )*};
     }
 
-    /// A stat line's fields after `comm`, with `starttime` as the 22nd field.
+    /// A stat line with `num_threads` as the 20th field and `starttime` as
+    /// the 22nd.
     macro_rules! stat_line {
-        ($pid:literal, $comm:literal, $state:literal, $ppid:literal, $pgrp:literal, $start:literal) => {
+        ($pid:literal, $comm:literal, $state:literal, $ppid:literal, $pgrp:literal, $threads:literal, $start:literal) => {
             concat!(
                 $pid,
                 " (",
@@ -403,16 +469,19 @@ mod tests {
                 $ppid,
                 " ",
                 $pgrp,
-                " 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 ",
+                " 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 ",
+                $threads,
+                " 0 ",
                 $start,
                 " 1024 99"
             )
         };
     }
 
-    fn stat(dead: bool, parent: i32, group: i32, started: u64) -> Option<Stat> {
+    fn stat(dead: bool, parent: i32, group: i32, threads: u64, started: u64) -> Option<Stat> {
         Some(Stat {
             dead,
+            threads,
             parent: Pid::from_raw(parent),
             group: Pid::from_raw(group),
             started,
@@ -420,16 +489,27 @@ mod tests {
     }
 
     stats! {
-        stat_sleeping: stat_line!(42, "sleep", "S", 7, 42, 1234) => stat(false, 7, 42, 1234);
-        stat_running: stat_line!(42, "sleep", "R", 7, 42, 5) => stat(false, 7, 42, 5);
-        stat_zombie: stat_line!(42, "sh", "Z", 1, 40, 6) => stat(true, 1, 40, 6);
-        stat_dead: stat_line!(42, "sh", "X", 1, 40, 7) => stat(true, 1, 40, 7);
-        stat_comm_with_spaces_and_parens: stat_line!(42, "a) b (c)", "S", 7, 9, 8) => stat(false, 7, 9, 8);
-        stat_init_parent: stat_line!(1, "init", "S", 0, 1, 2) => stat(false, 0, 1, 2);
+        stat_sleeping: stat_line!(42, "sleep", "S", 7, 42, 1, 1234) => stat(false, 7, 42, 1, 1234);
+        stat_running: stat_line!(42, "sleep", "R", 7, 42, 3, 5) => stat(false, 7, 42, 3, 5);
+        stat_zombie: stat_line!(42, "sh", "Z", 1, 40, 1, 6) => stat(true, 1, 40, 1, 6);
+        stat_dead: stat_line!(42, "sh", "X", 1, 40, 1, 7) => stat(true, 1, 40, 1, 7);
+        stat_zombie_leader_with_threads: stat_line!(42, "py", "Z", 1, 40, 2, 7) => stat(true, 1, 40, 2, 7);
+        stat_comm_with_spaces_and_parens: stat_line!(42, "a) b (c)", "S", 7, 9, 1, 8) => stat(false, 7, 9, 1, 8);
+        stat_init_parent: stat_line!(1, "init", "S", 0, 1, 1, 2) => stat(false, 0, 1, 1, 2);
         stat_truncated: "42 (sleep) S 7 42 7" => None;
-        stat_bad_start: stat_line!(42, "sleep", "S", 7, 42, "x") => None;
+        stat_bad_start: stat_line!(42, "sleep", "S", 7, 42, 1, "x") => None;
+        stat_bad_threads: stat_line!(42, "sleep", "S", 7, 42, "x", 9) => None;
         stat_garbage: "garbage" => None;
         stat_no_fields: "42 (x)" => None;
+    }
+
+    #[test]
+    fn only_a_zombie_without_live_threads_has_exited() {
+        let exited = |dead, threads| stat(dead, 1, 1, threads, 1).expect("a stat").exited();
+        assert!(exited(true, 1));
+        assert!(exited(true, 0));
+        assert!(!exited(true, 2));
+        assert!(!exited(false, 1));
     }
 
     #[test]
@@ -446,17 +526,36 @@ mod tests {
         let ours = Stat::read(getpid()).expect("our own stat");
         assert!(!ours.dead);
         assert!(ours.started > 0);
+        assert!(ours.threads >= 1);
         assert_eq!(ours.parent, rustix::process::getppid());
     }
 
     #[test]
-    fn markers_are_unique_and_recognisable() {
-        let (a, b) = (Marker::new(), Marker::new());
+    fn markers_are_unique_random_and_recognisable() {
+        let (a, b) = (
+            Marker::new().expect("random"),
+            Marker::new().expect("random"),
+        );
         assert_ne!(a, b);
         assert!(is_marker(OsStr::new(a.name())));
         assert!(!is_marker(OsStr::new("HARNESS_EXEC_RUN")));
         assert!(!is_marker(OsStr::new("PATH")));
         assert_eq!(a.entry(), format!("{}=1", a.name()).into_bytes());
+        // 128 bits in hex, nothing derived from the pid or the clock.
+        let token = a.name().strip_prefix(MARKER_PREFIX).expect("prefixed");
+        assert_eq!(token.len(), 2 * TOKEN_BYTES);
+        assert!(token.bytes().all(|byte| byte.is_ascii_hexdigit()));
+        // Tokens of many markers share no fixed part: they are random.
+        let tokens: Vec<String> = (0..64)
+            .map(|_| Marker::new().expect("random").name()[MARKER_PREFIX.len()..].to_owned())
+            .collect();
+        for at in 0..2 * TOKEN_BYTES {
+            let first = tokens[0].as_bytes()[at];
+            assert!(
+                tokens.iter().any(|token| token.as_bytes()[at] != first),
+                "digit {at} is the same in 64 tokens"
+            );
+        }
     }
 
     #[test]
@@ -468,11 +567,22 @@ mod tests {
 
     #[test]
     fn registry_adds_and_removes() {
-        let pid = Pid::from_raw(999_999_999).expect("nonzero");
+        // A real child, so that waiting for it and reaping it are real too.
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.2")
+            .spawn()
+            .expect("spawn");
+        let pid = Pid::from_raw(child.id() as i32).expect("nonzero");
         let (registered, ()) = spawn_registered(|| Ok((pid, ()))).expect("spawn");
         assert_eq!(registered, pid);
         assert!(running().contains(&pid));
-        unregister(pid);
+        let status = reap_registered(pid, || {
+            // Waited for without being reaped: the pid is still taken.
+            let stat = Stat::read(pid).expect("a zombie is still listed");
+            assert!(stat.exited());
+            child.wait()
+        });
+        assert!(status.expect("reaped").success());
         assert!(!running().contains(&pid));
         let failed = spawn_registered::<()>(|| Err(io::Error::other("no")));
         assert!(failed.is_err());

@@ -209,3 +209,25 @@ fn other_children_of_this_process_are_left_alone() {
     assert!(outcome.is_success());
     assert!(alive_after, "the bystander was killed");
 }
+
+#[test]
+fn a_descendant_of_an_escapee_that_cleared_its_environment_is_killed() {
+    // Without the subreaper: the marked escapee (new session) waits for a
+    // child that cleared its environment. The child is found as the
+    // escapee's descendant; once the escapee is killed, it would be
+    // re-parented to init, unmarked, out of reach.
+    let script = "setsid sh -c 'env -i sh -c \"echo \\$\\$ > pid; exec sleep 1000\" & wait' \
+                  >/dev/null 2>&1 & until [ -s pid ]; do sleep 0.01; done; cat pid";
+    for (then, timeout) in [
+        ("", Duration::from_secs(30)),
+        ("; sleep 100", Duration::from_millis(800)),
+    ] {
+        let outcome = run(&["sh", "-c", &format!("{script}{then}")], timeout);
+        let unmarked = pid_on_line(&outcome, 0);
+        assert!(
+            !alive(unmarked),
+            "the unmarked descendant {unmarked} survived ({:?})",
+            outcome.status()
+        );
+    }
+}

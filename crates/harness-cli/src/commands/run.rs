@@ -11,18 +11,16 @@ use clap::Args;
 use harness_agent::{
     Agent, Budgets, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
 };
-use harness_exec::{EnvPolicy, Policy, Runner};
-use harness_ollama::{Api, Client, DEFAULT_MODEL};
-use harness_sandbox::Workspace;
+use harness_ollama::Client;
 use harness_tools::Toolbox;
 use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
 use crate::boundary;
-use crate::config::{self, FileConfig};
+use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Style, Terminal};
 use crate::exit;
-use crate::guard;
+use crate::toolbox;
 
 /// Give a task to the model and let it work in a git repository, confined to it.
 ///
@@ -108,139 +106,45 @@ pub(crate) struct RunCommand {
     task: String,
 }
 
-/// The settings of one run: flags over configuration files over defaults.
-#[derive(Debug)]
-struct Settings {
-    model: String,
-    host: Option<String>,
-    api: Api,
-    verification: Option<Verification>,
-    allow: Vec<String>,
-    deny: Vec<String>,
-    timeout: Duration,
-    command_timeout: Option<Duration>,
-    max_steps: u32,
-    max_failed_calls: u32,
-    max_tokens: Option<u64>,
-    head_start_chars: usize,
-    context_length: Option<u32>,
-    temperature: f64,
-}
-
-impl Settings {
-    fn resolve(command: &RunCommand, files: FileConfig) -> anyhow::Result<Settings> {
-        refuse_zero_limits(&files)?;
-        let api = match command.api.as_deref().or(files.api.as_deref()) {
-            None => Api::Ollama,
-            Some(name) => name.parse().map_err(|_| {
-                anyhow!("unknown api {name:?} in the configuration: use \"ollama\" or \"openai\"")
-            })?,
-        };
-        let verification = command
-            .verify
-            .clone()
-            .or(files.verify)
-            .map(|text| Verification::parse(&text))
-            .transpose()?;
-        let defaults = Budgets::default();
-        let allow = if command.allow.is_empty() {
-            files.allow.unwrap_or_default()
-        } else {
-            command.allow.clone()
-        };
-        Ok(Settings {
-            model: command
-                .model
-                .clone()
-                .or(files.model)
-                .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
-            host: command.host.clone().or(files.host),
-            api,
-            verification,
-            allow,
-            deny: files.deny.unwrap_or_default(),
-            timeout: command
-                .timeout
-                .or(files.timeout)
-                .map_or(defaults.max_duration, Duration::from_secs),
-            command_timeout: files.command_timeout.map(Duration::from_secs),
-            max_steps: command
-                .max_steps
-                .or(files.max_steps)
-                .unwrap_or(defaults.max_steps),
-            max_failed_calls: files.max_failed_calls.unwrap_or(defaults.max_failed_calls),
-            max_tokens: files.max_tokens.or(defaults.max_tokens),
-            head_start_chars: files.head_start_chars.unwrap_or(defaults.head_start_chars),
-            context_length: files.context_length,
-            temperature: files.temperature.unwrap_or(0.2),
-        })
-    }
-
-    fn policy(&self) -> Policy {
-        if self.allow.is_empty() {
-            Policy::blocklist()
-        } else {
-            Policy::allowlist(self.allow.clone())
+impl RunCommand {
+    /// What the flags say, for [`Settings::resolve`].
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            model: self.model.clone(),
+            host: self.host.clone(),
+            api: self.api.clone(),
+            verify: self.verify.clone(),
+            allow: self.allow.clone(),
+            timeout: self.timeout,
+            max_steps: self.max_steps,
+            ..Overrides::default()
         }
-    }
-}
-
-/// A limit of 0 in a configuration file would end every run before its first step (or
-/// every command at once): refused, naming the key. The flags cannot be 0 (clap checks).
-fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
-    let limits = [
-        ("timeout", files.timeout),
-        ("command_timeout", files.command_timeout),
-        ("max_steps", files.max_steps.map(u64::from)),
-        ("max_failed_calls", files.max_failed_calls.map(u64::from)),
-        ("max_tokens", files.max_tokens),
-        ("context_length", files.context_length.map(u64::from)),
-    ];
-    match limits.into_iter().find(|(_, value)| *value == Some(0)) {
-        Some((key, _)) => Err(anyhow!(
-            "`{key} = 0` in the configuration would stop every run at once: use at least 1, \
-             or leave the key out for the default"
-        )),
-        None => Ok(()),
     }
 }
 
 /// Runs the task and reports; the exit status says how it ended.
 pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
-    let root = guard::canonical_workspace(&command.workspace)?;
-    guard::refuse_broad(
-        &root,
-        std::env::var_os("HOME")
-            .as_deref()
-            .map(std::path::Path::new),
-    )?;
-    let loaded = config::load(&root)?;
-    let settings = Settings::resolve(&command, loaded.config)?;
-    let policy = settings.policy();
+    let root = toolbox::workspace_root(&command.workspace)?;
+    let settings = Settings::resolve(&root, &command.overrides())?;
     if let Some(verification) = &settings.verification {
-        policy.check(verification.argv()).map_err(|refusal| {
-            anyhow!(
-                "the verification command `{}` would be refused ({refusal}); allow its program \
-                 with --allow",
-                verification.command()
-            )
-        })?;
+        settings
+            .toolbox
+            .policy()
+            .check(verification.argv())
+            .map_err(|refusal| {
+                anyhow!(
+                    "the verification command `{}` would be refused ({refusal}); allow its \
+                     program with --allow",
+                    verification.command()
+                )
+            })?;
     }
-    let mut builder = Workspace::builder(&root);
-    // The model may not rewrite the configuration of its own next run.
-    builder.deny_write(config::WORKSPACE_FILE);
-    for glob in &settings.deny {
-        builder.deny(glob.clone());
-    }
-    let workspace = builder
-        .build()
-        .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
-    guard::refuse_own_harness(&workspace)?;
+    let toolbox = toolbox::build(&root, &settings.toolbox)?;
 
     tracing::info!(
         workspace = %root.display(),
-        config_files = ?loaded.files,
-        allow = ?settings.allow,
+        config_files = ?settings.files,
+        allow = ?settings.toolbox.allow,
         "settings resolved"
     );
     // What `Session::begin` would refuse (not a repository, no commit, a dirty tree) is
@@ -270,20 +174,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     tracing::info!(run = %session.id(), "recorded the state before the run");
     let transcript = Transcript::create(session.transcript_path())?;
 
-    // Python writes bytecode caches keyed on a source's mtime in whole seconds and its size,
-    // and an edit the harness makes within the same second that keeps the size (`a - b` to
-    // `a + b`) would then run the old code. So no caches: every run reads the source.
-    let runner = Runner::new().env(EnvPolicy::scrubbed().set("PYTHONDONTWRITEBYTECODE", "1"));
-    let mut toolbox = Toolbox::builder(workspace).runner(runner).policy(policy);
-    if let Some(timeout) = settings.command_timeout {
-        toolbox = toolbox.timeout(timeout);
-    }
-    let toolbox = toolbox.build();
-    // Commands that leave their process group are still found and stopped: this process
-    // adopts them. Without it they are found through their environment only.
-    if let Err(error) = harness_exec::enable_subreaper() {
-        tracing::warn!("cannot become a child subreaper ({error}); cleanup relies on /proc");
-    }
+    toolbox::adopt_escaping_commands();
     let stop = StopSignal::new();
     install_interrupt_handler(&stop, &toolbox, &root);
 
@@ -293,7 +184,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         settings: &settings,
         base_url: client.base_url().to_owned(),
         context_window,
-        files: loaded.files,
+        files: settings.files.clone(),
     };
     let style = Style::for_stdout();
     let mut observer: Box<dyn Observer> = if command.json {
@@ -419,7 +310,7 @@ struct Header<'a> {
 
 impl Header<'_> {
     fn policy(&self) -> String {
-        boundary::policy(&self.settings.allow)
+        boundary::policy(&self.settings.toolbox.allow)
     }
 
     fn print(&self, style: Style) {
@@ -635,73 +526,6 @@ mod tests {
     fn durations_read_in_seconds_or_minutes() {
         assert_eq!(duration(Duration::from_millis(8_340)), "8.3s");
         assert_eq!(duration(Duration::from_secs(72)), "1m 12s");
-    }
-
-    #[test]
-    fn a_zero_limit_in_the_configuration_is_refused_by_name() {
-        let none = FileConfig::default;
-        let cases = [
-            (
-                "timeout",
-                FileConfig {
-                    timeout: Some(0),
-                    ..none()
-                },
-            ),
-            (
-                "command_timeout",
-                FileConfig {
-                    command_timeout: Some(0),
-                    ..none()
-                },
-            ),
-            (
-                "max_steps",
-                FileConfig {
-                    max_steps: Some(0),
-                    ..none()
-                },
-            ),
-            (
-                "max_failed_calls",
-                FileConfig {
-                    max_failed_calls: Some(0),
-                    ..none()
-                },
-            ),
-            (
-                "max_tokens",
-                FileConfig {
-                    max_tokens: Some(0),
-                    ..none()
-                },
-            ),
-            (
-                "context_length",
-                FileConfig {
-                    context_length: Some(0),
-                    ..none()
-                },
-            ),
-        ];
-        for (key, files) in cases {
-            let error = refuse_zero_limits(&files).unwrap_err().to_string();
-            assert!(error.contains(&format!("`{key} = 0`")), "{error}");
-        }
-        let ones = FileConfig {
-            timeout: Some(1),
-            command_timeout: Some(1),
-            max_steps: Some(1),
-            max_failed_calls: Some(1),
-            max_tokens: Some(1),
-            context_length: Some(1),
-            head_start_chars: Some(0),
-            ..FileConfig::default()
-        };
-        assert!(
-            refuse_zero_limits(&ones).is_ok(),
-            "1 is a limit; a head start of 0 is off"
-        );
     }
 
     #[test]

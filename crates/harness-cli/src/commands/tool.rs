@@ -3,20 +3,21 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use harness_exec::Policy;
-use harness_sandbox::Workspace;
-use harness_tools::Toolbox;
 use serde_json::Value;
+
+use crate::config::{Overrides, Settings};
+use crate::toolbox;
 
 /// Call one of the model's tools by hand.
 ///
-/// The call goes through exactly what a model's call goes through: the same argument
-/// validation, workspace confinement, command policy and redaction. The result is printed as
-/// the model would read it.
+/// The call goes through exactly what a model's call in `harness run` goes through: the
+/// same settings (~/.config/harness/config.toml, harness.toml in the workspace, then the
+/// flags), the same argument validation, workspace confinement, deny rules, protected files
+/// (.git/, harness.toml), command policy, timeouts, environment and redaction. The result
+/// is printed as the model would read it.
 ///
 /// Exit status: 0 when the tool succeeded, 1 when it returned an error (its text starts with
 /// "Error:"), 2 for bad usage or a workspace that cannot be used.
@@ -38,13 +39,13 @@ pub(crate) struct ToolCommand {
     #[arg(long, value_name = "DIR", default_value = ".")]
     workspace: PathBuf,
 
-    /// Allow only this program to run (repeat for more). Without it, a blocklist of
-    /// accidents (sudo, rm -rf /, mkfs, ...) applies.
+    /// Allow only this program to run (repeat for more), instead of the configuration's
+    /// `allow`. Without either, a blocklist of accidents (sudo, rm -rf /, mkfs, ...) applies.
     #[arg(long = "allow", value_name = "PROGRAM")]
     allow: Vec<String>,
 
     /// Seconds a command may run: the timeout of a call that sets none, and the most a call
-    /// may ask for. [default: 30, and at most 600]
+    /// may ask for. [default: the configuration's command_timeout, else 30; at most 600]
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
@@ -63,6 +64,18 @@ pub(crate) struct ToolCommand {
     arguments: String,
 }
 
+impl ToolCommand {
+    /// What the flags say, for [`Settings::resolve`].
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            allow: self.allow.clone(),
+            command_timeout: self.timeout,
+            max_command_timeout: self.timeout,
+            ..Overrides::default()
+        }
+    }
+}
+
 /// Prints the specs, or calls the tool and prints its result.
 pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     if command.list {
@@ -71,32 +84,16 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
         print(&specs)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(name) = command.name else {
+    let Some(name) = command.name.as_deref() else {
         unreachable!("clap requires NAME unless --list is given");
     };
-    let workspace = Workspace::new(&command.workspace).with_context(|| {
-        format!(
-            "cannot use {} as the workspace",
-            command.workspace.display()
-        )
-    })?;
-    let mut toolbox = Toolbox::builder(workspace);
-    if !command.allow.is_empty() {
-        toolbox = toolbox.policy(Policy::allowlist(command.allow));
-    }
-    if let Some(seconds) = command.timeout {
-        let timeout = Duration::from_secs(seconds);
-        toolbox = toolbox.timeout(timeout).max_timeout(timeout);
-    }
-    // Commands that leave their process group (a daemon, `setsid`) are still found and
-    // stopped: this process adopts them. Without it they are found through their environment
-    // only, so a failure here weakens cleanup but does not stop the call.
-    let _ = harness_exec::enable_subreaper();
+    let root = toolbox::workspace_root(&command.workspace)?;
+    let settings = Settings::resolve(&root, &command.overrides())?;
+    let toolbox = toolbox::build(&root, &settings.toolbox)?;
+    toolbox::adopt_escaping_commands();
     // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
     // it exactly as it would parse the model's.
-    let result = toolbox
-        .build()
-        .call(&name, &Value::String(command.arguments));
+    let result = toolbox.call(name, &Value::String(command.arguments));
     print(result.text())?;
     Ok(if result.is_error() {
         ExitCode::FAILURE

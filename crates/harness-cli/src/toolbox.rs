@@ -1,0 +1,74 @@
+//! The toolbox a model calls, built one way for `harness run` and `harness tool`: the same
+//! workspace checks, deny rules, protected files, command policy, timeouts, environment and
+//! redaction, so a call made by hand is refused exactly when the model's would be.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use harness_exec::{EnvPolicy, Runner};
+use harness_sandbox::Workspace;
+use harness_tools::Toolbox;
+
+use crate::config::{self, ToolboxSettings};
+use crate::guard;
+
+/// The workspace directory `given`, canonical, unless it is one no command may work in:
+/// not an existing directory, the root of the filesystem, or the home directory.
+pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
+    let root = guard::canonical_workspace(given)?;
+    // Before the configuration is looked for in it, which would fail less clearly.
+    if !root.is_dir() {
+        anyhow::bail!(
+            "cannot use {} as the workspace: it is not a directory",
+            given.display()
+        );
+    }
+    guard::refuse_broad(&root, std::env::var_os("HOME").as_deref().map(Path::new))?;
+    Ok(root)
+}
+
+/// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`.
+///
+/// # Errors
+///
+/// A deny rule that is not valid, a root that cannot be opened, or one that holds the
+/// harness itself.
+pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<Toolbox> {
+    let mut builder = Workspace::builder(root);
+    // The model may not rewrite the configuration of its own next run.
+    builder.deny_write(config::WORKSPACE_FILE);
+    for rule in &settings.deny {
+        builder.deny(rule.clone());
+    }
+    let workspace = builder
+        .build()
+        .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
+    guard::refuse_own_harness(&workspace)?;
+    let mut toolbox = Toolbox::builder(workspace)
+        .runner(runner())
+        .policy(settings.policy());
+    if let Some(timeout) = settings.command_timeout {
+        toolbox = toolbox.timeout(timeout);
+    }
+    if let Some(timeout) = settings.max_command_timeout {
+        toolbox = toolbox.max_timeout(timeout);
+    }
+    Ok(toolbox.build())
+}
+
+/// Makes this process adopt the commands that leave their process group (a daemon,
+/// `setsid`), so they are still found and stopped. Without it they are found through their
+/// environment only: cleanup is weaker, but the command still runs.
+pub(crate) fn adopt_escaping_commands() {
+    if let Err(error) = harness_exec::enable_subreaper() {
+        tracing::warn!("cannot become a child subreaper ({error}); cleanup relies on /proc");
+    }
+}
+
+/// The runner of every command: a scrubbed environment.
+fn runner() -> Runner {
+    // Python writes bytecode caches keyed on a source's mtime in whole seconds and its size,
+    // and an edit the harness makes within the same second that keeps the size (`a - b` to
+    // `a + b`) would then run the old code. So no caches: every run reads the source.
+    Runner::new().env(EnvPolicy::scrubbed().set("PYTHONDONTWRITEBYTECODE", "1"))
+}
