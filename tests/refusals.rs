@@ -3,6 +3,8 @@
 
 use std::fs;
 
+use serde_json::json;
+
 use crate::support::{Model, Repo, Turn, source_root};
 
 #[test]
@@ -234,4 +236,67 @@ fn review_commands_without_a_run_say_so() {
     repo.harness(&["undo", "not-a-run"])
         .assert_exit(2)
         .assert_stderr_has(&["is not a run id"]);
+}
+
+#[test]
+fn the_kernel_refuses_a_commands_write_to_home_and_rm_rf_git_and_the_run_goes_on() {
+    for sandbox in ["auto", "bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        let model = Model::start();
+        model.script(vec![
+            Turn::Calls(vec![
+                (
+                    "run_command",
+                    json!({"argv": ["python3", "-c", "import os; open(os.path.expanduser('~/x'), 'w')"]}),
+                ),
+                ("run_command", json!({"argv": ["rm", "-rf", ".git"]})),
+            ]),
+            Turn::Text("Done."),
+        ]);
+        let run = repo.harness(&["run", "--host", &model.url(), "--sandbox", sandbox, "t"]);
+        let tier = if sandbox == "auto" { "bwrap" } else { sandbox };
+        run.assert_exit(1)
+            .assert_stdout_has(&[&format!("isolation:  {tier} (harness sandbox explain")]);
+        assert!(
+            !repo.outer.join("home/x").exists(),
+            "{sandbox}: ~/x written\n{run}"
+        );
+        assert!(
+            repo.root.join(".git/HEAD").exists(),
+            "{sandbox}: .git removed\n{run}"
+        );
+        let failed = repo
+            .records("tool")
+            .into_iter()
+            .filter(|record| record["tool"] == "run_command")
+            .filter(|record| record["is_error"] == true || !record.to_string().contains("exit=0"))
+            .count();
+        assert_eq!(failed, 2, "{sandbox}: both commands fail\n{run}");
+        // The undo path survived: the run can be undone.
+        repo.harness(&["undo"]).assert_exit(0);
+    }
+}
+
+#[test]
+fn an_explicit_tier_that_cannot_run_is_refused_with_the_fix_and_auto_falls_back_with_a_warning() {
+    let repo = Repo::from_fixture("calc");
+    // No bwrap on this PATH.
+    let no_bwrap = [("PATH", "/nonexistent")];
+    let call = r#"{"argv": ["/bin/true"]}"#;
+    repo.harness_with_env(
+        &["tool", "--sandbox", "bwrap", "run_command", call],
+        &no_bwrap,
+    )
+    .assert_exit(2)
+    .assert_stderr_has(&[
+        "the bwrap sandbox cannot run here: no `bwrap` program on PATH; to fix: install \
+             bubblewrap",
+    ]);
+    repo.harness_with_env(&["tool", "run_command", call], &no_bwrap)
+        .assert_exit(0)
+        .assert_stderr_has(&[
+            "warning: sandbox bwrap unavailable (no `bwrap` program on PATH); using landlock",
+        ]);
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_exit(0);
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
 
-pub(crate) use self::bwrap::find_bwrap;
+pub(crate) use self::bwrap::{find_bwrap, no_bwrap};
 pub(crate) use self::landlock::kernel_abi;
 
 /// The secret locations in the home directory that a confined command can
@@ -266,11 +266,16 @@ impl Isolation {
         match tier {
             Tier::Bwrap => {
                 let mut command = bwrap::command(confinement, cwd)?;
-                command.arg("--").arg(executable).args(args);
+                command.arg("--");
+                if let Some(env) = bwrap::signal_resetter() {
+                    command.arg(env).arg("--default-signal=INT").arg("--");
+                }
+                command.arg(executable).args(args);
                 Ok(Prepared {
                     command,
                     env: vec![("TMPDIR".into(), "/tmp".into())],
                     ruleset: None,
+                    ignore_interrupt: true,
                     _private_tmp: None,
                 })
             }
@@ -283,6 +288,7 @@ impl Isolation {
                     command,
                     env: vec![("TMPDIR".into(), private_tmp.path().into())],
                     ruleset: Some(ruleset),
+                    ignore_interrupt: false,
                     _private_tmp: Some(private_tmp),
                 })
             }
@@ -300,6 +306,10 @@ pub(crate) struct Prepared {
     pub(crate) env: Vec<(OsString, OsString)>,
     /// A Landlock ruleset the child enforces on itself before `exec`.
     pub(crate) ruleset: Option<OwnedFd>,
+    /// Whether the started program (`bwrap`) must survive the `SIGINT` that
+    /// interrupts a command: it is the process group's leader, and its death
+    /// would kill the command at once instead of letting it stop.
+    pub(crate) ignore_interrupt: bool,
     /// Removed when the run is over.
     _private_tmp: Option<PrivateTmp>,
 }
@@ -310,6 +320,7 @@ impl Prepared {
             command,
             env: Vec::new(),
             ruleset: None,
+            ignore_interrupt: false,
             _private_tmp: None,
         }
     }

@@ -23,7 +23,8 @@ use crate::limits::ChildLimits;
 
 /// Makes the child start a new session, set `limits` on itself, mark
 /// every descriptor but stdin, stdout and stderr close-on-exec and, last,
-/// enforce the Landlock `ruleset` on itself, before it executes the program.
+/// enforce the Landlock `ruleset` on itself, before it executes the program;
+/// with `ignore_interrupt`, the program ignores `SIGINT`.
 ///
 /// The new session makes the child the leader of its own process group, so
 /// the whole group can be signalled, and leaves it without a controlling
@@ -35,7 +36,12 @@ use crate::limits::ChildLimits;
 /// program from regaining what the ruleset took. The descriptor is the
 /// caller's, open until the command has started; the child's copy is closed
 /// by `exec`.
-pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits, ruleset: Option<&OwnedFd>) {
+pub(crate) fn prepare_child(
+    command: &mut Command,
+    limits: ChildLimits,
+    ruleset: Option<&OwnedFd>,
+    ignore_interrupt: bool,
+) {
     let ruleset = ruleset.map(AsRawFd::as_raw_fd);
     // SAFETY: the closure owns a `Copy` value and makes only raw system
     // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`,
@@ -48,6 +54,9 @@ pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits, ruleset:
             setsid()?;
             set_limits(limits)?;
             close_inherited_on_exec()?;
+            if ignore_interrupt {
+                ignore_sigint();
+            }
             match ruleset {
                 Some(ruleset) => restrict_self(ruleset),
                 None => Ok(()),
@@ -102,6 +111,13 @@ fn close_inherited_on_exec() -> io::Result<()> {
         fcntl_setfd(fd, FdFlags::CLOEXEC)?;
     }
     Ok(())
+}
+
+/// Makes this child, and the program it executes, ignore `SIGINT`.
+fn ignore_sigint() {
+    // SAFETY: setting a disposition to SIG_IGN installs no handler, and
+    // `signal` is async-signal-safe.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
 }
 
 /// Enforces the Landlock ruleset `ruleset` on this (single-threaded) child.

@@ -141,6 +141,9 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
     if tier == Tier::Landlock && kernel_abi() == 0 {
         return Err(Unavailable::no_landlock());
     }
+    if tier == Tier::Bwrap && crate::isolation::find_bwrap().is_none() {
+        return Err(crate::isolation::no_bwrap());
+    }
     let scratch = Scratch::create().map_err(|error| {
         Unavailable::new(
             tier,
@@ -152,17 +155,28 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
     let inside = workspace.join("sub/probe");
     let outside = scratch.path.join("outside");
     let result = fs::create_dir_all(workspace.join("sub"))
-        .map_err(|error| error.to_string())
+        .map_err(ProbeError::Setup)
         .and_then(|()| {
             let confinement = Confinement::new(&workspace).home(scratch.path.join("home"));
             Runner::new()
                 .isolation(Isolation::new(tier, confinement))
                 .run(
-                    &["sh", "-c", "echo > sub/probe; echo > ../outside; exit 0"],
+                    // Absolute: the probe tests the tier, not the PATH.
+                    &[
+                        "/bin/sh",
+                        "-c",
+                        "echo > sub/probe; echo > ../outside; exit 0",
+                    ],
                     &RunOptions::new(&workspace).timeout(Duration::from_secs(10)),
                 )
-                .map_err(|error| error.to_string())
+                .map_err(ProbeError::Run)
         });
+    let result = match result {
+        // The tier itself named why it cannot run (no bwrap, no Landlock).
+        Err(ProbeError::Run(crate::Error::Isolation(unavailable))) => return Err(unavailable),
+        Err(error) => Err(error.to_string()),
+        Ok(outcome) => Ok(outcome),
+    };
     let broken = |reason: String| Err(diagnose(tier, reason));
     match result {
         Err(error) => broken(error),
@@ -179,6 +193,15 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
         ),
         Ok(_) => Ok(()),
     }
+}
+
+/// Why a probe could not even run its command.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("cannot prepare the probe's workspace: {0}")]
+    Setup(std::io::Error),
+    #[error("the probe command could not run: {0}")]
+    Run(crate::Error),
 }
 
 /// Facts about this machine that decide which tiers can run.

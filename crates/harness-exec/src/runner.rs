@@ -287,6 +287,7 @@ impl Runner {
             &mut command,
             self.limits.for_child_of_this_process(),
             prepared.ruleset.as_ref(),
+            prepared.ignore_interrupt,
         );
         let (pid, child) = spawn_registered(|| {
             let child = command.spawn()?;

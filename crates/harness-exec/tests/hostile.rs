@@ -358,7 +358,16 @@ impl Fixture {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
-            Observe::Survives(text) => !kill_survivors(&self.fill(text)).is_empty(),
+            Observe::Survives(text) => {
+                // Killed processes may take a moment to become zombies; one still
+                // running a second after the call returned has escaped.
+                let text = self.fill(text);
+                let deadline = Instant::now() + Duration::from_secs(1);
+                while !running(&text).is_empty() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                !kill_survivors(&text).is_empty()
+            }
             Observe::Succeeds => {
                 if !outcome.is_success() {
                     eprintln!("{}", outcome.to_model_text());
@@ -374,18 +383,31 @@ impl Fixture {
 
 /// Kills every process whose command line contains `text`; their pids.
 fn kill_survivors(text: &str) -> Vec<u32> {
-    let survivors: Vec<u32> = fs::read_dir("/proc")
+    let survivors = running(text);
+    for pid in &survivors {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    survivors
+}
+
+/// The processes, not yet exited, whose command line contains `text`.
+fn running(text: &str) -> Vec<u32> {
+    fs::read_dir("/proc")
         .expect("proc")
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
         .filter(|pid| {
             fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(text))
         })
-        .collect();
-    for pid in &survivors {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-    }
-    survivors
+        .filter(|pid| {
+            // A zombie has exited; only its parent has yet to reap it.
+            fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .is_some_and(|state| state != "Z" && state != "X")
+            })
+        })
+        .collect()
 }
 
 fn git(dir: &Path, args: &[&str]) {

@@ -67,7 +67,13 @@ fn explain(
     } else {
         allow
     };
-    let sandbox = sandbox.unwrap_or_default();
+    let sandbox = match (sandbox, loaded.config.sandbox.as_deref()) {
+        (Some(sandbox), _) => sandbox,
+        (None, Some(name)) => name
+            .parse()
+            .map_err(|error| anyhow::anyhow!("in the configuration: {error}"))?,
+        (None, None) => Sandbox::Auto,
+    };
     let (tier, note) = match sandbox {
         Sandbox::Only(tier) => match preflight::probe(tier) {
             Ok(()) => (tier, None),

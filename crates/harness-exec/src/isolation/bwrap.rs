@@ -9,7 +9,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use super::Confinement;
 use crate::error::Error;
@@ -24,16 +25,43 @@ use crate::preflight::Unavailable;
 /// which `bwrap` hands on unchanged, and values on `bwrap`'s command line
 /// would be readable by every user of the machine in `/proc/<pid>/cmdline`.
 pub(crate) fn command(confinement: &Confinement, cwd: &Path) -> Result<Command, Error> {
-    let bwrap = find_bwrap().ok_or_else(|| {
-        Error::Isolation(Unavailable::new(
-            Tier::Bwrap,
-            "no `bwrap` program on PATH",
-            "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)",
-        ))
-    })?;
+    let bwrap = find_bwrap().ok_or_else(|| Error::Isolation(no_bwrap()))?;
     let mut command = Command::new(bwrap);
     command.args(arguments(confinement, cwd)?);
     Ok(command)
+}
+
+/// GNU `env`, when it can reset `SIGINT` to its default (coreutils 8.31+): `bwrap`
+/// ignores `SIGINT` so that an interrupt does not kill it, and the command
+/// would inherit that. Without such an `env`, the command starts with
+/// `SIGINT` ignored, and an interrupt ends it with `SIGTERM` 1 s later.
+pub(crate) fn signal_resetter() -> Option<&'static Path> {
+    static ENV: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        ["/usr/bin/env", "/bin/env"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|env| {
+                Command::new(env)
+                    .args(["--default-signal=INT", "true"])
+                    .env_clear()
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+            })
+    })
+    .as_deref()
+}
+
+/// Why the bwrap tier cannot run without a `bwrap` program.
+pub(crate) fn no_bwrap() -> Unavailable {
+    Unavailable::new(
+        Tier::Bwrap,
+        "no `bwrap` program on PATH",
+        "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)",
+    )
 }
 
 /// `bwrap` on this process's `PATH`.
