@@ -71,6 +71,29 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
     text
 }
 
+/// The corpus as the README's markdown table: one row per command, its result under
+/// each tier (Landlock at the ABI that blocks most, with the ABI a row needs), and its test.
+pub(crate) fn corpus_markdown() -> String {
+    let mut text =
+        String::from("| command | none | landlock | bwrap | test |\n|---|---|---|---|---|\n");
+    for row in HOSTILE_COMMANDS {
+        let landlock = match (row.landlock, row.landlock_abi) {
+            (Expect::Blocked, abi) if abi > 1 => {
+                format!("{} (ABI {abi}+)", result(Expect::Blocked, row.legitimate))
+            }
+            (expected, _) => result(expected, row.legitimate).to_owned(),
+        };
+        text.push_str(&format!(
+            "| {} | {} | {landlock} | {} | `{}` |\n",
+            row.what.replace('|', "\\|"),
+            result(row.none, row.legitimate),
+            result(row.bwrap, row.legitimate),
+            row.test_name()
+        ));
+    }
+    text
+}
+
 /// A row's result as the table says it: for legitimate work, whether it works.
 fn result(expected: Expect, legitimate: bool) -> &'static str {
     match (expected, legitimate) {
@@ -175,6 +198,22 @@ mod tests {
         assert!(text.contains("blocked  rm -rf .git"));
         assert!(text.contains("fails    create a new entry at the top"));
         assert!(none.contains("works    create a new entry at the top"));
+    }
+
+    #[test]
+    fn the_readme_holds_the_corpus_table_as_generated() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .expect("README.md");
+        let table = corpus_markdown();
+        assert!(
+            readme.contains(&table),
+            "README.md's isolation table differs from the corpus; paste this:\n{table}"
+        );
+        assert!(table.contains("| rm -rf .git (the undo path) | allowed | blocked | blocked |"));
+        assert!(table.contains(
+            "| kill a process started outside the command | allowed | blocked (ABI 6+) | blocked |"
+        ));
     }
 
     #[test]

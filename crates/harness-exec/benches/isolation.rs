@@ -45,40 +45,51 @@ fn main() {
         .collect();
     println!("harness-exec: median wall time per command, by isolation tier\n");
     println!(
-        "{:<28} {:>10} {:>14} {:>8}",
+        "{:<36} {:>10} {:>14} {:>8}",
         "command × runs / tier", "median", "over none", "ratio"
     );
     for (argv, runs) in [
         (&["true"][..], TRUE_RUNS),
         (&["python3", "-m", "unittest", "-q"][..], UNITTEST_RUNS),
     ] {
-        let mut none = None;
-        for &tier in &tiers {
-            let runner =
-                Runner::new().isolation(Isolation::new(tier, Confinement::new(&workspace)));
-            let options = RunOptions::new(&workspace).timeout(Duration::from_secs(60));
-            let mut times: Vec<Duration> = (0..runs)
-                .map(|_| {
-                    let started = Instant::now();
-                    let outcome = runner.run(argv, &options).expect("runs");
-                    assert!(
-                        outcome.is_success(),
-                        "{argv:?} under {tier}: {}",
-                        outcome.to_model_text()
-                    );
-                    started.elapsed()
-                })
-                .collect();
-            times.sort();
-            let median = times[times.len() / 2];
-            let base = *none.get_or_insert(median);
-            let extra = median.as_secs_f64() - base.as_secs_f64();
+        let runners: Vec<Runner> = tiers
+            .iter()
+            .map(|&tier| {
+                Runner::new().isolation(Isolation::new(tier, Confinement::new(&workspace)))
+            })
+            .collect();
+        let options = RunOptions::new(&workspace).timeout(Duration::from_secs(60));
+        // Taken in turns, so that a load that comes and goes weighs on every tier alike.
+        let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); tiers.len()];
+        for _ in 0..runs {
+            for (index, runner) in runners.iter().enumerate() {
+                let started = Instant::now();
+                let outcome = runner.run(argv, &options).expect("runs");
+                assert!(
+                    outcome.is_success(),
+                    "{argv:?} under {}: {}",
+                    tiers[index],
+                    outcome.to_model_text()
+                );
+                times[index].push(started.elapsed());
+            }
+        }
+        let medians: Vec<Duration> = times
+            .iter_mut()
+            .map(|times| {
+                times.sort();
+                times[times.len() / 2]
+            })
+            .collect();
+        let base = medians[0].as_secs_f64();
+        for (tier, median) in tiers.iter().zip(&medians) {
+            let median = median.as_secs_f64();
             println!(
-                "{:<28} {:>8.2}ms {:>+12.2}ms {:>8.2}",
+                "{:<36} {:>8.2}ms {:>+12.2}ms {:>8.2}",
                 format!("{} ×{runs} / {tier}", argv.join(" ")),
-                median.as_secs_f64() * 1e3,
-                extra * 1e3,
-                median.as_secs_f64() / base.as_secs_f64()
+                median * 1e3,
+                (median - base) * 1e3,
+                median / base
             );
         }
     }
