@@ -300,3 +300,22 @@ fn an_explicit_tier_that_cannot_run_is_refused_with_the_fix_and_auto_falls_back_
     repo.harness(&["tool", "--sandbox", "none", "run_command", call])
         .assert_exit(0);
 }
+
+#[test]
+fn a_commands_read_of_the_workspaces_dot_env_is_refused_under_both_tiers() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".env", "plain-words-from-dotenv\n");
+    fs::create_dir(repo.root.join("keys")).expect("mkdir");
+    repo.file("keys/deploy.key", "plain-words-from-a-key\n");
+    let call = r#"{"argv": ["sh", "-c", "cat .env keys/deploy.key"]}"#;
+    for sandbox in ["bwrap", "landlock"] {
+        let run = repo.harness(&["tool", "--sandbox", sandbox, "run_command", call]);
+        assert!(
+            !run.stdout.contains("plain-words-from"),
+            "{sandbox}: read\n{run}"
+        );
+    }
+    // Without a tier, only the file tools keep it: the command reads it.
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_stdout_has(&["plain-words-from-dotenv", "plain-words-from-a-key"]);
+}

@@ -148,6 +148,12 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
     };
     if tier != Tier::None {
         lines.push(
+            "the workspace's secrets (.env, *.pem, *.key, the deny globs) are hidden from \
+             commands as they are when the run starts; one created during the run is kept \
+             from the file tools only"
+                .into(),
+        );
+        lines.push(
             "the kernel itself: a kernel exploit, or a root process keeping its capabilities, \
              gets past any tier; memory, CPU and disk use are not bounded"
                 .into(),

@@ -46,7 +46,7 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
         .build()
         .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
     guard::refuse_own_harness(&workspace)?;
-    let (isolation, choice) = isolation(root, settings)?;
+    let (isolation, choice) = isolation(root, settings, &workspace)?;
     let mut toolbox = Toolbox::builder(workspace)
         .runner(runner().isolation(isolation))
         .policy(settings.policy());
@@ -60,14 +60,61 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
 }
 
 /// The isolation tier `settings` ask for, found working on this machine by the preflight,
-/// confining commands to `root`, the extra writable paths and, if asked, the network.
-fn isolation(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(Isolation, Choice)> {
+/// confining commands to `root`, the extra writable paths and, if asked, the network, with
+/// the files the workspace's deny rules match hidden from them.
+fn isolation(
+    root: &Path,
+    settings: &ToolboxSettings,
+    workspace: &Workspace,
+) -> anyhow::Result<(Isolation, Choice)> {
     let choice = preflight::choose(settings.sandbox)?;
     let mut confinement = Confinement::new(root).network(settings.network);
     for path in &settings.writable {
         confinement = confinement.writable(path);
     }
+    if choice.tier != harness_exec::Tier::None {
+        for path in denied_paths(root, workspace) {
+            confinement = confinement.hide(path);
+        }
+    }
     Ok((Isolation::new(choice.tier, confinement), choice))
+}
+
+/// The most entries [`denied_paths`] looks at: a huge tree is not walked whole at every
+/// start.
+const DENY_WALK_LIMIT: usize = 50_000;
+
+/// The files and directories under `root` that the workspace's read rules refuse (`.env`,
+/// keys, the deny globs), as they are when the run starts; a denied directory is returned
+/// whole. `.git` is not walked: it is read-only to commands, not secret.
+fn denied_paths(root: &Path, workspace: &Workspace) -> Vec<PathBuf> {
+    let mut denied = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    let mut seen = 0;
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > DENY_WALK_LIMIT {
+                tracing::warn!(
+                    "more than {DENY_WALK_LIMIT} entries: deny rules hidden from commands only in those looked at"
+                );
+                return denied;
+            }
+            let path = entry.path();
+            if path == root.join(".git") {
+                continue;
+            }
+            if workspace.is_read_denied(&path) {
+                denied.push(path);
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    denied
 }
 
 /// The lines that say how commands are isolated: the tier, what it allows beyond the
