@@ -146,9 +146,6 @@ fn an_interrupted_command_under_bwrap_gets_its_grace_period_then_stops() {
     assert_eq!(outcome.status(), Status::Interrupted);
     // bwrap, the process group's leader, survives the SIGINT: the command gets the
     // interrupt's grace before it is ended, instead of dying with bwrap at once.
-    let after_interrupt = outcome
-        .duration()
-        .saturating_sub(Duration::from_millis(500));
     assert!(
         after_interrupt >= Duration::from_millis(300) && after_interrupt < Duration::from_secs(5),
         "{after_interrupt:?}"
