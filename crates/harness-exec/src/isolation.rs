@@ -220,7 +220,7 @@ impl Confinement {
 /// Which tier can run on a machine is for [`preflight`](crate::preflight) to
 /// find out; a run under a tier the machine lacks fails with
 /// [`Error::Isolation`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Isolation {
     /// The tier and what it confines to; `None` for no isolation.
     confined: Option<(Tier, Arc<Confinement>)>,
@@ -230,7 +230,7 @@ impl Isolation {
     /// No isolation: the command runs as the user. The policy, timeout,
     /// limits and output bounds still apply.
     pub fn none() -> Isolation {
-        Isolation::default()
+        Isolation { confined: None }
     }
 
     /// Commands run under `tier`, confined to `confinement` (which
@@ -294,6 +294,13 @@ impl Isolation {
             }
             Tier::None => unreachable!("Isolation::new keeps no confinement for Tier::None"),
         }
+    }
+}
+
+impl Default for Isolation {
+    /// No isolation, as [`Isolation::none`].
+    fn default() -> Isolation {
+        Isolation::none()
     }
 }
 
