@@ -189,7 +189,7 @@ fn the_boundary_statement_opens_and_closes_every_run() {
     run.assert_stdout_has(&[
         "workspace:  ",
         "policy:     a blocklist of accidents",
-        "isolation:  none",
+        "isolation:  bwrap (harness sandbox explain --sandbox bwrap); network: none",
         "model:      qwen2.5-coder:7b via Ollama at http://127.0.0.1:",
         "verify:     none",
         "outcome:       unverified",
@@ -235,7 +235,8 @@ fn json_output_is_one_event_per_line() {
             .unwrap()
             .contains("not an adversary")
     );
-    assert_eq!(events[0]["isolation"], "none");
+    // Where bubblewrap works (here, and on CI), `auto` runs every command under it.
+    assert_eq!(events[0]["isolation"], "bwrap");
     let last = events.last().unwrap();
     assert_eq!(last["event"], "summary");
     assert_eq!(last["outcome"], "verified");

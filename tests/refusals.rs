@@ -3,6 +3,8 @@
 
 use std::fs;
 
+use serde_json::json;
+
 use crate::support::{Model, Repo, Turn, source_root};
 
 #[test]
@@ -161,14 +163,62 @@ fn a_verification_command_the_policy_would_refuse_is_a_usage_error() {
 #[test]
 fn sandbox_explain_says_what_is_and_is_not_protected() {
     let repo = Repo::from_fixture("calc");
-    repo.harness(&["sandbox", "explain", "--allow", "python3"])
+    repo.harness(&[
+        "sandbox",
+        "explain",
+        "--allow",
+        "python3",
+        "--sandbox",
+        "none",
+    ])
+    .assert_exit(0)
+    .assert_stdout_has(&[
+        "stop accidents, not an adversary",
+        "isolation tier: none",
+        "an allowlist: only python3 may run",
+        "NOT      kernel isolation",
+        "allowed  rm -rf .git (the undo path)",
+    ]);
+}
+
+#[test]
+fn sandbox_explain_prints_the_tested_table_of_the_tier_asked_for() {
+    let repo = Repo::from_fixture("calc");
+    let run = repo.harness(&["sandbox", "explain", "--sandbox", "landlock"]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "isolation tier: landlock",
+        "blocked  rm -rf .git (the undo path)",
+        "harness-exec::rm_rf_git",
+        "allowed  python3: send a UDP datagram to 127.0.0.1",
+        "NOT      UDP, ICMP and raw sockets",
+    ]);
+    // The boundary statement comes first, whatever the tier.
+    assert!(
+        run.stdout
+            .starts_with("Path confinement and a command policy stop accidents")
+    );
+    repo.harness(&["sandbox", "explain", "--sandbox", "bwrap"])
         .assert_exit(0)
         .assert_stdout_has(&[
-            "stop accidents, not an adversary",
-            "isolation tier: none",
-            "an allowlist: only python3 may run",
-            "NOT        kernel isolation",
+            "isolation tier: bwrap",
+            "blocked  python3: send a UDP datagram",
         ]);
+    repo.harness(&["sandbox", "explain", "--sandbox", "docker"])
+        .assert_exit(2)
+        .assert_stderr_has(&["unknown sandbox \"docker\": use one of auto, bwrap, landlock, none"]);
+}
+
+#[test]
+fn sandbox_doctor_probes_every_tier_and_names_the_one_auto_picks() {
+    let repo = Repo::from_fixture("calc");
+    let run = repo.harness(&["sandbox", "doctor"]);
+    // Both real tiers work on the CI machines and here; exit 1 would mean only `none` does.
+    run.assert_exit(0).assert_stdout_has(&[
+        "bwrap     works",
+        "landlock  works        Landlock ABI",
+        "none      works",
+        "auto picks: bwrap",
+    ]);
 }
 
 #[test]
@@ -180,4 +230,86 @@ fn review_commands_without_a_run_say_so() {
     repo.harness(&["undo", "not-a-run"])
         .assert_exit(2)
         .assert_stderr_has(&["is not a run id"]);
+}
+
+#[test]
+fn the_kernel_refuses_a_commands_write_to_home_and_rm_rf_git_and_the_run_goes_on() {
+    for sandbox in ["auto", "bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        let model = Model::start();
+        model.script(vec![
+            Turn::Calls(vec![
+                (
+                    "run_command",
+                    json!({"argv": ["python3", "-c", "import os; open(os.path.expanduser('~/x'), 'w')"]}),
+                ),
+                ("run_command", json!({"argv": ["rm", "-rf", ".git"]})),
+            ]),
+            Turn::Text("Done."),
+        ]);
+        let run = repo.harness(&["run", "--host", &model.url(), "--sandbox", sandbox, "t"]);
+        let tier = if sandbox == "auto" { "bwrap" } else { sandbox };
+        run.assert_exit(1)
+            .assert_stdout_has(&[&format!("isolation:  {tier} (harness sandbox explain")]);
+        assert!(
+            !repo.outer.join("home/x").exists(),
+            "{sandbox}: ~/x written\n{run}"
+        );
+        assert!(
+            repo.root.join(".git/HEAD").exists(),
+            "{sandbox}: .git removed\n{run}"
+        );
+        let failed = repo
+            .records("tool")
+            .into_iter()
+            .filter(|record| record["tool"] == "run_command")
+            .filter(|record| record["is_error"] == true || !record.to_string().contains("exit=0"))
+            .count();
+        assert_eq!(failed, 2, "{sandbox}: both commands fail\n{run}");
+        // The undo path survived: the run can be undone.
+        repo.harness(&["undo"]).assert_exit(0);
+    }
+}
+
+#[test]
+fn an_explicit_tier_that_cannot_run_is_refused_with_the_fix_and_auto_falls_back_with_a_warning() {
+    let repo = Repo::from_fixture("calc");
+    // No bwrap on this PATH.
+    let no_bwrap = [("PATH", "/nonexistent")];
+    let call = r#"{"argv": ["/bin/true"]}"#;
+    repo.harness_with_env(
+        &["tool", "--sandbox", "bwrap", "run_command", call],
+        &no_bwrap,
+    )
+    .assert_exit(2)
+    .assert_stderr_has(&[
+        "the bwrap sandbox cannot run here: no `bwrap` program on PATH; to fix: install \
+             bubblewrap",
+    ]);
+    repo.harness_with_env(&["tool", "run_command", call], &no_bwrap)
+        .assert_exit(0)
+        .assert_stderr_has(&[
+            "warning: sandbox bwrap unavailable (no `bwrap` program on PATH); using landlock",
+        ]);
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_exit(0);
+}
+
+#[test]
+fn a_commands_read_of_the_workspaces_dot_env_is_refused_under_both_tiers() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".env", "plain-words-from-dotenv\n");
+    fs::create_dir(repo.root.join("keys")).expect("mkdir");
+    repo.file("keys/deploy.key", "plain-words-from-a-key\n");
+    let call = r#"{"argv": ["sh", "-c", "cat .env keys/deploy.key"]}"#;
+    for sandbox in ["bwrap", "landlock"] {
+        let run = repo.harness(&["tool", "--sandbox", sandbox, "run_command", call]);
+        assert!(
+            !run.stdout.contains("plain-words-from"),
+            "{sandbox}: read\n{run}"
+        );
+    }
+    // Without a tier, only the file tools keep it: the command reads it.
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_stdout_has(&["plain-words-from-dotenv", "plain-words-from-a-key"]);
 }

@@ -1,45 +1,172 @@
 //! What the harness protects and what it does not, said the same way everywhere.
 
+use harness_exec::Tier;
+use harness_exec::corpus::{Expect, HOSTILE_COMMANDS};
+
 /// Printed at the start and at the end of every run.
 pub(crate) const STATEMENT: &str = "Path confinement and a command policy stop accidents, not \
     an adversary: a model trying to escape, or following instructions injected through a file \
     it read, can get out through a command it is allowed to run. Use a container, VM or \
     separate user for untrusted input.";
 
-/// What the active configuration does and does not protect, for `harness sandbox explain`.
-pub(crate) fn explain(policy: &str) -> String {
-    format!(
+/// What the active configuration does and does not protect, for `harness sandbox explain`:
+/// the boundary statement, the table of what commands can do under `tier` (from the
+/// hostile-command corpus the tests assert, on a kernel of Landlock ABI `abi`), what the
+/// tier leaves open, and the guards of the harness itself.
+pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
+    let mut text = format!(
         "{STATEMENT}\n\
          \n\
-         What is active (isolation tier: none):\n\
+         What is active (isolation tier: {tier}):\n\
+         \n\
+         Commands under {tier}: each row is asserted under every tier by the test named on it.\n\
+         \n"
+    );
+    for row in HOSTILE_COMMANDS {
+        let result = result(row.expected(tier, abi), row.legitimate);
+        text.push_str(&format!(
+            "  {result:<8} {:<56} {}\n",
+            row.what,
+            row.test_name()
+        ));
+    }
+    if tier == Tier::Landlock {
+        text.push_str(
+            "\n  (Landlock grants by hierarchy, and a grant on the workspace's top would reach\n\
+             \x20  .git/: so commands cannot create new entries there, e.g. a first `cargo build`'s\n\
+             \x20  target/; the file tools can, and every directory below is writable.)\n",
+        );
+    }
+    text.push_str(&format!("\nLeft open under {tier}:\n\n"));
+    for line in open(tier, abi) {
+        text.push_str(&format!("  NOT      {line}\n"));
+    }
+    text.push_str(&format!(
+        "\nWhat the harness itself guards, under every tier:\n\
          \n\
          \x20 protected  path confinement: every path a tool takes is resolved inside the\n\
          \x20            workspace, one name at a time from an open handle, so `..`, absolute\n\
          \x20            paths, symbolic links out and sibling-prefix tricks are refused\n\
+         \x20            (harness-sandbox::nothing_resolved_or_opened_lies_outside_the_root)\n\
          \x20 protected  secrets and git: .env, .env.*, *.pem, *.key and SSH keys cannot be read;\n\
          \x20            .git/ and harness.toml cannot be written by the file tools\n\
+         \x20            (harness-sandbox::secrets_are_neither_read_nor_written,\n\
+         \x20            harness-sandbox::git_internals_are_readable_but_not_writable)\n\
          \x20 protected  commands run as an argv, never through a shell, with stdin closed, a\n\
          \x20            timeout that kills the whole process tree, and output cut to a bound\n\
+         \x20            (harness-exec::arguments_are_never_shell_code,\n\
+         \x20            harness-exec::an_escapee_without_group_or_marker_is_killed_at_the_timeout)\n\
          \x20 protected  your work: a dirty tree is refused (or snapshotted with --allow-dirty),\n\
          \x20            every step is a checkpoint, each also copied to a store outside the\n\
          \x20            workspace ($XDG_STATE_HOME/harness), so `harness undo` restores the\n\
          \x20            pre-run files even after a command deleted the run's refs or .git (a\n\
          \x20            deleted .git loses the index and history); refs a command removes are\n\
          \x20            put back after it; ignored files the file tools write are saved first\n\
+         \x20            (harness-undo::undo_restores_the_user_and_redo_the_agent_exactly)
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too; ignored files commands change (build outputs) are\n\
          \x20            not undoable, and the run summary names them\n\
          \x20 seatbelt   the command policy: {policy}. It matches the\n\
          \x20            program and its arguments; an allowed interpreter (python3, sh, node)\n\
-         \x20            can still do anything you can\n\
+         \x20            can still do anything the tier above lets it\n\
          \x20 seatbelt   secrets are redacted from what the model and the transcript see, by\n\
          \x20            name and shape; an unusual secret can get through\n\
-         \x20 NOT        kernel isolation: commands run as you, with your files, network and\n\
-         \x20            credentials (no Landlock, bubblewrap, container or VM tier yet)\n\
          \x20 NOT        prompt injection: the model is told that tool results are data, not\n\
          \x20            instructions, and nothing it reads changes the workspace or the policy,\n\
          \x20            but no prompt makes a model immune\n"
-    )
+    ));
+    text
+}
+
+/// The corpus as the README's markdown table: one row per command, its result under
+/// each tier (Landlock at the ABI that blocks most, with the ABI a row needs), and its test.
+/// A test checks that README.md holds it as it is.
+#[cfg(test)]
+fn corpus_markdown() -> String {
+    let mut text =
+        String::from("| command | none | landlock | bwrap | test |\n|---|---|---|---|---|\n");
+    for row in HOSTILE_COMMANDS {
+        let landlock = match (row.landlock, row.landlock_abi) {
+            (Expect::Blocked, abi) if abi > 1 => {
+                format!("{} (ABI {abi}+)", result(Expect::Blocked, row.legitimate))
+            }
+            (expected, _) => result(expected, row.legitimate).to_owned(),
+        };
+        text.push_str(&format!(
+            "| {} | {} | {landlock} | {} | `{}` |\n",
+            row.what.replace('|', "\\|"),
+            result(row.none, row.legitimate),
+            result(row.bwrap, row.legitimate),
+            row.test_name()
+        ));
+    }
+    text
+}
+
+/// A row's result as the table says it: for legitimate work, whether it works.
+fn result(expected: Expect, legitimate: bool) -> &'static str {
+    match (expected, legitimate) {
+        (Expect::Allowed, true) => "works",
+        (Expect::Blocked, true) => "fails",
+        (Expect::Allowed, false) => "allowed",
+        (Expect::Blocked, false) => "blocked",
+    }
+}
+
+/// What `tier` does not cover, on a kernel of Landlock ABI `abi`.
+pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
+    let mut lines: Vec<String> = match tier {
+        Tier::None => vec![
+            "kernel isolation: commands run as you, with your files, network, processes and \
+             credentials (choose --sandbox bwrap or landlock; `harness sandbox doctor`)"
+                .into(),
+        ],
+        Tier::Bwrap => vec![
+            "reads: commands can read every file you can outside the hidden secret locations \
+             and deny rules (other projects, /etc)"
+                .into(),
+            "a harness.toml where none exists can be created (only an existing one is bound \
+             read-only)"
+                .into(),
+            "--network shares the host's network: with it, commands reach everything you can"
+                .into(),
+        ],
+        Tier::Landlock => {
+            let mut lines = vec![
+                "UDP, ICMP and raw sockets: Landlock's network rules cover TCP only".to_owned(),
+                "/proc/<pid>/environ of your other processes stays readable".to_owned(),
+                "reads: commands can read every file you can outside the hidden secret \
+                 locations and deny rules (other projects, /etc)"
+                    .to_owned(),
+            ];
+            if abi < 4 {
+                lines.push(format!(
+                    "TCP: this kernel's Landlock ABI {abi} has no network rules (4+ needed)"
+                ));
+            }
+            if abi < 6 {
+                lines.push(format!(
+                    "signals to and abstract Unix sockets of processes outside: this kernel's \
+                     Landlock ABI {abi} cannot scope them (6+ needed)"
+                ));
+            }
+            lines
+        }
+    };
+    if tier != Tier::None {
+        lines.push(
+            "the workspace's secrets (.env, *.pem, *.key, the deny globs) are hidden from \
+             commands as they are when the run starts; one created during the run is kept \
+             from the file tools only"
+                .into(),
+        );
+        lines.push(
+            "the kernel itself: a kernel exploit, or a root process keeping its capabilities, \
+             gets past any tier; memory, CPU and disk use are not bounded"
+                .into(),
+        );
+    }
+    lines
 }
 
 /// How the command policy of a run reads in a sentence.
@@ -57,17 +184,80 @@ mod tests {
 
     #[test]
     fn the_explanation_says_what_is_not_protected() {
-        let text = explain(&policy(&[]));
+        let text = explain(&policy(&[]), Tier::None, 7);
         assert!(text.starts_with(STATEMENT));
         assert!(text.contains("isolation tier: none"));
-        assert!(text.contains("NOT        kernel isolation"));
+        assert!(text.contains("NOT      kernel isolation"));
         assert!(text.contains("blocklist of accidents"));
-        let allow = explain(&policy(&["python3".to_owned(), "git".to_owned()]));
+        let allow = explain(
+            &policy(&["python3".to_owned(), "git".to_owned()]),
+            Tier::None,
+            7,
+        );
         assert!(allow.contains("an allowlist: only python3, git may run"));
         assert!(text.contains("a store outside the\n"), "{text}");
         assert!(
             text.contains("can\n             reach the store too"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn every_row_of_the_corpus_is_in_the_table_with_its_test_and_tier_result() {
+        let text = explain(&policy(&[]), Tier::Landlock, 7);
+        for row in HOSTILE_COMMANDS {
+            let line = text
+                .lines()
+                .find(|line| line.contains(row.what) && line.ends_with(&row.test_name()))
+                .unwrap_or_else(|| panic!("no line for {}", row.id));
+            let expected = result(row.expected(Tier::Landlock, 7), row.legitimate);
+            assert!(line.trim_start().starts_with(expected), "{line}");
+        }
+        let none = explain(&policy(&[]), Tier::None, 7);
+        assert!(none.contains("allowed  rm -rf .git"));
+        assert!(text.contains("blocked  rm -rf .git"));
+        assert!(text.contains("fails    create a new entry at the top"));
+        assert!(none.contains("works    create a new entry at the top"));
+    }
+
+    #[test]
+    fn the_readme_holds_the_corpus_table_as_generated() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .expect("README.md");
+        let table = corpus_markdown();
+        assert!(
+            readme.contains(&table),
+            "README.md's isolation table differs from the corpus; paste this:\n{table}"
+        );
+        assert!(table.contains("| rm -rf .git (the undo path) | allowed | blocked | blocked |"));
+        assert!(table.contains(
+            "| kill a process started outside the command | allowed | blocked (ABI 6+) | blocked |"
+        ));
+    }
+
+    #[test]
+    fn what_landlock_leaves_open_depends_on_the_kernels_abi() {
+        let old = open(Tier::Landlock, 3).join("\n");
+        assert!(old.contains("ABI 3 has no network rules"));
+        assert!(old.contains("ABI 3 cannot scope them"));
+        let new = open(Tier::Landlock, 7).join("\n");
+        assert!(!new.contains("no network rules") && !new.contains("cannot scope"));
+        assert!(new.contains("UDP"));
+        assert!(
+            open(Tier::Landlock, 5)
+                .join("\n")
+                .contains("ABI 5 cannot scope")
+        );
+        assert!(
+            !open(Tier::Landlock, 4)
+                .join("\n")
+                .contains("no network rules")
+        );
+        assert!(
+            !open(Tier::Bwrap, 0)
+                .join("\n")
+                .contains("kernel isolation: commands")
         );
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use harness_agent::{Budgets, Verification};
-use harness_exec::Policy;
+use harness_exec::{Policy, Sandbox};
 use harness_ollama::{Api, DEFAULT_MODEL};
 use serde::Deserialize;
 
@@ -62,6 +62,12 @@ pub(crate) struct ToolboxSettings {
     pub(crate) command_timeout: Option<Duration>,
     /// The most a call may ask for; `None` for the toolbox's default.
     pub(crate) max_command_timeout: Option<Duration>,
+    /// The isolation tier commands run under: `auto` unless asked otherwise.
+    pub(crate) sandbox: Sandbox,
+    /// Paths commands may write beyond the workspace (build caches).
+    pub(crate) writable: Vec<PathBuf>,
+    /// Whether commands may use the network.
+    pub(crate) network: bool,
 }
 
 impl ToolboxSettings {
@@ -87,6 +93,9 @@ pub(crate) struct Overrides {
     pub(crate) max_steps: Option<u32>,
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_command_timeout: Option<u64>,
+    pub(crate) sandbox: Option<Sandbox>,
+    pub(crate) writable: Vec<PathBuf>,
+    pub(crate) network: bool,
 }
 
 impl Settings {
@@ -124,12 +133,29 @@ impl Settings {
             flags.allow.clone()
         };
         let seconds = |value: Option<u64>| value.map(Duration::from_secs);
+        let sandbox = match (flags.sandbox, files.sandbox.as_deref()) {
+            (Some(sandbox), _) => sandbox,
+            (None, Some(name)) => name
+                .parse()
+                .map_err(|error| anyhow!("in the configuration: {error}"))?,
+            (None, None) => Sandbox::Auto,
+        };
+        let mut writable = files
+            .writable
+            .unwrap_or_default()
+            .into_iter()
+            .map(|path| expand_home(&path))
+            .collect::<Vec<_>>();
+        writable.extend(flags.writable.iter().cloned());
         Ok(Settings {
             toolbox: ToolboxSettings {
                 allow,
                 deny: files.deny.unwrap_or_default(),
                 command_timeout: seconds(flags.command_timeout.or(files.command_timeout)),
                 max_command_timeout: seconds(flags.max_command_timeout),
+                sandbox,
+                writable,
+                network: flags.network || files.network.unwrap_or(false),
             },
             model: flags
                 .model
@@ -195,6 +221,9 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
+/// sandbox = "auto"                    # or "bwrap", "landlock", "none"
+/// writable = ["~/.cargo/registry"]    # paths commands may write beyond the workspace
+/// network = false                     # true lets commands use the network
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +242,9 @@ pub(crate) struct FileConfig {
     pub(crate) head_start_chars: Option<usize>,
     pub(crate) context_length: Option<u32>,
     pub(crate) temperature: Option<f64>,
+    pub(crate) sandbox: Option<String>,
+    pub(crate) writable: Option<Vec<String>>,
+    pub(crate) network: Option<bool>,
 }
 
 /// The configuration files that apply to a workspace, merged: the user's, then the
@@ -291,6 +323,17 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         head_start_chars: over.head_start_chars.or(base.head_start_chars),
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
+        sandbox: over.sandbox.or(base.sandbox),
+        writable: over.writable.or(base.writable),
+        network: over.network.or(base.network),
+    }
+}
+
+/// `path` with a leading `~/` read as the home directory, as in a shell.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
     }
 }
 
@@ -462,6 +505,64 @@ mod tests {
     }
 
     #[test]
+    fn the_sandbox_keys_come_from_the_files_and_the_flags_win() {
+        let files = Loaded {
+            config: FileConfig {
+                sandbox: Some("landlock".into()),
+                writable: Some(vec!["~/.cargo/registry".into(), "/opt/cache".into()]),
+                network: Some(true),
+                ..FileConfig::default()
+            },
+            files: Vec::new(),
+        };
+        let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set in tests"));
+        assert_eq!(
+            (
+                from_files.toolbox.sandbox,
+                from_files.toolbox.writable,
+                from_files.toolbox.network
+            ),
+            (
+                Sandbox::Only(harness_exec::Tier::Landlock),
+                vec![home.join(".cargo/registry"), PathBuf::from("/opt/cache")],
+                true
+            )
+        );
+        let flags = Overrides {
+            sandbox: Some(Sandbox::Only(harness_exec::Tier::Bwrap)),
+            writable: vec![PathBuf::from("/flag")],
+            ..Overrides::default()
+        };
+        let from_flags = Settings::from_parts(&flags, files).unwrap();
+        assert_eq!(
+            from_flags.toolbox.sandbox,
+            Sandbox::Only(harness_exec::Tier::Bwrap)
+        );
+        assert_eq!(
+            from_flags.toolbox.writable.last(),
+            Some(&PathBuf::from("/flag"))
+        );
+        let defaults = Settings::from_parts(&Overrides::default(), Loaded::default()).unwrap();
+        assert_eq!(
+            (defaults.toolbox.sandbox, defaults.toolbox.network),
+            (Sandbox::Auto, false)
+        );
+        let bad = Loaded {
+            config: FileConfig {
+                sandbox: Some("docker".into()),
+                ..FileConfig::default()
+            },
+            files: Vec::new(),
+        };
+        let error = Settings::from_parts(&Overrides::default(), bad).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "in the configuration: unknown sandbox \"docker\": use one of auto, bwrap, landlock, none"
+        );
+    }
+
+    #[test]
     fn flags_win_over_the_files_and_only_a_flag_lowers_the_most_a_command_may_ask_for() {
         let files = Loaded {
             config: FileConfig {
@@ -480,6 +581,9 @@ mod tests {
                 deny: vec!["*.secret".into()],
                 command_timeout: Some(Duration::from_secs(60)),
                 max_command_timeout: None,
+                sandbox: Sandbox::Auto,
+                writable: Vec::new(),
+                network: false,
             }
         );
         assert_eq!(from_files.files, [PathBuf::from("harness.toml")]);

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use harness_exec::{EnvPolicy, Runner};
+use harness_exec::preflight::{self, Choice};
+use harness_exec::{Confinement, EnvPolicy, Isolation, Runner};
 use harness_sandbox::Workspace;
 use harness_tools::Toolbox;
 
@@ -27,13 +28,14 @@ pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
     Ok(root)
 }
 
-/// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`.
+/// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`,
+/// and the isolation tier its commands (the verification command's too) run under.
 ///
 /// # Errors
 ///
-/// A deny rule that is not valid, a root that cannot be opened, or one that holds the
-/// harness itself.
-pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<Toolbox> {
+/// A deny rule that is not valid, a root that cannot be opened, one that holds the
+/// harness itself, or an explicitly asked-for isolation tier that cannot run here.
+pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(Toolbox, Choice)> {
     let mut builder = Workspace::builder(root);
     // The model may not rewrite the configuration of its own next run.
     builder.deny_write(config::WORKSPACE_FILE);
@@ -44,8 +46,9 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<T
         .build()
         .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
     guard::refuse_own_harness(&workspace)?;
+    let (isolation, choice) = isolation(root, settings, &workspace)?;
     let mut toolbox = Toolbox::builder(workspace)
-        .runner(runner())
+        .runner(runner().isolation(isolation))
         .policy(settings.policy());
     if let Some(timeout) = settings.command_timeout {
         toolbox = toolbox.timeout(timeout);
@@ -53,7 +56,107 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<T
     if let Some(timeout) = settings.max_command_timeout {
         toolbox = toolbox.max_timeout(timeout);
     }
-    Ok(toolbox.build())
+    Ok((toolbox.build(), choice))
+}
+
+/// The isolation tier `settings` ask for, found working on this machine by the preflight,
+/// confining commands to `root`, the extra writable paths and, if asked, the network, with
+/// the files the workspace's deny rules match hidden from them.
+fn isolation(
+    root: &Path,
+    settings: &ToolboxSettings,
+    workspace: &Workspace,
+) -> anyhow::Result<(Isolation, Choice)> {
+    let choice = preflight::choose(settings.sandbox)?;
+    let mut confinement = Confinement::new(root).network(settings.network);
+    for path in &settings.writable {
+        confinement = confinement.writable(path);
+    }
+    if choice.tier != harness_exec::Tier::None {
+        for path in denied_paths(root, workspace) {
+            confinement = confinement.hide(path);
+        }
+    }
+    Ok((Isolation::new(choice.tier, confinement), choice))
+}
+
+/// The most entries [`denied_paths`] looks at: a huge tree is not walked whole at every
+/// start.
+const DENY_WALK_LIMIT: usize = 50_000;
+
+/// The files and directories under `root` that the workspace's read rules refuse (`.env`,
+/// keys, the deny globs), as they are when the run starts; a denied directory is returned
+/// whole. `.git` is not walked: it is read-only to commands, not secret.
+fn denied_paths(root: &Path, workspace: &Workspace) -> Vec<PathBuf> {
+    let mut denied = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    let mut seen = 0;
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > DENY_WALK_LIMIT {
+                tracing::warn!(
+                    "more than {DENY_WALK_LIMIT} entries: deny rules hidden from commands only in those looked at"
+                );
+                return denied;
+            }
+            let path = entry.path();
+            if path == root.join(".git") {
+                continue;
+            }
+            if workspace.is_read_denied(&path) {
+                denied.push(path);
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    denied
+}
+
+/// The lines that say how commands are isolated: the tier, what it allows beyond the
+/// workspace, and why `auto` passed over a stronger tier.
+pub(crate) fn isolation_summary(choice: &Choice, settings: &ToolboxSettings) -> String {
+    let mut text = match choice.tier {
+        harness_exec::Tier::None if choice.skipped.is_empty() => {
+            "none: commands run as you (harness sandbox explain)".to_owned()
+        }
+        harness_exec::Tier::None => {
+            "none: NO working sandbox here, commands run as you (harness sandbox doctor)".to_owned()
+        }
+        tier => format!("{tier} (harness sandbox explain --sandbox {tier})"),
+    };
+    if choice.tier != harness_exec::Tier::None {
+        if settings.network {
+            text.push_str("; network: allowed");
+        } else {
+            text.push_str("; network: none");
+        }
+        for path in &settings.writable {
+            text.push_str(&format!("; writable: {}", path.display()));
+        }
+    }
+    text
+}
+
+/// One warning line per stronger tier `auto` fell back from.
+pub(crate) fn fallback_warnings(choice: &Choice) -> Vec<String> {
+    choice
+        .skipped
+        .iter()
+        .map(|unavailable| {
+            format!(
+                "warning: sandbox {} unavailable ({}); using {}. Fix: {}",
+                unavailable.tier(),
+                unavailable.reason(),
+                choice.tier,
+                unavailable.fix()
+            )
+        })
+        .collect()
 }
 
 /// Makes this process adopt the commands that leave their process group (a daemon,

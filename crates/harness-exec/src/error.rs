@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::policy::Refusal;
+use crate::preflight::Unavailable;
 
 /// Why a command could not be run.
 ///
@@ -69,6 +70,9 @@ pub enum Error {
         /// What went wrong.
         source: io::Error,
     },
+    /// The isolation tier cannot run on this machine.
+    #[error(transparent)]
+    Isolation(#[from] Unavailable),
     /// The runner itself failed (creating a pipe, watching the process).
     #[error("running the command failed while {context}: {source}")]
     Io {

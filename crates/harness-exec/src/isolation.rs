@@ -1,35 +1,384 @@
-//! The place where kernel isolation tiers will wrap a command.
+//! Kernel isolation tiers: what confines a command beyond the policy.
+//!
+//! A tier turns the program and its arguments into the [`Command`] the runner
+//! starts. `bwrap` wraps the program in bubblewrap (new mount, PID, network,
+//! IPC and UTS namespaces); `landlock` restricts the child itself before
+//! `exec`; `none` runs the program as it is.
 
-use std::path::Path;
+mod bwrap;
+mod landlock;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How a command is isolated from the rest of the machine, beyond the policy.
-///
-/// Only [`Isolation::None`] exists today. The runner asks the tier for the
-/// [`Command`] that will execute the program, so a tier can wrap the program
-/// or restrict the child before it starts. Planned, each stating exactly what
-/// it covers:
-///
-/// - **Landlock + seccomp**: set in the child before `exec`, limiting
-///   filesystem access to the workspace and refusing some system calls;
-/// - **bubblewrap**: the program run through `bwrap`, with the workspace
-///   mounted read-write and the rest of the filesystem read-only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Isolation {
+use crate::error::Error;
+
+pub(crate) use self::bwrap::{find_bwrap, no_bwrap};
+pub(crate) use self::landlock::kernel_abi;
+
+/// The secret locations in the home directory that a confined command can
+/// neither read nor write: keys, cloud and registry credentials.
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".netrc",
+    ".docker/config.json",
+    ".kube",
+    ".git-credentials",
+    ".config/gcloud",
+    ".azure",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".npmrc",
+    ".pypirc",
+];
+
+/// A kernel isolation tier, strongest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// bubblewrap: the command runs in new mount, PID, network, IPC and UTS
+    /// namespaces, with the root filesystem read-only.
+    Bwrap,
+    /// Landlock, applied in the child before `exec`: filesystem writes only
+    /// to the workspace and a private temporary directory, no TCP, no signals
+    /// to processes outside.
+    Landlock,
     /// No isolation: the command runs as the user, with everything the user
-    /// can reach. The policy, timeout, limits and output bounds still apply.
-    #[default]
+    /// can reach.
     None,
 }
 
-impl Isolation {
-    /// The command that executes `program` under this tier.
-    pub(crate) fn command(self, program: &Path) -> Command {
+impl Tier {
+    /// Every tier, strongest first: the order in which `auto` tries them.
+    pub const ALL: [Tier; 3] = [Tier::Bwrap, Tier::Landlock, Tier::None];
+
+    /// The tier's name as the CLI and the configuration spell it.
+    pub fn name(self) -> &'static str {
         match self {
-            Isolation::None => Command::new(program),
+            Tier::Bwrap => "bwrap",
+            Tier::Landlock => "landlock",
+            Tier::None => "none",
         }
     }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A tier name that is none of `bwrap`, `landlock`, `none` (or `auto` where
+/// a choice is parsed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox {given:?}: use one of auto, bwrap, landlock, none")]
+pub struct UnknownTier {
+    /// The name given.
+    pub given: String,
+}
+
+impl FromStr for Tier {
+    type Err = UnknownTier;
+
+    fn from_str(name: &str) -> Result<Tier, UnknownTier> {
+        Tier::ALL
+            .into_iter()
+            .find(|tier| tier.name() == name)
+            .ok_or_else(|| UnknownTier {
+                given: name.to_owned(),
+            })
+    }
+}
+
+/// What a confining tier lets a command reach: the workspace, extra writable
+/// paths, the network or not, and the paths it hides.
+///
+/// ```
+/// use harness_exec::Confinement;
+///
+/// let confinement = Confinement::new("/home/me/project")
+///     .writable("/home/me/.cargo/registry")
+///     .network(false)
+///     .hide("/home/me/project/.env");
+/// # let _ = confinement;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confinement {
+    /// Writable, except `.git` and `harness.toml` in it.
+    workspace: PathBuf,
+    /// Extra writable paths (build caches).
+    writable: Vec<PathBuf>,
+    /// Whether the command may use the network.
+    network: bool,
+    /// The home directory whose [`HOME_SECRETS`] are hidden.
+    home: Option<PathBuf>,
+    /// Further paths hidden (the deny rules).
+    hidden: Vec<PathBuf>,
+}
+
+impl Confinement {
+    /// Confines commands to `workspace`: writable there (but not its `.git`
+    /// and `harness.toml`) and in a private temporary directory; no network;
+    /// the secret locations of this process's `$HOME` hidden.
+    pub fn new(workspace: impl Into<PathBuf>) -> Confinement {
+        Confinement {
+            workspace: workspace.into(),
+            writable: Vec::new(),
+            network: false,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            hidden: Vec::new(),
+        }
+    }
+
+    /// Lets commands also write under `path` (a build cache such as
+    /// `~/.cargo/registry`). A path that does not exist is ignored.
+    pub fn writable(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.writable.push(path.into());
+        self
+    }
+
+    /// Lets commands use the network (default: no network).
+    pub fn network(mut self, allowed: bool) -> Confinement {
+        self.network = allowed;
+        self
+    }
+
+    /// Hides `path` from commands: neither readable nor writable. A path that
+    /// does not exist is ignored.
+    pub fn hide(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.hidden.push(path.into());
+        self
+    }
+
+    /// The home directory whose secret locations ([`HOME_SECRETS`]) are
+    /// hidden, instead of this process's `$HOME`.
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Confinement {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// True if and only if commands may use the network.
+    pub fn allows_network(&self) -> bool {
+        self.network
+    }
+
+    /// The existing paths hidden from commands, resolved: the home's secret
+    /// locations and the deny rules.
+    pub(crate) fn hidden_paths(&self) -> Vec<PathBuf> {
+        let home_secrets = self
+            .home
+            .iter()
+            .flat_map(|home| HOME_SECRETS.iter().map(move |secret| home.join(secret)));
+        existing(home_secrets.chain(self.hidden.iter().cloned()))
+    }
+
+    /// The existing paths inside the workspace that stay read-only: the undo
+    /// path (`.git`) and the harness's own configuration.
+    pub(crate) fn read_only_in_workspace(&self) -> Vec<PathBuf> {
+        existing(
+            [".git", "harness.toml"]
+                .into_iter()
+                .map(|name| self.workspace.join(name)),
+        )
+    }
+
+    /// The existing extra writable paths, resolved.
+    pub(crate) fn writable_paths(&self) -> Vec<PathBuf> {
+        existing(self.writable.iter().cloned())
+    }
+
+    /// The workspace, resolved.
+    pub(crate) fn workspace(&self) -> Result<PathBuf, Error> {
+        self.workspace
+            .canonicalize()
+            .map_err(|source| Error::WorkingDirectory {
+                path: self.workspace.clone(),
+                source,
+            })
+    }
+}
+
+/// How a command is isolated from the rest of the machine, beyond the policy.
+///
+/// ```
+/// use harness_exec::{Confinement, Isolation, Tier};
+///
+/// let isolation = Isolation::new(Tier::Landlock, Confinement::new("/home/me/project"));
+/// assert_eq!(isolation.tier(), Tier::Landlock);
+/// assert_eq!(Isolation::none().tier(), Tier::None);
+/// ```
+///
+/// Which tier can run on a machine is for [`preflight`](crate::preflight) to
+/// find out; a run under a tier the machine lacks fails with
+/// [`Error::Isolation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Isolation {
+    /// The tier and what it confines to; `None` for no isolation.
+    confined: Option<(Tier, Arc<Confinement>)>,
+}
+
+impl Isolation {
+    /// No isolation: the command runs as the user. The policy, timeout,
+    /// limits and output bounds still apply.
+    pub fn none() -> Isolation {
+        Isolation { confined: None }
+    }
+
+    /// Commands run under `tier`, confined to `confinement` (which
+    /// [`Tier::None`] ignores).
+    pub fn new(tier: Tier, confinement: Confinement) -> Isolation {
+        match tier {
+            Tier::None => Isolation::none(),
+            tier => Isolation {
+                confined: Some((tier, Arc::new(confinement))),
+            },
+        }
+    }
+
+    /// The tier commands run under.
+    pub fn tier(&self) -> Tier {
+        self.confined.as_ref().map_or(Tier::None, |(tier, _)| *tier)
+    }
+
+    /// The command that executes `executable` (found for `program`) with
+    /// `args` under this tier, in `cwd`.
+    pub(crate) fn prepare(
+        &self,
+        executable: &Path,
+        program: &OsStr,
+        args: &[impl AsRef<OsStr>],
+        cwd: &Path,
+    ) -> Result<Prepared, Error> {
+        let Some((tier, confinement)) = &self.confined else {
+            let mut command = Command::new(executable);
+            command.arg0(program).args(args);
+            return Ok(Prepared::plain(command));
+        };
+        match tier {
+            Tier::Bwrap => {
+                let mut command = bwrap::command(confinement, cwd)?;
+                command.arg("--");
+                if let Some(env) = bwrap::signal_resetter() {
+                    command.arg(env).arg("--default-signal=INT").arg("--");
+                }
+                command.arg(executable).args(args);
+                Ok(Prepared {
+                    command,
+                    env: vec![("TMPDIR".into(), "/tmp".into())],
+                    ruleset: None,
+                    ignore_interrupt: true,
+                    _private_tmp: None,
+                })
+            }
+            Tier::Landlock => {
+                let private_tmp = PrivateTmp::create()?;
+                let ruleset = landlock::ruleset(confinement, private_tmp.path())?;
+                let mut command = Command::new(executable);
+                command.arg0(program).args(args);
+                Ok(Prepared {
+                    command,
+                    env: vec![("TMPDIR".into(), private_tmp.path().into())],
+                    ruleset: Some(ruleset),
+                    ignore_interrupt: false,
+                    _private_tmp: Some(private_tmp),
+                })
+            }
+            Tier::None => unreachable!("Isolation::new keeps no confinement for Tier::None"),
+        }
+    }
+}
+
+impl Default for Isolation {
+    /// No isolation, as [`Isolation::none`].
+    fn default() -> Isolation {
+        Isolation::none()
+    }
+}
+
+/// A command ready for the runner, with what must live as long as the run.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The program (or its wrapper) and the arguments.
+    pub(crate) command: Command,
+    /// Variables the tier sets on top of the scrubbed environment.
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// A Landlock ruleset the child enforces on itself before `exec`.
+    pub(crate) ruleset: Option<OwnedFd>,
+    /// Whether the started program (`bwrap`) must survive the `SIGINT` that
+    /// interrupts a command: it is the process group's leader, and its death
+    /// would kill the command at once instead of letting it stop.
+    pub(crate) ignore_interrupt: bool,
+    /// Removed when the run is over.
+    _private_tmp: Option<PrivateTmp>,
+}
+
+impl Prepared {
+    fn plain(command: Command) -> Prepared {
+        Prepared {
+            command,
+            env: Vec::new(),
+            ruleset: None,
+            ignore_interrupt: false,
+            _private_tmp: None,
+        }
+    }
+}
+
+/// A temporary directory for one run, removed with everything in it when
+/// the run is over.
+#[derive(Debug)]
+struct PrivateTmp {
+    path: PathBuf,
+}
+
+impl PrivateTmp {
+    fn create() -> Result<PrivateTmp, Error> {
+        use std::os::unix::fs::DirBuilderExt;
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "harness-tmp-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        // A leftover of a crashed run of an earlier process with the same pid.
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(Error::io("creating the run's private temporary directory"))?;
+        Ok(PrivateTmp { path })
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The paths of `paths` that exist, resolved (symlinks followed).
+fn existing(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut resolved: Vec<PathBuf> = paths
+        .into_iter()
+        .filter_map(|path| path.canonicalize().ok())
+        .collect();
+    resolved.sort();
+    resolved.dedup();
+    resolved
 }
 
 #[cfg(test)]
@@ -38,8 +387,63 @@ mod tests {
 
     #[test]
     fn none_runs_the_program_itself() {
-        let command = Isolation::None.command(Path::new("/bin/true"));
-        assert_eq!(command.get_program(), "/bin/true");
-        assert_eq!(command.get_args().count(), 0);
+        let prepared = Isolation::none()
+            .prepare(
+                Path::new("/bin/true"),
+                OsStr::new("true"),
+                &["x"],
+                Path::new("/"),
+            )
+            .expect("prepared");
+        assert_eq!(prepared.command.get_program(), "/bin/true");
+        assert_eq!(prepared.command.get_args().collect::<Vec<_>>(), ["x"]);
+        assert!(prepared.env.is_empty() && prepared.ruleset.is_none());
+    }
+
+    #[test]
+    fn tier_names_round_trip_and_unknown_names_are_refused() {
+        for tier in Tier::ALL {
+            assert_eq!(tier.name().parse::<Tier>(), Ok(tier));
+            assert_eq!(tier.to_string(), tier.name());
+        }
+        let error = "docker".parse::<Tier>().expect_err("unknown");
+        assert_eq!(
+            error.to_string(),
+            "unknown sandbox \"docker\": use one of auto, bwrap, landlock, none"
+        );
+        assert_eq!(
+            Isolation::new(Tier::None, Confinement::new("/")),
+            Isolation::none()
+        );
+    }
+
+    #[test]
+    fn hidden_paths_are_the_existing_home_secrets_and_deny_rules() {
+        let home = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(home.path().join(".config/gh")).expect("gh");
+        std::fs::write(home.path().join(".netrc"), "x").expect("netrc");
+        std::fs::write(home.path().join("notes"), "x").expect("notes");
+        let confinement = Confinement::new("/")
+            .home(home.path())
+            .hide(home.path().join("notes"))
+            .hide("/no/such/path");
+        let root = home.path().canonicalize().expect("canonical");
+        assert_eq!(
+            confinement.hidden_paths(),
+            [
+                root.join(".config/gh"),
+                root.join(".netrc"),
+                root.join("notes")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_private_tmp_is_removed_with_its_contents() {
+        let tmp = PrivateTmp::create().expect("created");
+        let path = tmp.path().to_owned();
+        std::fs::write(path.join("f"), "x").expect("write");
+        drop(tmp);
+        assert!(!path.exists());
     }
 }

@@ -96,20 +96,56 @@
 //! with [`Redactor`], which also knows the values of this process's
 //! secret-named variables; [`redact`] is the same redaction for other text.
 //!
-//! # Limits, interrupts, isolation
+//! # Limits, interrupts
 //!
 //! Core dumps are always off in the command; [`Limits`] adds a maximum file
 //! size and a maximum number of processes. Since the command is in its own
 //! process group, the terminal's Ctrl-C no longer reaches it: forward it with an
-//! [`Interrupter`]. Kernel isolation tiers (Landlock, bubblewrap) will plug in
-//! through [`Isolation`]; today there is only [`Isolation::None`].
+//! [`Interrupter`].
+//!
+//! # Isolation
+//!
+//! A [`Tier`] confines what a command can reach, to a [`Confinement`]: the
+//! workspace (writable, but not its `.git` and `harness.toml`), a private
+//! temporary directory, extra writable paths, the network or not; the secret
+//! locations of `$HOME` ([`HOME_SECRETS`]) and the deny rules are hidden.
+//!
+//! ```no_run
+//! use harness_exec::{Confinement, Isolation, RunOptions, Runner, Sandbox, preflight};
+//!
+//! let workspace = "/home/me/project";
+//! // The strongest tier that works here; an explicit one that cannot is an error.
+//! let choice = preflight::choose(Sandbox::Auto)?;
+//! let confinement = Confinement::new(workspace).writable("/home/me/.cargo/registry");
+//! let runner = Runner::new().isolation(Isolation::new(choice.tier, confinement));
+//! let outcome = runner.run(&["rm", "-rf", ".git"], &RunOptions::new(workspace))?;
+//! assert!(!outcome.is_success()); // refused by the kernel: .git is read-only
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - [`Tier::Bwrap`] runs the program through bubblewrap: root filesystem
+//!   read-only, the workspace bound writable with `.git` and `harness.toml`
+//!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`),
+//!   network (loopback only), IPC and UTS namespaces, a new session, killed
+//!   with its parent, a minimal `/dev`, the hidden paths covered.
+//! - [`Tier::Landlock`] restricts the child before `exec` (with
+//!   `no_new_privs`): writes only to the workspace's entries (not `.git`, not
+//!   `harness.toml`, and no new entries at its top), the private temporary
+//!   directory and harmless devices; reads everywhere except the hidden paths
+//!   and `/dev`; no TCP from Landlock ABI 4; no signals to, or abstract Unix
+//!   sockets of, processes outside from ABI 6.
+//! - [`Tier::None`]: the command runs as the user.
+//!
+//! What each tier blocks and lets through is the table in [`corpus`], which
+//! the tests assert row by row.
 //!
 //! # What this crate does not do
 //!
-//! It does not sandbox anything: the command runs as the user, with
-//! everything the user can reach, and the policy matches argv, it does not
-//! parse shell code. Run the harness in a container, a VM or as a separate
-//! user when the input is untrusted.
+//! Without a kernel tier it does not sandbox anything: the command runs as
+//! the user, with everything the user can reach, and the policy matches
+//! argv, it does not parse shell code. Even under a tier, the kernel is the
+//! only boundary: run the harness in a container, a VM or as a separate user
+//! when the input is untrusted.
 //!
 //! # Platform
 //!
@@ -121,6 +157,7 @@ compile_error!("harness-exec supports Linux only: it follows processes through p
 
 mod ansi;
 mod capture;
+pub mod corpus;
 mod env;
 mod error;
 mod interrupt;
@@ -130,6 +167,7 @@ mod outcome;
 mod policy;
 mod poll;
 mod pre_exec;
+pub mod preflight;
 mod redact;
 mod resolve;
 mod runner;
@@ -140,10 +178,11 @@ mod wrappers;
 pub use env::{EnvPolicy, is_secret_name};
 pub use error::Error;
 pub use interrupt::Interrupter;
-pub use isolation::Isolation;
+pub use isolation::{Confinement, HOME_SECRETS, Isolation, Tier, UnknownTier};
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
+pub use preflight::{Sandbox, Unavailable};
 pub use redact::{REDACTED, Redactor, redact};
 pub use runner::{RunOptions, Runner};
 pub use tree::enable_subreaper;

@@ -10,27 +10,42 @@
 
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use rustix::fs::{CWD, Mode, OFlags, RawDir, openat};
 use rustix::io::{FdFlags, fcntl_setfd};
 use rustix::process::{Resource, Rlimit, setrlimit, setsid};
+use rustix::thread::set_no_new_privs;
 
 use crate::limits::ChildLimits;
 
-/// Makes the child start a new session, set `limits` on itself and mark
-/// every descriptor but stdin, stdout and stderr close-on-exec before it
-/// executes the program.
+/// Makes the child start a new session, set `limits` on itself, mark
+/// every descriptor but stdin, stdout and stderr close-on-exec and, last,
+/// enforce the Landlock `ruleset` on itself, before it executes the program;
+/// with `ignore_interrupt`, the program ignores `SIGINT`.
 ///
 /// The new session makes the child the leader of its own process group, so
 /// the whole group can be signalled, and leaves it without a controlling
 /// terminal: a program that would prompt on `/dev/tty` (a password, a
 /// username) fails at once instead of waiting, stopped, for the timeout.
-pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits) {
+///
+/// The ruleset is enforced with `no_new_privs` set first, which Landlock
+/// requires of a process without `CAP_SYS_ADMIN` and which keeps a setuid
+/// program from regaining what the ruleset took. The descriptor is the
+/// caller's, open until the command has started; the child's copy is closed
+/// by `exec`.
+pub(crate) fn prepare_child(
+    command: &mut Command,
+    limits: ChildLimits,
+    ruleset: Option<&OwnedFd>,
+    ignore_interrupt: bool,
+) {
+    let ruleset = ruleset.map(AsRawFd::as_raw_fd);
     // SAFETY: the closure owns a `Copy` value and makes only raw system
-    // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`, `fcntl`),
+    // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`,
+    // `fcntl`, `prctl`) and libc's raw `syscall` (`landlock_restrict_self`),
     // with a buffer on the stack: no allocation, no lock, nothing but
     // async-signal-safe work. An error becomes an `io::Error` from its raw
     // errno, which does not allocate either.
@@ -38,7 +53,14 @@ pub(crate) fn prepare_child(command: &mut Command, limits: ChildLimits) {
         command.pre_exec(move || {
             setsid()?;
             set_limits(limits)?;
-            close_inherited_on_exec()
+            close_inherited_on_exec()?;
+            if ignore_interrupt {
+                ignore_sigint();
+            }
+            match ruleset {
+                Some(ruleset) => restrict_self(ruleset),
+                None => Ok(()),
+            }
         });
     }
 }
@@ -89,4 +111,25 @@ fn close_inherited_on_exec() -> io::Result<()> {
         fcntl_setfd(fd, FdFlags::CLOEXEC)?;
     }
     Ok(())
+}
+
+/// Makes this child, and the program it executes, ignore `SIGINT`.
+fn ignore_sigint() {
+    // SAFETY: setting a disposition to SIG_IGN installs no handler, and
+    // `signal` is async-signal-safe.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+}
+
+/// Enforces the Landlock ruleset `ruleset` on this (single-threaded) child.
+fn restrict_self(ruleset: RawFd) -> io::Result<()> {
+    set_no_new_privs(true)?;
+    // SAFETY: a raw system call on a descriptor that is open in the child
+    // (inherited from the parent, which holds it until the child has
+    // started), with no flags and no memory passed.
+    let result = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }

@@ -4,7 +4,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, PipeReader};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -132,7 +132,7 @@ impl Runner {
             parent_env: Vec::new(),
             redactor: Redactor::new(),
             limits: Limits::new(),
-            isolation: Isolation::None,
+            isolation: Isolation::none(),
             interrupter: Interrupter::default(),
         }
         .parent_env(std::env::vars_os())
@@ -202,7 +202,7 @@ impl Runner {
         self
     }
 
-    /// The isolation tier commands run under (default: [`Isolation::None`]).
+    /// The isolation tier commands run under (default: [`Isolation::none`]).
     pub fn isolation(mut self, isolation: Isolation) -> Runner {
         self.isolation = isolation;
         self
@@ -269,13 +269,13 @@ impl Runner {
         // and the watcher read more at once: fewer wake-ups per gigabyte.
         // Without it (a lower `pipe-max-size`), the default 64 KiB still works.
         let coalesce = fcntl_setpipe_size(&output, PIPE_SIZE).is_ok_and(coalesces);
-        let mut command = self.isolation.command(&executable);
+        let prepared = self.isolation.prepare(&executable, program, args, &cwd)?;
+        let mut command = prepared.command;
         command
-            .arg0(program)
-            .args(args)
             .current_dir(&cwd)
             .env_clear()
             .envs(env)
+            .envs(prepared.env)
             .stdin(Stdio::null())
             .stdout(
                 writer
@@ -283,7 +283,12 @@ impl Runner {
                     .map_err(Error::io("creating the output pipe"))?,
             )
             .stderr(writer);
-        prepare_child(&mut command, self.limits.for_child_of_this_process());
+        prepare_child(
+            &mut command,
+            self.limits.for_child_of_this_process(),
+            prepared.ruleset.as_ref(),
+            prepared.ignore_interrupt,
+        );
         let (pid, child) = spawn_registered(|| {
             let child = command.spawn()?;
             let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
@@ -546,7 +551,7 @@ mod tests {
             .env(EnvPolicy::scrubbed())
             .redactor(Redactor::new())
             .limits(Limits::new())
-            .isolation(Isolation::None);
+            .isolation(Isolation::none());
         assert_eq!(runner.output_limit, 5);
         assert_eq!(runner.timeout, Duration::from_secs(7));
         assert_eq!(runner.max_timeout, Duration::from_secs(9));

@@ -11,6 +11,8 @@ use clap::Args;
 use harness_agent::{
     Agent, Budgets, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
 };
+use harness_exec::Sandbox;
+use harness_exec::preflight::Choice;
 use harness_ollama::Client;
 use harness_tools::Toolbox;
 use harness_undo::{BeginOptions, DiffTarget, Session};
@@ -98,6 +100,20 @@ pub(crate) struct RunCommand {
     #[arg(long = "allow", value_name = "PROGRAM")]
     allow: Vec<String>,
 
+    /// The isolation tier commands (the verification command's too) run under: auto (the
+    /// strongest that works here), bwrap, landlock or none. [default: the configuration's
+    /// sandbox, else auto]
+    #[arg(long, value_name = "TIER")]
+    sandbox: Option<Sandbox>,
+
+    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
+    #[arg(long, value_name = "PATH")]
+    writable: Vec<PathBuf>,
+
+    /// Let commands use the network.
+    #[arg(long)]
+    network: bool,
+
     /// Print the run as JSON lines (one event per line) instead of for a person.
     #[arg(long)]
     json: bool,
@@ -118,6 +134,9 @@ impl RunCommand {
             allow: self.allow.clone(),
             timeout: self.timeout,
             max_steps: self.max_steps,
+            sandbox: self.sandbox,
+            writable: self.writable.clone(),
+            network: self.network,
             ..Overrides::default()
         }
     }
@@ -140,7 +159,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
                 )
             })?;
     }
-    let toolbox = toolbox::build(&root, &settings.toolbox)?;
+    let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
 
     tracing::info!(
         workspace = %root.display(),
@@ -186,7 +205,11 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         base_url: client.base_url().to_owned(),
         context_window,
         files: settings.files.clone(),
+        isolation: &isolation,
     };
+    for warning in toolbox::fallback_warnings(&isolation) {
+        eprintln!("{warning}");
+    }
     let style = Style::for_stdout();
     let mut observer: Box<dyn Observer> = if command.json {
         JsonLines::print(&header.to_json());
@@ -313,6 +336,8 @@ struct Header<'a> {
     base_url: String,
     context_window: u32,
     files: Vec<PathBuf>,
+    /// The isolation tier the preflight chose.
+    isolation: &'a Choice,
 }
 
 impl Header<'_> {
@@ -342,7 +367,7 @@ impl Header<'_> {
             "{} {}\n{}\n\
              \x20 workspace:  {}\n\
              \x20 policy:     {}\n\
-             \x20 isolation:  none: commands run as you (harness sandbox explain)\n\
+             \x20 isolation:  {}\n\
              \x20 model:      {} via {} at {} (context {} tokens)\n\
              \x20 verify:     {}\n\
              \x20 config:     {}\n",
@@ -351,6 +376,7 @@ impl Header<'_> {
             style.yellow(&Shown::text(boundary::STATEMENT)),
             self.root,
             self.policy(),
+            toolbox::isolation_summary(self.isolation, &settings.toolbox),
             settings.model,
             settings.api,
             self.base_url,
@@ -368,7 +394,7 @@ impl Header<'_> {
             "boundary": boundary::STATEMENT,
             "workspace": self.root,
             "policy": self.policy(),
-            "isolation": "none",
+            "isolation": self.isolation.tier.name(),
             "model": settings.model,
             "api": settings.api.to_string(),
             "host": self.base_url,

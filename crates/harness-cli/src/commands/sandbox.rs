@@ -1,9 +1,12 @@
-//! `harness sandbox explain`: what the harness protects, and what it does not.
+//! `harness sandbox explain` and `harness sandbox doctor`: what the harness protects, what
+//! it does not, and which isolation tier works on this machine.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use harness_exec::preflight::{self, HostFacts};
+use harness_exec::{Sandbox, Tier};
 
 use crate::boundary;
 use crate::commands::workspace_root;
@@ -19,7 +22,8 @@ pub(crate) struct SandboxCommand {
 #[derive(Debug, Subcommand)]
 enum SandboxAction {
     /// Print the boundary statement, and what the configuration active in a workspace does
-    /// and does not protect.
+    /// and does not protect: for the isolation tier, a table of what commands can and cannot
+    /// do, each row naming the test that asserts it.
     Explain {
         /// The workspace whose configuration (harness.toml) to read.
         #[arg(long, value_name = "DIR", default_value = ".")]
@@ -28,19 +32,67 @@ enum SandboxAction {
         /// As `harness run --allow`: explain the allowlist of these programs.
         #[arg(long = "allow", value_name = "PROGRAM")]
         allow: Vec<String>,
+
+        /// The isolation tier to explain: auto (the one `harness run` would pick here),
+        /// bwrap, landlock or none. Default: the configuration's `sandbox`, else auto.
+        #[arg(long, value_name = "TIER")]
+        sandbox: Option<Sandbox>,
     },
+    /// Probe every isolation tier on this machine by starting a trivial confined command
+    /// under it, and say which one `auto` picks and how to fix the missing ones. Exits 0
+    /// when a real tier (bwrap or landlock) works, 1 when only none does.
+    Doctor,
 }
 
 pub(crate) fn exec(command: SandboxCommand) -> anyhow::Result<ExitCode> {
-    let SandboxAction::Explain { workspace, allow } = command.action;
-    let root = workspace_root(&workspace)?;
+    match command.action {
+        SandboxAction::Explain {
+            workspace,
+            allow,
+            sandbox,
+        } => explain(&workspace, allow, sandbox),
+        SandboxAction::Doctor => Ok(doctor()),
+    }
+}
+
+fn explain(
+    workspace: &std::path::Path,
+    allow: Vec<String>,
+    sandbox: Option<Sandbox>,
+) -> anyhow::Result<ExitCode> {
+    let root = workspace_root(workspace)?;
     let loaded = config::load(&root)?;
     let allow = if allow.is_empty() {
         loaded.config.allow.unwrap_or_default()
     } else {
         allow
     };
-    print!("{}", boundary::explain(&boundary::policy(&allow)));
+    let sandbox = match (sandbox, loaded.config.sandbox.as_deref()) {
+        (Some(sandbox), _) => sandbox,
+        (None, Some(name)) => name
+            .parse()
+            .map_err(|error| anyhow::anyhow!("in the configuration: {error}"))?,
+        (None, None) => Sandbox::Auto,
+    };
+    let (tier, note) = match sandbox {
+        Sandbox::Only(tier) => match preflight::probe(tier) {
+            Ok(()) => (tier, None),
+            Err(unavailable) => (tier, Some(format!("note: {unavailable}\n\n"))),
+        },
+        Sandbox::Auto => {
+            let choice = preflight::choose(Sandbox::Auto)?;
+            (choice.tier, None)
+        }
+    };
+    let abi = preflight::host_facts().landlock_abi;
+    let text = boundary::explain(&boundary::policy(&allow), tier, abi);
+    // The boundary statement stays first; a tier that cannot run here is said right after.
+    let (statement, rest) = text.split_at(boundary::STATEMENT.len());
+    print!(
+        "{statement}\n\n{}{}",
+        note.unwrap_or_default(),
+        rest.trim_start()
+    );
     let deny = loaded.config.deny.unwrap_or_default();
     if !deny.is_empty() {
         println!(
@@ -49,4 +101,97 @@ pub(crate) fn exec(command: SandboxCommand) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn doctor() -> ExitCode {
+    let facts = preflight::host_facts();
+    println!(
+        "Isolation tiers on this machine, strongest first (each probed by running a command under it):\n"
+    );
+    let mut picked = None;
+    for tier in Tier::ALL {
+        let detail = detail(tier, &facts);
+        match preflight::probe(tier) {
+            Ok(()) => {
+                println!("  {:<9} works        {detail}", tier.name());
+                picked.get_or_insert(tier);
+            }
+            Err(unavailable) => {
+                println!(
+                    "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
+                    tier.name(),
+                    "",
+                    unavailable.reason(),
+                    "",
+                    unavailable.fix()
+                );
+            }
+        }
+    }
+    println!(
+        "  {:<9} not used     {}",
+        "seccomp",
+        match &facts.seccomp_actions {
+            Some(actions) => format!(
+                "available ({actions}); the tiers do not need it: bwrap unshares the network, \
+                 Landlock ABI 4+ refuses TCP"
+            ),
+            None => "not offered by this kernel; the tiers do not need it".to_owned(),
+        }
+    );
+    let picked = picked.unwrap_or(Tier::None);
+    println!();
+    match picked {
+        Tier::None => {
+            println!(
+                "auto picks: none — commands run as you, unconfined. Fix one of the tiers above."
+            );
+            ExitCode::from(1)
+        }
+        tier => {
+            println!(
+                "auto picks: {tier} (the strongest tier that works here); \
+                 `harness sandbox explain --sandbox {tier}` shows what it blocks"
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// What the machine's facts say about `tier`.
+fn detail(tier: Tier, facts: &HostFacts) -> String {
+    match tier {
+        Tier::Bwrap => {
+            let program = match (&facts.bwrap, &facts.bwrap_version) {
+                (Some(path), Some(version)) => format!("{} ({version})", path.display()),
+                (Some(path), None) => path.display().to_string(),
+                (None, _) => "no bwrap on PATH".to_owned(),
+            };
+            let userns = match (
+                facts.unprivileged_userns_clone.as_deref(),
+                facts.max_user_namespaces.as_deref(),
+            ) {
+                (Some("0"), _) | (_, Some("0")) => "user namespaces: disabled",
+                _ => "user namespaces: enabled",
+            };
+            let apparmor = match facts.apparmor_restricts_userns.as_deref() {
+                Some("1") => "AppArmor: restricts unprivileged user namespaces",
+                _ => "AppArmor: no user-namespace restriction",
+            };
+            let root = if facts.root { "; running as root" } else { "" };
+            format!("{program}; {userns}; {apparmor}{root}")
+        }
+        Tier::Landlock => match facts.landlock_abi {
+            0 => format!(
+                "no Landlock in this kernel (LSMs: {})",
+                facts.lsm.as_deref().unwrap_or("unknown")
+            ),
+            abi => format!(
+                "Landlock ABI {abi}: files; TCP {}; signal and abstract-socket scoping {}",
+                if abi >= 4 { "yes" } else { "no (needs 4)" },
+                if abi >= 6 { "yes" } else { "no (needs 6)" },
+            ),
+        },
+        Tier::None => "always (no isolation)".to_owned(),
+    }
 }

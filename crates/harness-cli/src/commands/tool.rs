@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use harness_exec::Sandbox;
 use serde_json::Value;
 
 use crate::config::{Overrides, Settings};
@@ -52,6 +53,19 @@ pub(crate) struct ToolCommand {
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
+    /// The isolation tier commands run under: auto (the strongest that works here), bwrap,
+    /// landlock or none. [default: the configuration's sandbox, else auto]
+    #[arg(long, value_name = "TIER")]
+    sandbox: Option<Sandbox>,
+
+    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
+    #[arg(long, value_name = "PATH")]
+    writable: Vec<PathBuf>,
+
+    /// Let commands use the network.
+    #[arg(long)]
+    network: bool,
+
     /// Print the tools' specs (name, description, JSON Schema of the arguments) as JSON, as
     /// the model is offered them.
     #[arg(long, conflicts_with = "name")]
@@ -74,6 +88,9 @@ impl ToolCommand {
             allow: self.allow.clone(),
             command_timeout: self.timeout,
             max_command_timeout: self.timeout,
+            sandbox: self.sandbox,
+            writable: self.writable.clone(),
+            network: self.network,
             ..Overrides::default()
         }
     }
@@ -92,7 +109,10 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     };
     let root = toolbox::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
-    let toolbox = toolbox::build(&root, &settings.toolbox)?;
+    let (toolbox, choice) = toolbox::build(&root, &settings.toolbox)?;
+    for warning in toolbox::fallback_warnings(&choice) {
+        eprintln!("{warning}");
+    }
     toolbox::adopt_escaping_commands();
     // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
     // it exactly as it would parse the model's.

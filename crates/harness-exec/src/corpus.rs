@@ -1,0 +1,401 @@
+//! The hostile-command corpus: what each tier blocks and what it lets
+//! through, as data.
+//!
+//! Each row is a command a model might run, what the test observes on the
+//! host to decide whether it got through, and the expected result under
+//! every tier. `tests/hostile.rs` runs every row under every tier and
+//! asserts it (one test per row, named as the row); `harness sandbox explain` prints the table from the same rows,
+//! each naming the test that backs it. A row is never "blocked" because the
+//! command failed: only the host-side effect counts.
+//!
+//! Placeholders in the argv and paths, filled in by the test:
+//! `{workspace}`, `{home}` (with a test key at `.ssh/id_ed25519`), `{token}`
+//! (digits unique to the test), `{port}` (a TCP and a UDP port on 127.0.0.1
+//! the test listens on), `{victim}` (a process the test started outside),
+//! `{harness_pid}` (the test process).
+
+use crate::isolation::Tier;
+
+/// One hostile (or legitimate) command and its expected result per tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostileCommand {
+    /// The row's name, also its test's name.
+    pub id: &'static str,
+    /// What the command tries, for the table.
+    pub what: &'static str,
+    /// The command, with placeholders.
+    pub argv: &'static [&'static str],
+    /// How the test tells whether it got through.
+    pub observe: Observe,
+    /// Expected without isolation.
+    pub none: Expect,
+    /// Expected under Landlock (from `landlock_abi` on; allowed below it).
+    pub landlock: Expect,
+    /// The Landlock ABI version that blocks it, when `landlock` is blocked.
+    pub landlock_abi: u32,
+    /// Expected under bubblewrap.
+    pub bwrap: Expect,
+    /// Programs the row needs on `PATH`; without them the row is skipped.
+    pub needs: &'static [&'static str],
+    /// True if and only if this is work a model should be able to do, not an
+    /// attack: "allowed" then means "works".
+    pub legitimate: bool,
+}
+
+/// Whether a command gets through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// The effect does not happen.
+    Blocked,
+    /// The effect happens (for a legitimate command: it works).
+    Allowed,
+}
+
+/// What the test observes on the host after the command ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observe {
+    /// Got through if and only if this file exists afterwards.
+    Creates(&'static str),
+    /// Got through if and only if this file's content changed.
+    Changes(&'static str),
+    /// Got through if and only if this path is gone afterwards.
+    Removes(&'static str),
+    /// Got through if and only if the output contains this text.
+    Prints(&'static str),
+    /// Got through if and only if the test's TCP listener accepted a connection.
+    ConnectsTcp,
+    /// Got through if and only if the test's UDP socket received a datagram.
+    SendsUdp,
+    /// Got through if and only if the victim process is gone.
+    KillsVictim,
+    /// Got through if and only if a process whose command line contains
+    /// this text is still alive after the call returned.
+    Survives(&'static str),
+    /// Got through (works) if and only if the command exits 0.
+    Succeeds,
+}
+
+impl HostileCommand {
+    /// The expected result under `tier`, on a kernel of Landlock ABI `abi`.
+    pub fn expected(&self, tier: Tier, abi: u32) -> Expect {
+        match tier {
+            Tier::None => self.none,
+            Tier::Landlock if abi < self.landlock_abi => Expect::Allowed,
+            Tier::Landlock => self.landlock,
+            Tier::Bwrap => self.bwrap,
+        }
+    }
+
+    /// The test that asserts this row under every tier, as
+    /// `harness-exec::<id>` (in `crates/harness-exec/tests/hostile.rs`).
+    pub fn test_name(&self) -> String {
+        format!("harness-exec::{}", self.id)
+    }
+}
+
+use Expect::{Allowed, Blocked};
+
+const fn row(
+    id: &'static str,
+    what: &'static str,
+    argv: &'static [&'static str],
+    observe: Observe,
+    [none, landlock, bwrap]: [Expect; 3],
+) -> HostileCommand {
+    HostileCommand {
+        id,
+        what,
+        argv,
+        observe,
+        none,
+        landlock,
+        landlock_abi: 1,
+        bwrap,
+        needs: &[],
+        legitimate: false,
+    }
+}
+
+const fn legitimate(mut command: HostileCommand) -> HostileCommand {
+    command.legitimate = true;
+    command
+}
+
+const fn needs(mut command: HostileCommand, programs: &'static [&'static str]) -> HostileCommand {
+    command.needs = programs;
+    command
+}
+
+const fn from_abi(mut command: HostileCommand, abi: u32) -> HostileCommand {
+    command.landlock_abi = abi;
+    command
+}
+
+/// Every row, in the order of the table.
+pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
+    row(
+        "write_home",
+        "write a file in $HOME",
+        &["sh", "-c", "echo x > {home}/harness-probe"],
+        Observe::Creates("{home}/harness-probe"),
+        [Allowed, Blocked, Blocked],
+    ),
+    needs(
+        row(
+            "write_home_python",
+            "python3: open('~/x', 'w')",
+            &[
+                "python3",
+                "-c",
+                "import os; open(os.path.expanduser('~/x'), 'w')",
+            ],
+            Observe::Creates("{home}/x"),
+            [Allowed, Blocked, Blocked],
+        ),
+        &["python3"],
+    ),
+    row(
+        "write_tmp",
+        "write in /tmp outside the private temporary directory",
+        &["sh", "-c", "echo x > /tmp/harness-probe-{token}"],
+        Observe::Creates("/tmp/harness-probe-{token}"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "write_etc",
+        "write in /etc",
+        &["sh", "-c", "echo x > /etc/harness-probe-{token}"],
+        Observe::Creates("/etc/harness-probe-{token}"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "rm_rf_git",
+        "rm -rf .git (the undo path)",
+        &["rm", "-rf", ".git"],
+        Observe::Removes("{workspace}/.git/HEAD"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "git_update_ref",
+        "git update-ref -d refs/heads/main",
+        &["git", "update-ref", "-d", "refs/heads/main"],
+        Observe::Removes("{workspace}/.git/refs/heads/main"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "git_hook",
+        "write .git/hooks/pre-commit",
+        &["sh", "-c", "echo 'echo owned' > .git/hooks/pre-commit"],
+        Observe::Creates("{workspace}/.git/hooks/pre-commit"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "write_harness_toml",
+        "append to harness.toml",
+        &["sh", "-c", "echo 'sandbox = \"none\"' >> harness.toml"],
+        Observe::Changes("{workspace}/harness.toml"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "read_ssh_key",
+        "read ~/.ssh/id_ed25519",
+        &["cat", "{home}/.ssh/id_ed25519"],
+        Observe::Prints("HARNESS-TEST-KEY"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "read_harness_environ",
+        "read /proc/<harness pid>/environ",
+        &["cat", "/proc/{harness_pid}/environ"],
+        Observe::Prints("PATH="),
+        // Landlock's ptrace scoping does not cover reading another
+        // process's environ on the kernels tested (6.18).
+        [Allowed, Allowed, Blocked],
+    ),
+    needs(
+        from_abi(
+            row(
+                "tcp_bash",
+                "bash: connect to 127.0.0.1 via /dev/tcp",
+                &["bash", "-c", "echo hi > /dev/tcp/127.0.0.1/{port}"],
+                Observe::ConnectsTcp,
+                [Allowed, Blocked, Blocked],
+            ),
+            4,
+        ),
+        &["bash"],
+    ),
+    needs(
+        from_abi(
+            row(
+                "tcp_python",
+                "python3: TCP connect to 127.0.0.1",
+                &[
+                    "python3",
+                    "-c",
+                    "import socket; socket.create_connection(('127.0.0.1', {port}), 3)",
+                ],
+                Observe::ConnectsTcp,
+                [Allowed, Blocked, Blocked],
+            ),
+            4,
+        ),
+        &["python3"],
+    ),
+    needs(
+        from_abi(
+            row(
+                "tcp_curl",
+                "curl http://127.0.0.1",
+                &["curl", "-s", "-m", "3", "http://127.0.0.1:{port}/"],
+                Observe::ConnectsTcp,
+                [Allowed, Blocked, Blocked],
+            ),
+            4,
+        ),
+        &["curl"],
+    ),
+    needs(
+        row(
+            "udp_send",
+            "python3: send a UDP datagram to 127.0.0.1",
+            &[
+                "python3",
+                "-c",
+                "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))",
+            ],
+            Observe::SendsUdp,
+            [Allowed, Allowed, Blocked],
+        ),
+        &["python3"],
+    ),
+    from_abi(
+        row(
+            "kill_outside",
+            "kill a process started outside the command",
+            &["kill", "-9", "{victim}"],
+            Observe::KillsVictim,
+            [Allowed, Blocked, Blocked],
+        ),
+        6,
+    ),
+    row(
+        "daemon",
+        "start a daemon (setsid) that outlives the call",
+        &[
+            "sh",
+            "-c",
+            "setsid sh -c 'exec sleep 1{token}' </dev/null >/dev/null 2>&1 &",
+        ],
+        Observe::Survives("sleep\u{0}1{token}"),
+        [Blocked, Blocked, Blocked],
+    ),
+    row(
+        "fork_storm",
+        "fork storm until the timeout",
+        &["sh", "-c", "while :; do (sleep 2{token} &); done"],
+        Observe::Survives("sleep\u{0}2{token}"),
+        [Blocked, Blocked, Blocked],
+    ),
+    legitimate(row(
+        "write_workspace",
+        "write a file in a workspace directory",
+        &["sh", "-c", "echo x > src/new.txt"],
+        Observe::Creates("{workspace}/src/new.txt"),
+        [Allowed, Allowed, Allowed],
+    )),
+    legitimate(row(
+        "create_top_level",
+        "create a new entry at the top of the workspace",
+        &["sh", "-c", "echo x > new.txt"],
+        Observe::Creates("{workspace}/new.txt"),
+        [Allowed, Blocked, Allowed],
+    )),
+    legitimate(row(
+        "private_tmp",
+        "write and read $TMPDIR",
+        &["sh", "-c", "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\""],
+        Observe::Succeeds,
+        [Allowed, Allowed, Allowed],
+    )),
+    legitimate(row(
+        "git_status",
+        "git status",
+        &["git", "status"],
+        Observe::Succeeds,
+        [Allowed, Allowed, Allowed],
+    )),
+    legitimate(row(
+        "git_diff",
+        "git diff",
+        &["git", "diff", "--exit-code"],
+        Observe::Succeeds,
+        [Allowed, Allowed, Allowed],
+    )),
+    legitimate(needs(
+        row(
+            "python_unittest",
+            "python3 -m unittest",
+            &["python3", "-m", "unittest", "-q"],
+            Observe::Succeeds,
+            [Allowed, Allowed, Allowed],
+        ),
+        &["python3"],
+    )),
+    legitimate(needs(
+        row(
+            "node_test",
+            "node --test",
+            &["node", "--test"],
+            Observe::Succeeds,
+            [Allowed, Allowed, Allowed],
+        ),
+        &["node"],
+    )),
+    legitimate(needs(
+        row(
+            "cargo_test",
+            "cargo test on a tiny crate (target/ present)",
+            &["cargo", "test", "--offline", "-q"],
+            Observe::Succeeds,
+            [Allowed, Allowed, Allowed],
+        ),
+        &["cargo"],
+    )),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_legitimate_commands_work_everywhere() {
+        let mut ids: Vec<&str> = HOSTILE_COMMANDS.iter().map(|row| row.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), HOSTILE_COMMANDS.len());
+        for row in HOSTILE_COMMANDS {
+            if row.observe == Observe::Succeeds {
+                assert!(row.legitimate, "{} succeeds but is not legitimate", row.id);
+                assert!(
+                    Tier::ALL
+                        .iter()
+                        .all(|&tier| row.expected(tier, 7) == Allowed)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn below_its_abi_landlock_lets_a_row_through() {
+        let kill = HOSTILE_COMMANDS
+            .iter()
+            .find(|row| row.id == "kill_outside")
+            .expect("row");
+        assert_eq!(kill.expected(Tier::Landlock, 6), Blocked);
+        assert_eq!(kill.expected(Tier::Landlock, 5), Allowed);
+        assert_eq!(kill.expected(Tier::Bwrap, 5), Blocked);
+        assert_eq!(kill.expected(Tier::None, 7), Allowed);
+        assert_eq!(kill.test_name(), "harness-exec::kill_outside");
+    }
+}

@@ -1,0 +1,171 @@
+//! The bubblewrap tier: the command runs through `bwrap`, in new namespaces.
+//!
+//! Mounts are stacked in order, later ones on top: the root filesystem
+//! read-only, a minimal `/dev`, a fresh `/proc` of the new PID namespace, an
+//! empty private `/tmp`, the workspace writable, its `.git` and
+//! `harness.toml` read-only again on top, the extra writable paths, and last
+//! the hidden paths, covered by an empty tmpfs (a directory) or `/dev/null`
+//! (a file).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use super::Confinement;
+use crate::error::Error;
+use crate::isolation::Tier;
+use crate::preflight::Unavailable;
+
+/// The `bwrap` command that runs a program confined to `confinement`, in
+/// `cwd`; the caller appends `--`, the program and its arguments.
+///
+/// The environment is not passed with `--clearenv` and `--setenv`: the
+/// runner already starts `bwrap` itself with the scrubbed environment only,
+/// which `bwrap` hands on unchanged, and values on `bwrap`'s command line
+/// would be readable by every user of the machine in `/proc/<pid>/cmdline`.
+pub(crate) fn command(confinement: &Confinement, cwd: &Path) -> Result<Command, Error> {
+    let bwrap = find_bwrap().ok_or_else(|| Error::Isolation(no_bwrap()))?;
+    let mut command = Command::new(bwrap);
+    command.args(arguments(confinement, cwd)?);
+    Ok(command)
+}
+
+/// GNU `env`, when it can reset `SIGINT` to its default (coreutils 8.31+): `bwrap`
+/// ignores `SIGINT` so that an interrupt does not kill it, and the command
+/// would inherit that. Without such an `env`, the command starts with
+/// `SIGINT` ignored, and an interrupt ends it with `SIGTERM` 1 s later.
+pub(crate) fn signal_resetter() -> Option<&'static Path> {
+    static ENV: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        ["/usr/bin/env", "/bin/env"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|env| {
+                Command::new(env)
+                    .args(["--default-signal=INT", "true"])
+                    .env_clear()
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+            })
+    })
+    .as_deref()
+}
+
+/// Why the bwrap tier cannot run without a `bwrap` program.
+pub(crate) fn no_bwrap() -> Unavailable {
+    Unavailable::new(
+        Tier::Bwrap,
+        "no `bwrap` program on PATH",
+        "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)",
+    )
+}
+
+/// `bwrap` on this process's `PATH`.
+pub(crate) fn find_bwrap() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Every `bwrap` option, in the order the mounts stack.
+fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Error> {
+    let workspace = confinement.workspace()?;
+    let mut args = Args::default();
+    args.flags(&[
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+    ]);
+    if !confinement.allows_network() {
+        args.flags(&["--unshare-net"]);
+    }
+    args.mount("--ro-bind", Path::new("/"), Path::new("/"));
+    args.one("--dev", Path::new("/dev"));
+    args.one("--proc", Path::new("/proc"));
+    args.one("--tmpfs", Path::new("/tmp"));
+    args.mount("--bind", &workspace, &workspace);
+    for path in confinement.read_only_in_workspace() {
+        args.mount("--ro-bind", &path, &path);
+    }
+    for path in confinement.writable_paths() {
+        args.mount("--bind", &path, &path);
+    }
+    for path in confinement.hidden_paths() {
+        if path.is_dir() {
+            args.one("--tmpfs", &path);
+        } else {
+            args.mount("--ro-bind", Path::new("/dev/null"), &path);
+        }
+    }
+    args.one("--chdir", cwd);
+    Ok(args.0)
+}
+
+/// `bwrap`'s command line, built up.
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flags(&mut self, flags: &[&str]) {
+        self.0.extend(flags.iter().map(OsString::from));
+    }
+
+    fn one(&mut self, option: &str, path: &Path) {
+        self.0.push(option.into());
+        self.0.push(path.into());
+    }
+
+    fn mount(&mut self, option: &str, source: &Path, destination: &Path) {
+        self.0.push(option.into());
+        self.0.push(source.into());
+        self.0.push(destination.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(args: &[OsString]) -> String {
+        args.iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn mounts_stack_with_the_protected_and_hidden_paths_on_top() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let ws = root.join("ws");
+        let home = root.join("home");
+        let cache = root.join("cache");
+        for d in [ws.join(".git"), home.join(".ssh"), cache.clone()] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(ws.join("harness.toml"), "").expect("toml");
+        std::fs::write(home.join(".netrc"), "").expect("netrc");
+        let confinement = Confinement::new(&ws).home(&home).writable(&cache);
+        let args = text(&arguments(&confinement, &ws).expect("arguments"));
+        let (ws, home, cache) = (ws.display(), home.display(), cache.display());
+        assert_eq!(
+            args,
+            format!(
+                "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts \
+                 --unshare-net --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+                 --bind {ws} {ws} --ro-bind {ws}/.git {ws}/.git \
+                 --ro-bind {ws}/harness.toml {ws}/harness.toml --bind {cache} {cache} \
+                 --ro-bind /dev/null {home}/.netrc --tmpfs {home}/.ssh --chdir {ws}"
+            )
+        );
+        let networked = text(&arguments(&confinement.network(true), dir.path()).expect("args"));
+        assert!(!networked.contains("--unshare-net"));
+    }
+}

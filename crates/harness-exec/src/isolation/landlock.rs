@@ -1,0 +1,208 @@
+//! The Landlock tier: the child restricts itself before `exec`.
+//!
+//! The ruleset is built here, in the parent, where allocating and opening
+//! paths is safe; the child only sets `no_new_privs` and enforces it (see
+//! `pre_exec`). Landlock grants access by hierarchy and cannot take a
+//! subtree back, so a hidden path is cut out by granting each of its
+//! ancestors' other entries one by one instead of the ancestor itself.
+
+#![allow(unsafe_code)]
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+
+use super::Confinement;
+use crate::error::Error;
+use crate::isolation::Tier;
+use crate::preflight::Unavailable;
+
+/// The newest ABI whose rights this tier asks for; the kernel enforces what
+/// it knows of them (best effort).
+const REQUESTED: ABI = ABI::V6;
+
+/// Device files a command may read and write: the harmless ones. The rest of
+/// `/dev` (disks, memory) is out of reach, even for root.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+/// The Landlock ABI version of the running kernel, 0 when it has none.
+pub(crate) fn kernel_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer and size 0 and the VERSION flag,
+    // the system call reads no memory and returns the ABI version or -1.
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(version).unwrap_or(0)
+}
+
+/// The ruleset of a command confined to `confinement`, with `private_tmp`
+/// as its temporary directory.
+pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<OwnedFd, Error> {
+    if kernel_abi() == 0 {
+        return Err(Error::Isolation(Unavailable::no_landlock()));
+    }
+    let workspace = confinement.workspace()?;
+    let hidden = confinement.hidden_paths();
+    let mut read_holes = hidden.clone();
+    read_holes.push(PathBuf::from("/dev"));
+    let mut write_holes = hidden;
+    write_holes.extend(confinement.read_only_in_workspace());
+
+    let mut rules = Vec::new();
+    let read = AccessFs::from_read(REQUESTED);
+    let all = AccessFs::from_all(REQUESTED);
+    rules.extend(
+        grants(Path::new("/"), &read_holes)
+            .into_iter()
+            .map(|path| (path, read)),
+    );
+    rules.extend(DEVICES.iter().map(|device| (PathBuf::from(device), all)));
+    rules.extend(
+        grants(&workspace, &write_holes)
+            .into_iter()
+            .map(|path| (path, all)),
+    );
+    rules.push((private_tmp.to_owned(), all));
+    for path in confinement.writable_paths() {
+        rules.extend(
+            grants(&path, &write_holes)
+                .into_iter()
+                .map(|path| (path, all)),
+        );
+    }
+
+    let failed = |error: landlock::RulesetError| {
+        Error::Isolation(Unavailable::new(
+            Tier::Landlock,
+            format!("the kernel refused the Landlock ruleset: {error}"),
+            "run `harness sandbox doctor`, or choose --sandbox bwrap or none",
+        ))
+    };
+    let mut ruleset = Ruleset::default().handle_access(all).map_err(failed)?;
+    if !confinement.allows_network() {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(REQUESTED))
+            .map_err(failed)?;
+    }
+    let mut created = ruleset
+        .scope(Scope::from_all(REQUESTED))
+        .map_err(failed)?
+        .create()
+        .map_err(failed)?;
+    for (path, access) in rules {
+        // A path that vanished since it was listed is simply not granted.
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & AccessFs::from_file(REQUESTED)
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(failed)?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| Error::Isolation(Unavailable::no_landlock()))
+}
+
+/// The paths to grant so that everything under `root` is covered except the
+/// `holes` (resolved paths) and what is under them.
+///
+/// `root` itself when no hole is under it; nothing when it is a hole;
+/// otherwise the grants of each of its entries. A symbolic link among them is
+/// granted as its target, unless the target is, holds or is in a hole.
+fn grants(root: &Path, holes: &[PathBuf]) -> Vec<PathBuf> {
+    if holes.iter().any(|hole| root.starts_with(hole)) {
+        return Vec::new();
+    }
+    if !holes.iter().any(|hole| hole.starts_with(root)) {
+        return vec![root.to_owned()];
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut granted = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+            let Ok(target) = path.canonicalize() else {
+                continue;
+            };
+            let touches_a_hole = holes
+                .iter()
+                .any(|hole| target.starts_with(hole) || hole.starts_with(&target));
+            if !touches_a_hole {
+                granted.push(target);
+            }
+            continue;
+        }
+        granted.extend(grants(&path, holes));
+    }
+    granted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_cut_out_the_holes_and_keep_everything_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        for d in [
+            "home/.ssh",
+            "home/.config/gh",
+            "home/.config/nvim",
+            "home/src",
+            "etc",
+        ] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join("home/.netrc"), "").expect("netrc");
+        std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/keys")).expect("link");
+        std::os::unix::fs::symlink(root.join("etc"), root.join("home/etc-link")).expect("link");
+        let holes = [
+            root.join("home/.ssh"),
+            root.join("home/.config/gh"),
+            root.join("home/.netrc"),
+        ];
+        let mut granted = grants(&root, &holes);
+        granted.sort();
+        assert_eq!(
+            granted,
+            [
+                root.join("etc"),
+                root.join("etc"),
+                root.join("home/.config/nvim"),
+                root.join("home/src"),
+            ]
+        );
+        assert_eq!(grants(&root.join("etc"), &holes), [root.join("etc")]);
+        assert!(grants(&root.join("home/.ssh"), &holes).is_empty());
+        assert!(grants(&root.join("home/.ssh/sub"), &holes).is_empty());
+    }
+
+    #[test]
+    fn this_kernel_reports_its_abi() {
+        // The CI machines and this one have Landlock; a kernel without it
+        // reports 0, never garbage.
+        assert!(kernel_abi() <= 64);
+    }
+}

@@ -1,0 +1,175 @@
+//! The isolation tiers' options, with real processes and the real kernel:
+//! extra writable paths, the network opt-in, interrupts through bwrap, and the
+//! preflight. A tier this machine cannot run is skipped with the reason,
+//! unless `HARNESS_CI_ALL_TIERS=1` says every tier must run.
+
+#![allow(clippy::print_stderr)] // a skipped test says why, on stderr
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::thread;
+use std::time::Duration;
+
+use harness_exec::{
+    Confinement, Isolation, Policy, RunOptions, Runner, Sandbox, Status, Tier, preflight,
+};
+
+/// The real tiers this machine can run (all of them on CI).
+fn real_tiers() -> Vec<Tier> {
+    [Tier::Bwrap, Tier::Landlock]
+        .into_iter()
+        .filter(|&tier| match preflight::probe(tier) {
+            Ok(()) => true,
+            Err(unavailable) => {
+                assert!(
+                    std::env::var_os("HARNESS_CI_ALL_TIERS").is_none_or(|value| value != "1"),
+                    "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
+                );
+                eprintln!("skipped: {unavailable}");
+                false
+            }
+        })
+        .collect()
+}
+
+fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    // Outside /tmp, so that bwrap's private /tmp does not hide it.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("workspace/src")).expect("workspace");
+    std::fs::create_dir_all(root.join("cache")).expect("cache");
+    (dir, root)
+}
+
+fn runner(tier: Tier, confinement: Confinement) -> Runner {
+    Runner::new()
+        .policy(Policy::allowlist(["sh", "bash", "cat"]))
+        .isolation(Isolation::new(tier, confinement))
+}
+
+#[test]
+fn a_writable_path_is_writable_and_only_when_named() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let argv = [
+            "sh",
+            "-c",
+            "echo x > \"$0\"/cache/file",
+            root.to_str().expect("utf-8"),
+        ];
+        let options = RunOptions::new(&workspace);
+        runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&argv, &options)
+            .expect("runs");
+        assert!(!root.join("cache/file").exists(), "{tier}: written unasked");
+        let confinement = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .writable(root.join("cache"));
+        let outcome = runner(tier, confinement)
+            .run(&argv, &options)
+            .expect("runs");
+        assert!(outcome.is_success(), "{tier}: {}", outcome.to_model_text());
+        assert!(root.join("cache/file").exists(), "{tier}: not written");
+    }
+}
+
+#[test]
+fn the_network_is_reachable_only_when_allowed() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("addr").port();
+        let accepted = thread::spawn(move || {
+            let (mut stream, _) = listener.accept().expect("accept");
+            let mut text = String::new();
+            stream.read_to_string(&mut text).expect("read");
+            text
+        });
+        let script = format!("echo hello > /dev/tcp/127.0.0.1/{port}");
+        let options = RunOptions::new(&workspace);
+        let closed = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&["bash", "-c", &script], &options)
+            .expect("runs");
+        assert!(!closed.is_success(), "{tier}: connected without --network");
+        let open = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .network(true);
+        let outcome = runner(tier, open)
+            .run(&["bash", "-c", &script], &options)
+            .expect("runs");
+        assert!(outcome.is_success(), "{tier}: {}", outcome.to_model_text());
+        assert_eq!(accepted.join().expect("no panic"), "hello\n");
+    }
+}
+
+#[test]
+fn under_bwrap_the_command_does_not_inherit_an_ignored_interrupt() {
+    if !real_tiers().contains(&Tier::Bwrap) {
+        return;
+    }
+    let (_dir, root) = scratch();
+    let workspace = root.join("workspace");
+    let outcome = runner(Tier::Bwrap, Confinement::new(&workspace))
+        .run(&["cat", "/proc/self/status"], &RunOptions::new(&workspace))
+        .expect("runs");
+    let ignored = outcome
+        .output()
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .map(|mask| u64::from_str_radix(mask.trim(), 16).expect("hex"))
+        .expect("a SigIgn line");
+    // SIGINT is signal 2: bit 1 of the mask.
+    assert_eq!(ignored & 0b10, 0, "SIGINT is ignored: {ignored:x}");
+}
+
+#[test]
+fn an_interrupted_command_under_bwrap_gets_its_grace_period_then_stops() {
+    if !real_tiers().contains(&Tier::Bwrap) {
+        return;
+    }
+    let (_dir, root) = scratch();
+    let workspace = root.join("workspace");
+    let runner = runner(Tier::Bwrap, Confinement::new(&workspace));
+    let interrupter = runner.interrupter();
+    let running = thread::spawn(move || {
+        runner
+            .run(&["sh", "-c", "sleep 30"], &RunOptions::new(&workspace))
+            .expect("runs")
+    });
+    thread::sleep(Duration::from_millis(500));
+    let interrupted = std::time::Instant::now();
+    assert_eq!(interrupter.interrupt(), 1);
+    let outcome = running.join().expect("no panic");
+    let after_interrupt = interrupted.elapsed();
+    assert_eq!(outcome.status(), Status::Interrupted);
+    // bwrap, the process group's leader, survives the SIGINT: the command gets the
+    // interrupt's grace before it is ended, instead of dying with bwrap at once.
+    assert!(
+        after_interrupt >= Duration::from_millis(300) && after_interrupt < Duration::from_secs(5),
+        "{after_interrupt:?}"
+    );
+}
+
+#[test]
+fn auto_picks_the_strongest_tier_that_works_and_an_explicit_one_is_checked() {
+    let choice = preflight::choose(Sandbox::Auto).expect("auto always resolves");
+    let working = real_tiers();
+    let expected = working.first().copied().unwrap_or(Tier::None);
+    assert_eq!(choice.tier, expected);
+    // Every tier passed over is one that cannot run here, with its reason.
+    assert_eq!(
+        choice.skipped.iter().map(|u| u.tier()).collect::<Vec<_>>(),
+        Tier::ALL
+            .into_iter()
+            .take_while(|&tier| tier != expected)
+            .collect::<Vec<_>>()
+    );
+    for tier in working {
+        assert_eq!(
+            preflight::choose(Sandbox::Only(tier)).expect("works").tier,
+            tier
+        );
+    }
+}
