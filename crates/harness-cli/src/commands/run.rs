@@ -208,7 +208,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         isolation: &isolation,
     };
     for warning in toolbox::fallback_warnings(&isolation) {
-        eprintln!("{warning}");
+        Out::stderr().line(&Shown::line(&warning))?;
     }
     let style = Style::for_stdout();
     let mut observer: Box<dyn Observer> = if command.json {

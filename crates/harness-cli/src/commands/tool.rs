@@ -111,7 +111,7 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     let settings = Settings::resolve(&root, &command.overrides())?;
     let (toolbox, choice) = toolbox::build(&root, &settings.toolbox)?;
     for warning in toolbox::fallback_warnings(&choice) {
-        eprintln!("{warning}");
+        Out::stderr().line(&Shown::line(&warning))?;
     }
     toolbox::adopt_escaping_commands();
     // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
