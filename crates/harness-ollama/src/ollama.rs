@@ -281,6 +281,26 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_cut_for_repeating_itself_keeps_the_calls_so_far() {
+        let mut body = br#"{"message":{"content":"","tool_calls":[{"function":{"name":"a","arguments":{"x":1}}}]},"done":false}
+"#
+        .to_vec();
+        for _ in 0..200 {
+            body.extend_from_slice(b"{\"message\":{\"content\":\"again and \"},\"done\":false}\n");
+        }
+        let response = run(&body).0.unwrap();
+        assert!(
+            matches!(response.finish, FinishReason::Repetition(_)),
+            "{:?}",
+            response.finish
+        );
+        assert_eq!(response.content, "again and ");
+        assert_eq!(response.tool_calls.len(), 1);
+        assert_eq!(response.tool_calls[0].arguments, json!({"x": 1}));
+        assert_eq!(response.usage, Usage::default(), "no counts arrived");
+    }
+
+    #[test]
     fn a_whole_last_line_without_its_line_break_is_used() {
         let response = run(br#"{"message":{"content":"hi"},"done":true}"#)
             .0

@@ -458,6 +458,28 @@ data: [DONE]
     }
 
     #[test]
+    fn an_answer_cut_for_repeating_itself_keeps_the_calls_so_far() {
+        let mut body = br#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}}]}
+
+"#
+        .to_vec();
+        for _ in 0..200 {
+            body.extend_from_slice(
+                b"data: {\"choices\":[{\"delta\":{\"content\":\"again and \"}}]}\n\n",
+            );
+        }
+        let response = run(&body).0.unwrap();
+        assert!(
+            matches!(response.finish, FinishReason::Repetition(_)),
+            "{:?}",
+            response.finish
+        );
+        assert_eq!(response.content, "again and ");
+        assert_eq!(response.tool_calls.len(), 1);
+        assert_eq!(response.tool_calls[0].arguments, json!({"path": "a"}));
+    }
+
+    #[test]
     fn a_finish_reason_without_done_is_complete() {
         let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\n";
         assert_eq!(run(body).0.unwrap().finish, FinishReason::Length);
