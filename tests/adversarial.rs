@@ -133,7 +133,17 @@ fn a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit()
             Turn::call("run_command", json!({"argv": ["sh", "-c", attack]})),
             Turn::Text("Done."),
         ]);
-        let run = repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
+        // Without a kernel tier, as with `--writable .git`: the undo path must hold on its
+        // own (under bwrap or Landlock the kernel refuses the attack before it starts).
+        let run = repo.harness(&[
+            "run",
+            "--allow-dirty",
+            "--sandbox",
+            "none",
+            "--host",
+            &model.url(),
+            "t",
+        ]);
         // Unverified: no verification command was given.
         run.assert_exit(1)
             .assert_stdout_has(&["changed .git, which is not allowed", "undo:"]);

@@ -207,6 +207,7 @@ fn run_in(spec: &Spec, places: &Places, result: &mut JobResult) -> Result<()> {
         "agent.stdout",
         "agent.stderr",
         "mini.traj.json",
+        "state",
     ]
     .iter()
     .map(PathBuf::from)
@@ -346,6 +347,9 @@ impl Environment {
             ("TMPDIR".to_owned(), tmp.into_os_string()),
             ("NO_COLOR".to_owned(), "1".into()),
             ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".into()),
+            // The harness's undo store: the job's own, and not "outside the repository"
+            // in the report, since the harness keeps it outside on purpose.
+            ("XDG_STATE_HOME".to_owned(), job.join("state").into_os_string()),
         ];
         // cargo and rustup find their toolchains through HOME unless told. Told by the
         // variables, and through links in the job's home too: the harness passes its
