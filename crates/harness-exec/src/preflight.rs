@@ -138,11 +138,9 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
     if tier == Tier::None {
         return Ok(());
     }
-    if tier == Tier::Landlock && kernel_abi() == 0 {
-        return Err(Unavailable::no_landlock());
-    }
-    if tier == Tier::Bwrap && crate::isolation::find_bwrap().is_none() {
-        return Err(crate::isolation::no_bwrap());
+    let bwrap_found = crate::isolation::find_bwrap().is_some();
+    if let Some(unavailable) = missing_before_probing(tier, kernel_abi(), bwrap_found) {
+        return Err(unavailable);
     }
     let scratch = Scratch::create().map_err(|error| {
         Unavailable::new(
@@ -192,6 +190,16 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
                 .into(),
         ),
         Ok(_) => Ok(()),
+    }
+}
+
+/// Why `tier` cannot run before anything is started: a kernel of Landlock ABI `abi`
+/// (0: none) for Landlock, whether a `bwrap` program was found for bwrap.
+fn missing_before_probing(tier: Tier, abi: u32, bwrap_found: bool) -> Option<Unavailable> {
+    match tier {
+        Tier::Landlock if abi == 0 => Some(Unavailable::no_landlock()),
+        Tier::Bwrap if !bwrap_found => Some(crate::isolation::no_bwrap()),
+        _ => None,
     }
 }
 
@@ -333,6 +341,27 @@ mod tests {
                 tier: Tier::None,
                 skipped: Vec::new()
             })
+        );
+    }
+
+    #[test]
+    fn a_missing_bwrap_or_landlock_is_known_before_probing() {
+        let tiers = |abi, bwrap| {
+            Tier::ALL
+                .into_iter()
+                .filter(|&tier| missing_before_probing(tier, abi, bwrap).is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tiers(0, false), [Tier::Bwrap, Tier::Landlock]);
+        assert_eq!(tiers(1, false), [Tier::Bwrap]);
+        assert_eq!(tiers(0, true), [Tier::Landlock]);
+        assert!(tiers(7, true).is_empty());
+        let bwrap = missing_before_probing(Tier::Bwrap, 7, false).expect("missing");
+        assert_eq!(bwrap.reason(), "no `bwrap` program on PATH");
+        let landlock = missing_before_probing(Tier::Landlock, 0, true).expect("missing");
+        assert!(
+            landlock.fix().contains("CONFIG_SECURITY_LANDLOCK"),
+            "{landlock}"
         );
     }
 

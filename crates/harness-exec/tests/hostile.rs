@@ -26,6 +26,11 @@ fn write_home() {
 }
 
 #[test]
+fn append_home_file() {
+    check_every_tier("append_home_file");
+}
+
+#[test]
 fn write_home_python() {
     check_every_tier("write_home_python");
 }
@@ -231,6 +236,7 @@ impl Fixture {
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
         fs::create_dir_all(home.join(".ssh")).expect("home");
+        fs::write(home.join(".bashrc"), "# the user's shell setup\n").expect("bashrc");
         fs::write(
             home.join(".ssh/id_ed25519"),
             format!("HARNESS-TEST-KEY-{token}\n"),

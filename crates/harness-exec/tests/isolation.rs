@@ -173,3 +173,26 @@ fn auto_picks_the_strongest_tier_that_works_and_an_explicit_one_is_checked() {
         );
     }
 }
+
+#[test]
+fn without_bwrap_on_path_the_bwrap_tier_is_unavailable_and_auto_falls_back() {
+    // Run again as a child whose PATH has no bwrap: the preflight reads this process's PATH.
+    if std::env::var_os("HARNESS_TEST_NO_BWRAP").is_some() {
+        let error = preflight::probe(Tier::Bwrap).expect_err("no bwrap on PATH");
+        assert_eq!(error.reason(), "no `bwrap` program on PATH");
+        let choice = preflight::choose(Sandbox::Auto).expect("auto resolves");
+        assert_ne!(choice.tier, Tier::Bwrap);
+        assert_eq!(choice.skipped[0].tier(), Tier::Bwrap);
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "without_bwrap_on_path_the_bwrap_tier_is_unavailable_and_auto_falls_back",
+        ])
+        .env("HARNESS_TEST_NO_BWRAP", "1")
+        .env("PATH", "/nonexistent")
+        .status()
+        .expect("the test binary runs");
+    assert!(status.success());
+}

@@ -178,6 +178,11 @@ mod tests {
         std::fs::write(root.join("home/.netrc"), "").expect("netrc");
         std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/keys")).expect("link");
         std::os::unix::fs::symlink(root.join("etc"), root.join("home/etc-link")).expect("link");
+        // A link to a directory holding a hole, and one into a hole: neither is granted.
+        std::os::unix::fs::symlink(root.join("home/.config"), root.join("home/cfg")).expect("link");
+        std::fs::create_dir_all(root.join("home/.ssh/sub")).expect("mkdir");
+        std::os::unix::fs::symlink(root.join("home/.ssh/sub"), root.join("home/sub"))
+            .expect("link");
         let holes = [
             root.join("home/.ssh"),
             root.join("home/.config/gh"),
