@@ -181,6 +181,15 @@ impl Confinement {
         existing(home_secrets.chain(self.hidden.iter().cloned()))
     }
 
+    /// The home directory, resolved, when the private `/tmp` of a tier would
+    /// otherwise hide it: a home under `/tmp` (a CI job's, an evaluation's)
+    /// stays readable, so toolchains found through it (`~/.cargo`,
+    /// `~/.rustup`) still work. Its secret locations are hidden on top.
+    pub(crate) fn home_under_tmp(&self) -> Option<PathBuf> {
+        let home = existing(self.home.iter().cloned()).pop()?;
+        home.starts_with("/tmp").then_some(home)
+    }
+
     /// The existing paths inside the workspace that stay read-only: the undo
     /// path (`.git`) and the harness's own configuration.
     pub(crate) fn read_only_in_workspace(&self) -> Vec<PathBuf> {

@@ -196,3 +196,31 @@ fn without_bwrap_on_path_the_bwrap_tier_is_unavailable_and_auto_falls_back() {
         .expect("the test binary runs");
     assert!(status.success());
 }
+
+#[test]
+fn a_home_under_tmp_stays_readable_with_its_secrets_hidden_and_nothing_writable() {
+    // A CI job's or an evaluation's HOME often lives under /tmp, which the tiers replace
+    // with a private one: toolchains found through it (~/.rustup) must still be there.
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let home_dir = tempfile::tempdir_in("/tmp").expect("a home under /tmp");
+        let home = home_dir.path().canonicalize().expect("canonical");
+        std::fs::write(home.join("tool.txt"), "the toolchain\n").expect("write");
+        std::fs::create_dir(home.join(".ssh")).expect("mkdir");
+        std::fs::write(home.join(".ssh/id_ed25519"), "SECRET KEY\n").expect("write");
+        let argv = [
+            "sh",
+            "-c",
+            "cat \"$0/tool.txt\"; cat \"$0/.ssh/id_ed25519\"; echo x > \"$0/new.txt\"; true",
+            home.to_str().expect("utf-8"),
+        ];
+        let outcome = runner(tier, Confinement::new(&workspace).home(&home))
+            .run(&argv, &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(text.contains("the toolchain"), "{tier}: {text}");
+        assert!(!text.contains("SECRET KEY"), "{tier}: {text}");
+        assert!(!home.join("new.txt").exists(), "{tier}: the home was written");
+    }
+}

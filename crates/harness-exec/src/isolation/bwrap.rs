@@ -90,6 +90,9 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
     args.one("--dev", Path::new("/dev"));
     args.one("--proc", Path::new("/proc"));
     args.one("--tmpfs", Path::new("/tmp"));
+    if let Some(home) = confinement.home_under_tmp() {
+        args.mount("--ro-bind", &home, &home);
+    }
     args.mount("--bind", &workspace, &workspace);
     for path in confinement.read_only_in_workspace() {
         args.mount("--ro-bind", &path, &path);
@@ -154,13 +157,19 @@ mod tests {
         std::fs::write(home.join(".netrc"), "").expect("netrc");
         let confinement = Confinement::new(&ws).home(&home).writable(&cache);
         let args = text(&arguments(&confinement, &ws).expect("arguments"));
+        // A temporary home sits under /tmp, which the private /tmp would hide.
+        let home_view = if home.starts_with("/tmp") {
+            format!("--ro-bind {h} {h} ", h = home.display())
+        } else {
+            String::new()
+        };
         let (ws, home, cache) = (ws.display(), home.display(), cache.display());
         assert_eq!(
             args,
             format!(
                 "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts \
                  --unshare-net --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
-                 --bind {ws} {ws} --ro-bind {ws}/.git {ws}/.git \
+                 {home_view}--bind {ws} {ws} --ro-bind {ws}/.git {ws}/.git \
                  --ro-bind {ws}/harness.toml {ws}/harness.toml --bind {cache} {cache} \
                  --ro-bind /dev/null {home}/.netrc --tmpfs {home}/.ssh --chdir {ws}"
             )
