@@ -221,6 +221,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
+/// # sandbox, writable and network: the user's file only, never a project's harness.toml
 /// sandbox = "auto"                    # or "bwrap", "landlock", "none"
 /// writable = ["~/.cargo/registry"]    # paths commands may write beyond the workspace
 /// network = false                     # true lets commands use the network
@@ -260,14 +261,42 @@ pub(crate) struct Loaded {
 /// Reads the user's file and the workspace's, where they exist.
 pub(crate) fn load(workspace: &Path) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
-    let files = [user_file(), Some(workspace.join(WORKSPACE_FILE))];
+    let project = workspace.join(WORKSPACE_FILE);
+    let files = [user_file(), Some(project.clone())];
     for path in files.into_iter().flatten() {
         if let Some(config) = read(&path)? {
+            if path == project {
+                refuse_loosening(&path, &config)?;
+            }
             loaded.config = merge(loaded.config, config);
             loaded.files.push(path);
         }
     }
     Ok(loaded)
+}
+
+/// The keys that decide how commands are confined: only the user (in their own
+/// configuration, or by a flag) may set them. A repository's `harness.toml` is written by
+/// whoever wrote the repository, and must not lower the confinement of the commands run in it.
+const CONFINEMENT_KEYS: &[&str] = &["sandbox", "writable", "network"];
+
+/// Refuses a project file that sets one of [`CONFINEMENT_KEYS`].
+fn refuse_loosening(path: &Path, config: &FileConfig) -> anyhow::Result<()> {
+    let set = [
+        config.sandbox.is_some(),
+        config.writable.is_some(),
+        config.network.is_some(),
+    ];
+    match CONFINEMENT_KEYS.iter().zip(set).find(|(_, set)| *set) {
+        None => Ok(()),
+        Some((key, _)) => Err(anyhow::anyhow!(
+            "{} sets `{key}`, which a repository may not: it decides how the commands run in              it are confined. Set it in your own configuration ({}) or with the flag              `--{key}`, and remove it from the project's file",
+            path.display(),
+            user_file()
+                .map(|file| file.display().to_string())
+                .unwrap_or_else(|| "~/.config/harness/config.toml".to_owned()),
+        )),
+    }
 }
 
 /// `$XDG_CONFIG_HOME/harness/config.toml`, else `~/.config/harness/config.toml`.
@@ -365,6 +394,30 @@ mod tests {
         )
         .unwrap();
         assert!(read(&path).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_project_file_may_not_set_how_commands_are_confined() {
+        for (key, line) in [
+            ("sandbox", "sandbox = \"none\"\n"),
+            ("writable", "writable = [\"/\"]\n"),
+            ("network", "network = true\n"),
+        ] {
+            let directory = tempfile::tempdir().unwrap();
+            let path = directory.path().join(WORKSPACE_FILE);
+            fs::write(&path, line).unwrap();
+            let error = format!("{:#}", load(directory.path()).unwrap_err());
+            assert!(error.contains(&path.display().to_string()), "{error}");
+            assert!(error.contains(&format!("sets `{key}`")), "{error}");
+            assert!(error.contains(&format!("`--{key}`")), "{error}");
+        }
+        let directory = tempfile::tempdir().unwrap();
+        fs::write(
+            directory.path().join(WORKSPACE_FILE),
+            "model = \"m\"\ndeny = [\"secrets/\"]\n",
+        )
+        .unwrap();
+        assert!(load(directory.path()).is_ok());
     }
 
     #[test]

@@ -221,6 +221,9 @@ fn a_home_under_tmp_stays_readable_with_its_secrets_hidden_and_nothing_writable(
         let text = outcome.to_model_text();
         assert!(text.contains("the toolchain"), "{tier}: {text}");
         assert!(!text.contains("SECRET KEY"), "{tier}: {text}");
-        assert!(!home.join("new.txt").exists(), "{tier}: the home was written");
+        assert!(
+            !home.join("new.txt").exists(),
+            "{tier}: the home was written"
+        );
     }
 }

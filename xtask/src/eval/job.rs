@@ -349,7 +349,10 @@ impl Environment {
             ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".into()),
             // The harness's undo store: the job's own, and not "outside the repository"
             // in the report, since the harness keeps it outside on purpose.
-            ("XDG_STATE_HOME".to_owned(), job.join("state").into_os_string()),
+            (
+                "XDG_STATE_HOME".to_owned(),
+                job.join("state").into_os_string(),
+            ),
         ];
         // cargo and rustup find their toolchains through HOME unless told. Told by the
         // variables, and through links in the job's home too: the harness passes its
