@@ -316,17 +316,23 @@ fn a_file_tool_write_of_an_ignored_file_is_undone_and_redone() {
 fn protect_skips_what_snapshots_cover_and_what_is_not_plainly_inside() {
     let repo = Repo::with_files(&[(".gitignore", "*.cfg\n"), ("main.rs", "fn main() {}\n")]);
     repo.write("dir.cfg/inner", "x");
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("x.cfg"), "outside\n").unwrap();
+
     let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
     let pre = session.info().pre_run;
+    repo.symlink("out", outside.path().to_str().unwrap());
     for path in [
-        "main.rs",    // tracked
-        "other.rs",   // not ignored
-        "/etc/x.cfg", // absolute
-        "../x.cfg",   // outside
-        "a/../b.cfg", // not plain
-        ".git/x.cfg", // in .git
-        "dir.cfg",    // a directory
-        "",           // nothing
+        "main.rs",       // tracked
+        "other.rs",      // not ignored
+        "/etc/x.cfg",    // absolute
+        "../x.cfg",      // outside
+        "a/../b.cfg",    // not plain
+        ".git/x.cfg",    // in .git
+        "dir.cfg",       // a directory
+        "out/x.cfg",     // through a symlink, here out of the workspace
+        "main.rs/x.cfg", // below a file
+        "",              // nothing
     ] {
         assert!(!session.protect(Path::new(path)).unwrap(), "{path}");
     }
