@@ -239,7 +239,11 @@ fn run_in(spec: &Spec, places: &Places, result: &mut JobResult) -> Result<()> {
     result.outside_changes = before
         .changes(&Snapshot::take(job, &skip)?)
         .into_iter()
-        .filter(|change| !change.contains("home/.local/state/harness/"))
+        .filter(|change| {
+            !change.contains("home/.local/state/harness")
+                && change != "added home/.local/"
+                && change != "added home/.local/state/"
+        })
         .collect();
     result.verified = environment
         .check(&spec.task.verify, &places.repo, &job.join("verify.log"))?
