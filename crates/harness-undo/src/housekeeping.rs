@@ -107,7 +107,7 @@ pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
                 .checked_sub(age)
                 .unwrap_or(SystemTime::UNIX_EPOCH);
             all.into_iter()
-                .filter(|run| run.started_at < cutoff)
+                .filter(|run| begun_before(run, cutoff))
                 .collect()
         }
     };
@@ -132,6 +132,11 @@ pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
             .status();
     }
     Ok(doomed)
+}
+
+/// True if and only if `run` began strictly before `cutoff`.
+fn begun_before(run: &RunInfo, cutoff: SystemTime) -> bool {
+    run.started_at < cutoff
 }
 
 /// Deletes `refs/harness/<id>/*` and `refs/tags/harness/<id>` of `repo`.
@@ -172,4 +177,28 @@ fn size(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{State, new_record};
+
+    #[test]
+    fn a_run_begun_at_the_cutoff_is_not_older_than_it() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let oid = git2::Oid::ZERO_SHA1;
+        let state = State {
+            commit: oid,
+            tree: oid,
+            index_tree: oid,
+            head: oid,
+        };
+        let id: RunId = "20250101-000000-000".parse().expect("a run id");
+        let run =
+            new_record(id, String::new(), String::new(), at, state, false).info(Path::new("/runs"));
+        assert!(!begun_before(&run, at));
+        assert!(begun_before(&run, at + Duration::from_millis(1)));
+        assert!(!begun_before(&run, at - Duration::from_millis(1)));
+    }
 }

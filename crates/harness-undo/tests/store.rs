@@ -282,9 +282,27 @@ fn a_file_tool_write_of_an_ignored_file_is_undone_and_redone() {
     let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
 
     // Written (existing), created new, edited then deleted by a command.
+    let head = repo.head();
     assert!(session.protect(Path::new("local.cfg")).unwrap());
+    let first = session.info().pre_run.to_string();
+    // The tag follows the pre-run state, which now holds the file as it was.
+    let tagged = repo.git(&["rev-parse", &format!("harness/{}", session.id())]);
+    assert_eq!(tagged.trim(), first);
+    let parents = |commit: &str| -> Vec<String> {
+        repo.git(&["rev-list", "--parents", "-n1", commit])
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_owned)
+            .collect()
+    };
+    // Chained on what it replaces unless that is HEAD (then HEAD and the index only).
+    assert_eq!(parents(&first).len(), 2);
+    assert_eq!(parents(&first)[0], head);
     repo.write("local.cfg", "the model's settings\n");
     assert!(session.protect(Path::new("build/new.cfg")).unwrap());
+    let second = session.info().pre_run.to_string();
+    assert_eq!(parents(&second).len(), 3);
+    assert_eq!(parents(&second)[2], first);
     repo.write("build/new.cfg", "created\n");
     assert!(session.protect(Path::new("build/keep.cfg")).unwrap());
     repo.write("build/keep.cfg", "edited\n");
@@ -316,17 +334,23 @@ fn a_file_tool_write_of_an_ignored_file_is_undone_and_redone() {
 fn protect_skips_what_snapshots_cover_and_what_is_not_plainly_inside() {
     let repo = Repo::with_files(&[(".gitignore", "*.cfg\n"), ("main.rs", "fn main() {}\n")]);
     repo.write("dir.cfg/inner", "x");
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("x.cfg"), "outside\n").unwrap();
+
     let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
     let pre = session.info().pre_run;
+    repo.symlink("out", outside.path().to_str().unwrap());
     for path in [
-        "main.rs",    // tracked
-        "other.rs",   // not ignored
-        "/etc/x.cfg", // absolute
-        "../x.cfg",   // outside
-        "a/../b.cfg", // not plain
-        ".git/x.cfg", // in .git
-        "dir.cfg",    // a directory
-        "",           // nothing
+        "main.rs",       // tracked
+        "other.rs",      // not ignored
+        "/etc/x.cfg",    // absolute
+        "../x.cfg",      // outside
+        "a/../b.cfg",    // not plain
+        ".git/x.cfg",    // in .git
+        "dir.cfg",       // a directory
+        "out/x.cfg",     // through a symlink, here out of the workspace
+        "main.rs/x.cfg", // below a file
+        "",              // nothing
     ] {
         assert!(!session.protect(Path::new(path)).unwrap(), "{path}");
     }

@@ -236,7 +236,16 @@ fn run_in(spec: &Spec, places: &Places, result: &mut JobResult) -> Result<()> {
     result.agent_timed_out = finished.timed_out;
     result.metrics = spec.agent.metrics(places);
 
-    result.outside_changes = before.changes(&Snapshot::take(job, &skip)?);
+    // The harness's undo store is its one designed write outside the repository.
+    result.outside_changes = before
+        .changes(&Snapshot::take(job, &skip)?)
+        .into_iter()
+        .filter(|change| {
+            !change.contains("home/.local/state/harness")
+                && change != "added home/.local/"
+                && change != "added home/.local/state/"
+        })
+        .collect();
     result.verified = environment
         .check(&spec.task.verify, &places.repo, &job.join("verify.log"))?
         .passed();
