@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::source_root;
+use crate::support::{Repo, source_root};
 
 /// The heading of README.md's claim table.
 const SECTION: &str = "## Every claim, and the tests that back it";
@@ -41,6 +41,65 @@ fn every_claim_in_the_readme_names_tests_that_exist() {
         "claims name tests that do not exist:\n{}",
         missing.join("\n")
     );
+}
+
+#[test]
+fn every_protected_line_of_sandbox_explain_names_tests_that_exist() {
+    let root = source_root();
+    let repo = Repo::from_fixture("calc");
+    for tier in ["none", "landlock", "bwrap"] {
+        let run = repo.harness(&["sandbox", "explain", "--sandbox", tier]);
+        run.assert_exit(0);
+        let entries = explain_entries(&run.stdout);
+        let protected: Vec<&String> = entries
+            .iter()
+            .filter(|entry| entry.trim_start().starts_with("protected"))
+            .collect();
+        assert!(protected.len() >= 4, "{tier}: {}", run.stdout);
+        for entry in protected {
+            assert!(
+                !bare_test_names(entry).is_empty(),
+                "{tier}: names no test: {entry}"
+            );
+        }
+        let names = bare_test_names(&run.stdout);
+        assert!(names.len() >= 20, "{tier}: {}", run.stdout);
+        for name in names {
+            assert!(
+                test_exists(&root, &name),
+                "sandbox explain --sandbox {tier} names {}::{}, which is no test",
+                name.krate,
+                name.function
+            );
+        }
+    }
+}
+
+/// The entries of the "what the harness itself guards" list: a line with a kind (`protected`,
+/// `seatbelt`, `NOT`) and the indented lines that continue it.
+fn explain_entries(text: &str) -> Vec<String> {
+    let mut entries: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let continues = line.starts_with("             ") && !line.trim().is_empty();
+        match entries.last_mut() {
+            Some(entry) if continues => {
+                entry.push('\n');
+                entry.push_str(line);
+            }
+            _ => entries.push(line.to_owned()),
+        }
+    }
+    entries
+}
+
+/// Every `crate::function` in `text`, written without backticks.
+fn bare_test_names(text: &str) -> Vec<TestName> {
+    let quoted: String = text
+        .split(|c: char| c.is_whitespace() || "(),;".contains(c))
+        .filter(|word| word.contains("::"))
+        .map(|word| format!("`{word}` "))
+        .collect();
+    test_names(&quoted)
 }
 
 #[test]

@@ -62,7 +62,9 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            pre-run files even after a command deleted the run's refs or .git (a\n\
          \x20            deleted .git loses the index and history); refs a command removes are\n\
          \x20            put back after it; ignored files the file tools write are saved first\n\
-         \x20            (harness-undo::undo_restores_the_user_and_redo_the_agent_exactly)
+         \x20            (harness-undo::undo_restores_the_user_and_redo_the_agent_exactly,\n\
+         \x20            harness-undo::undo_after_rm_rf_git_restores_the_working_tree_from_the_store,\n\
+         \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too; ignored files commands change (build outputs) are\n\
          \x20            not undoable, and the run summary names them\n\

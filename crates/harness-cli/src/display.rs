@@ -601,9 +601,6 @@ mod tests {
                 ],
                 // The type and its constructors.
                 "shown.rs" => &["Shown::composed", "Shown("],
-                // Pending: `harness sandbox explain` is being reworked elsewhere and still
-                // prints with print!; it prints our own text and the configured deny rules.
-                "commands/sandbox.rs" => &["println!", "print!("],
                 _ => &[],
             };
             let text = std::fs::read_to_string(&file).expect("read a source file");

@@ -13,9 +13,6 @@ mod diff;
 mod redo;
 mod run;
 mod runs;
-// Not yet printing through `display::Out` (it is being reworked for the isolation tiers);
-// `display`'s test of the print sites names it as the one exception.
-#[allow(clippy::print_stdout)]
 mod sandbox;
 mod show;
 mod tool;

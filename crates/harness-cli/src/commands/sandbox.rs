@@ -11,6 +11,8 @@ use harness_exec::{Sandbox, Tier};
 use crate::boundary;
 use crate::commands::workspace_root;
 use crate::config;
+use crate::display::Out;
+use crate::shown::Shown;
 
 /// What the sandbox protects and what it does not.
 #[derive(Debug, Args)]
@@ -51,7 +53,7 @@ pub(crate) fn exec(command: SandboxCommand) -> anyhow::Result<ExitCode> {
             allow,
             sandbox,
         } => explain(&workspace, allow, sandbox),
-        SandboxAction::Doctor => Ok(doctor()),
+        SandboxAction::Doctor => doctor(),
     }
 }
 
@@ -60,6 +62,7 @@ fn explain(
     allow: Vec<String>,
     sandbox: Option<Sandbox>,
 ) -> anyhow::Result<ExitCode> {
+    let mut out = Report::default();
     let root = workspace_root(workspace)?;
     let loaded = config::load(&root)?;
     let allow = if allow.is_empty() {
@@ -88,47 +91,57 @@ fn explain(
     let text = boundary::explain(&boundary::policy(&allow), tier, abi);
     // The boundary statement stays first; a tier that cannot run here is said right after.
     let (statement, rest) = text.split_at(boundary::STATEMENT.len());
-    print!(
+    out.text(format!(
         "{statement}\n\n{}{}",
         note.unwrap_or_default(),
         rest.trim_start()
-    );
+    ));
     let deny = loaded.config.deny.unwrap_or_default();
     if !deny.is_empty() {
-        println!(
+        out.line(format!(
             "  protected  also denied by the configuration: {}",
             deny.join(", ")
-        );
+        ));
     }
+    out.line(format!(
+        "  seatbelt   the command policy sees through these launchers in front of a program\n\
+         \x20            (and judges the program they start): {}\n\
+         \x20            (harness-exec::every_launcher_in_the_table_is_listed_and_looked_through)",
+        harness_exec::LAUNCHERS.join(", ")
+    ));
+    out.print()?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn doctor() -> ExitCode {
+fn doctor() -> anyhow::Result<ExitCode> {
+    let mut out = Report::default();
     let facts = preflight::host_facts();
-    println!(
-        "Isolation tiers on this machine, strongest first (each probed by running a command under it):\n"
+    out.line(
+        "Isolation tiers on this machine, strongest first (each probed by running a command \
+         under it):\n"
+            .to_owned(),
     );
     let mut picked = None;
     for tier in Tier::ALL {
         let detail = detail(tier, &facts);
         match preflight::probe(tier) {
             Ok(()) => {
-                println!("  {:<9} works        {detail}", tier.name());
+                out.line(format!("  {:<9} works        {detail}", tier.name()));
                 picked.get_or_insert(tier);
             }
             Err(unavailable) => {
-                println!(
+                out.line(format!(
                     "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
                     tier.name(),
                     "",
                     unavailable.reason(),
                     "",
                     unavailable.fix()
-                );
+                ));
             }
         }
     }
-    println!(
+    out.line(format!(
         "  {:<9} not used     {}",
         "seccomp",
         match &facts.seccomp_actions {
@@ -138,23 +151,46 @@ fn doctor() -> ExitCode {
             ),
             None => "not offered by this kernel; the tiers do not need it".to_owned(),
         }
-    );
+    ));
     let picked = picked.unwrap_or(Tier::None);
-    println!();
-    match picked {
+    out.line(String::new());
+    let code = match picked {
         Tier::None => {
-            println!(
+            out.line(
                 "auto picks: none — commands run as you, unconfined. Fix one of the tiers above."
+                    .to_owned(),
             );
             ExitCode::from(1)
         }
         tier => {
-            println!(
+            out.line(format!(
                 "auto picks: {tier} (the strongest tier that works here); \
                  `harness sandbox explain --sandbox {tier}` shows what it blocks"
-            );
+            ));
             ExitCode::SUCCESS
         }
+    };
+    out.print()?;
+    Ok(code)
+}
+
+/// What a sandbox command prints, gathered, then printed at once through [`Out`]: it
+/// quotes the configuration (deny rules), so it is sanitized like everything else.
+#[derive(Default)]
+struct Report(String);
+
+impl Report {
+    fn text(&mut self, text: String) {
+        self.0.push_str(&text);
+    }
+
+    fn line(&mut self, text: String) {
+        self.0.push_str(&text);
+        self.0.push('\n');
+    }
+
+    fn print(&self) -> std::io::Result<()> {
+        Out::stdout().print(&Shown::text(&self.0))
     }
 }
 
