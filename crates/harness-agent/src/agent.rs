@@ -7,6 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use harness_ollama::{CallOrigin, Message, ToolCall};
+use harness_schema::ToolName;
 use harness_tools::{ToolResult, Toolbox};
 use serde_json::{Value, json};
 
@@ -349,9 +350,9 @@ impl Run<'_> {
     fn head_start(&mut self) {
         let mut budget = self.budgets.head_start_chars;
         let mut done: Vec<(ToolCall, String)> = Vec::new();
-        let mut first = vec![("list_dir".to_owned(), json!({}))];
+        let mut first = vec![(ToolName::ListDir, json!({}))];
         if let Some(verification) = &self.verification {
-            first.push(("run_command".to_owned(), verification.call_arguments()));
+            first.push((ToolName::RunCommand, verification.call_arguments()));
         }
         // The listing and the verification output share the budget at most half each.
         let share = budget / (2 * first.len());
@@ -360,13 +361,13 @@ impl Run<'_> {
             if self.stop.is_requested() {
                 break;
             }
-            let (call, result) = self.head_start_call(done.len(), &name, arguments);
+            let (call, result) = self.head_start_call(done.len(), name, arguments);
             let text = prompt::cut_middle(result.text(), share);
             budget = budget.saturating_sub(text.chars().count());
             texts.push(result.text().to_owned());
             done.push((
                 call,
-                prompt::tool_result(&name, result.summary().target(), &text),
+                prompt::tool_result(name.as_str(), result.summary().target(), &text),
             ));
         }
         let listing = texts.first().map_or("", String::as_str);
@@ -376,10 +377,13 @@ impl Run<'_> {
                 break;
             }
             let (call, result) =
-                self.head_start_call(done.len(), "read_file", json!({"path": path}));
+                self.head_start_call(done.len(), ToolName::ReadFile, json!({"path": path}));
             let text = prompt::cut_middle(result.text(), budget);
             budget = budget.saturating_sub(text.chars().count());
-            done.push((call, prompt::tool_result("read_file", &path, &text)));
+            done.push((
+                call,
+                prompt::tool_result(ToolName::ReadFile.as_str(), &path, &text),
+            ));
         }
         for (call, framed) in done {
             self.messages
@@ -393,12 +397,12 @@ impl Run<'_> {
     fn head_start_call(
         &mut self,
         position: usize,
-        name: &str,
+        tool: ToolName,
         arguments: Value,
     ) -> (ToolCall, ToolResult) {
         let call = ToolCall {
             id: format!("head_start_{position}"),
-            name: name.to_owned(),
+            name: tool.as_str().to_owned(),
             arguments,
             origin: CallOrigin::Structured,
         };
@@ -527,10 +531,12 @@ impl Run<'_> {
                 break;
             }
             self.tool_calls += 1;
-            if matches!(call.name.as_str(), "edit_file" | "write_file") {
+            let tool = ToolName::parse(&call.name);
+            let edits = tool.is_some_and(ToolName::changes_files);
+            if edits {
                 self.protect(call);
             }
-            if call.name == "run_command"
+            if tool == Some(ToolName::RunCommand)
                 && let Err(error) = self.checkpoints.before_command()
             {
                 self.warn(format!(
@@ -541,13 +547,13 @@ impl Run<'_> {
             let result = self.call_tool(call);
             let mut framed =
                 prompt::tool_result(&call.name, result.summary().target(), result.text());
-            if call.name == "run_command"
+            if tool == Some(ToolName::RunCommand)
                 && let Some(note) = self.verify_after(result.summary().target())
             {
                 framed.push_str(&note);
             }
             self.messages.push(Message::tool_result(call, framed));
-            if matches!(call.name.as_str(), "edit_file" | "write_file") && !result.is_error() {
+            if edits && !result.is_error() {
                 self.edited = true;
             }
             if result.may_have_changed_workspace() {
@@ -663,14 +669,18 @@ impl Run<'_> {
         // reaches the model as a tool result, data like every other.
         let call = ToolCall {
             id: format!("verification_{attempt}"),
-            name: "run_command".to_owned(),
+            name: ToolName::RunCommand.as_str().to_owned(),
             arguments: verification.call_arguments(),
             origin: CallOrigin::Structured,
         };
         if let Some(done) = self.messages.last_mut() {
             done.tool_calls.push(call.clone());
         }
-        let framed = prompt::tool_result("run_command", verification.command(), result.text());
+        let framed = prompt::tool_result(
+            ToolName::RunCommand.as_str(),
+            verification.command(),
+            result.text(),
+        );
         self.messages.push(Message::tool_result(&call, framed));
         self.nudge(prompt::verification_failed(
             verification.command(),

@@ -4,6 +4,8 @@
 //! Written for small local models as much as for large ones: short numbered rules, the exact
 //! shape of a call, and what "done" means.
 
+use harness_schema::ToolName;
+
 use crate::verify::Verification;
 
 /// The system prompt: the role, the workspace, the tools, how to finish, and that tool
@@ -160,7 +162,7 @@ pub(crate) fn names_a_call(text: &str, tool: &str) -> bool {
 
 /// What the model is told when its answer spells out a call of `tool` that could not be read.
 pub(crate) fn unreadable_call(tool: &str) -> String {
-    let short = if tool == "edit_file" {
+    let short = if ToolName::parse(tool) == Some(ToolName::EditFile) {
         " Keep old_text short: the line to change, copied exactly from the file."
     } else {
         ""

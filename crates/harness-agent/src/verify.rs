@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use harness_schema::ToolName;
 use harness_tools::{Detail, Status, ToolResult, Toolbox};
 use serde_json::json;
 
@@ -106,7 +107,7 @@ impl Verification {
 
     /// Runs the command through `toolbox`.
     pub(crate) fn run(&self, toolbox: &Toolbox) -> ToolResult {
-        toolbox.call("run_command", &self.call_arguments())
+        toolbox.call(ToolName::RunCommand.as_str(), &self.call_arguments())
     }
 }
 

@@ -8,6 +8,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use harness_agent::{Event, Observer};
+use harness_schema::ToolName;
 use serde_json::Value;
 
 use crate::shown::{self, Shown, shown};
@@ -324,7 +325,9 @@ impl Observer for Terminal {
                     let first = output.lines().next().unwrap_or_default();
                     let first = self.style.dim(&Shown::line(first));
                     self.line(&shown!("  {}", first));
-                } else if matches!(*tool, "edit_file" | "write_file") && !output.is_empty() {
+                } else if ToolName::parse(tool).is_some_and(ToolName::changes_files)
+                    && !output.is_empty()
+                {
                     let shown: Vec<&str> = output.lines().take(DIFF_LINES).collect();
                     let mut diff = self.style.diff(&Shown::text(&shown.join("\n")));
                     let total = output.lines().count();

@@ -11,6 +11,8 @@
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
+use crate::ToolName;
+
 /// A validated tool call: which tool, with its typed arguments.
 ///
 /// Made by [`parse_call`](crate::parse_call). Not `#[non_exhaustive]` on purpose: a new tool
@@ -33,16 +35,21 @@ pub enum ToolArgs {
 }
 
 impl ToolArgs {
+    /// The tool these arguments are for.
+    pub fn tool(&self) -> ToolName {
+        match self {
+            ToolArgs::ReadFile(_) => ToolName::ReadFile,
+            ToolArgs::WriteFile(_) => ToolName::WriteFile,
+            ToolArgs::EditFile(_) => ToolName::EditFile,
+            ToolArgs::ListDir(_) => ToolName::ListDir,
+            ToolArgs::SearchText(_) => ToolName::SearchText,
+            ToolArgs::RunCommand(_) => ToolName::RunCommand,
+        }
+    }
+
     /// The name of the tool these arguments are for, e.g. `read_file`.
     pub fn name(&self) -> &'static str {
-        match self {
-            ToolArgs::ReadFile(_) => "read_file",
-            ToolArgs::WriteFile(_) => "write_file",
-            ToolArgs::EditFile(_) => "edit_file",
-            ToolArgs::ListDir(_) => "list_dir",
-            ToolArgs::SearchText(_) => "search_text",
-            ToolArgs::RunCommand(_) => "run_command",
-        }
+        self.tool().as_str()
     }
 }
 

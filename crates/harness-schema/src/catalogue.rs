@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use crate::spec::{Argument, Definition, Kind, ToolSpec};
-use crate::{EditFile, ListDir, ReadFile, RunCommand, SearchText, ToolArgs, WriteFile};
+use crate::{EditFile, ListDir, ReadFile, RunCommand, SearchText, ToolArgs, ToolName, WriteFile};
 
 /// Every tool the model can call, in the order it is offered: the `tools` array of a chat
 /// request is `serde_json::to_value(catalogue())`.
@@ -53,7 +53,7 @@ const MAX_LINE: u64 = u32::MAX as u64;
 
 static DEFINITIONS: [Definition; 6] = [
     Definition {
-        name: "read_file",
+        tool: ToolName::ReadFile,
         description: "Read a text file in the workspace. Returns its lines numbered from 1. \
             A long file is cut off with a note saying how to read the rest: pass start_line \
             and end_line (1-based, inclusive) to read a range.",
@@ -86,7 +86,7 @@ static DEFINITIONS: [Definition; 6] = [
         parse: |arguments| ReadFile::deserialize(arguments).map(ToolArgs::ReadFile),
     },
     Definition {
-        name: "write_file",
+        tool: ToolName::WriteFile,
         description: "Create a new file with the given content; missing parent directories \
             are created. An existing file is refused unless overwrite is true. To change part \
             of an existing file, use edit_file instead: rewriting a whole file silently drops \
@@ -113,7 +113,7 @@ static DEFINITIONS: [Definition; 6] = [
         parse: |arguments| WriteFile::deserialize(arguments).map(ToolArgs::WriteFile),
     },
     Definition {
-        name: "edit_file",
+        tool: ToolName::EditFile,
         description: "Replace one piece of text in an existing file. old_text must occur \
             exactly once in the file, character for character, whitespace and indentation \
             included: copy it from read_file output without the line numbers, and include \
@@ -140,7 +140,7 @@ static DEFINITIONS: [Definition; 6] = [
         parse: |arguments| EditFile::deserialize(arguments).map(ToolArgs::EditFile),
     },
     Definition {
-        name: "list_dir",
+        tool: ToolName::ListDir,
         description: "List the files and directories under a directory, skipping what \
             .gitignore ignores. The listing is capped at a number of entries; to see more, \
             list a subdirectory or lower the depth.",
@@ -163,7 +163,7 @@ static DEFINITIONS: [Definition; 6] = [
         parse: |arguments| ListDir::deserialize(arguments).map(ToolArgs::ListDir),
     },
     Definition {
-        name: "search_text",
+        tool: ToolName::SearchText,
         description: "Search file contents for a regular expression, skipping what \
             .gitignore ignores. Each match is one line, \"file:line: text\"; the number of \
             matches is capped, so narrow the search with path or glob when there are many.",
@@ -192,7 +192,7 @@ static DEFINITIONS: [Definition; 6] = [
         parse: |arguments| SearchText::deserialize(arguments).map(ToolArgs::SearchText),
     },
     Definition {
-        name: "run_command",
+        tool: ToolName::RunCommand,
         description: "Run a program in the workspace directory and return its exit status \
             and output (stdout and stderr together; long output is cut in the middle). There \
             is no shell: pipes, redirections, &&, globs and $VARIABLES do not work. Pass the \
@@ -362,8 +362,8 @@ mod tests {
         for definition in &DEFINITIONS {
             let example: Value =
                 serde_json::from_str(definition.example).expect("examples are JSON");
-            let parsed = parse_call(definition.name, &example);
-            assert!(parsed.is_ok(), "{}: {parsed:?}", definition.name);
+            let parsed = parse_call(definition.tool.as_str(), &example);
+            assert!(parsed.is_ok(), "{}: {parsed:?}", definition.tool.as_str());
         }
     }
 

@@ -90,6 +90,7 @@
 mod args;
 mod catalogue;
 mod error;
+mod name;
 mod parse;
 mod render;
 mod spec;
@@ -97,5 +98,6 @@ mod spec;
 pub use args::{EditFile, ListDir, ReadFile, RunCommand, SearchText, ToolArgs, WriteFile};
 pub use catalogue::catalogue;
 pub use error::ArgumentError;
+pub use name::ToolName;
 pub use parse::parse_call;
 pub use spec::ToolSpec;

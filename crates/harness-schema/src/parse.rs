@@ -54,7 +54,7 @@ pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolArgs, ArgumentErr
         });
     };
     let definition = spec.definition();
-    let tool = definition.name;
+    let tool = definition.tool.as_str();
     let not_an_object = |got: String| ArgumentError::NotAnObject {
         tool,
         got,

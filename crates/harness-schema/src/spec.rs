@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::ToolArgs;
+use crate::{ToolArgs, ToolName};
 
 /// One tool as the model sees it: a name, a description that teaches the contract, and the JSON
 /// Schema of its arguments.
@@ -41,7 +41,12 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// The tool's name, e.g. `read_file`.
     pub fn name(&self) -> &'static str {
-        self.definition.name
+        self.definition.tool.as_str()
+    }
+
+    /// The tool, as a [`ToolName`].
+    pub fn tool(&self) -> ToolName {
+        self.definition.tool
     }
 
     /// The description the model reads: what the tool does and how to call it well.
@@ -114,8 +119,8 @@ pub(crate) fn compile(schema: &Value) -> Validator {
 /// One tool, declared once.
 #[derive(Debug)]
 pub(crate) struct Definition {
-    /// The name the model calls the tool by.
-    pub(crate) name: &'static str,
+    /// The tool.
+    pub(crate) tool: ToolName,
     /// The description the model reads.
     pub(crate) description: &'static str,
     /// The arguments, in the order the model should see them.

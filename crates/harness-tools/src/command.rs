@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use camino::Utf8Path;
 use harness_exec::{RunOptions, Runner, Status};
-use harness_schema::RunCommand;
+use harness_schema::{RunCommand, ToolName};
 
 use crate::result::{Detail, Summary, ToolResult};
 
@@ -46,9 +46,11 @@ pub(crate) fn run_command(
                 status,
                 duration: outcome.duration(),
             };
-            let result =
-                ToolResult::success(Summary::new("run_command", &command_line, detail), text)
-                    .changing(true);
+            let result = ToolResult::success(
+                Summary::new(ToolName::RunCommand.as_str(), &command_line, detail),
+                text,
+            )
+            .changing(true);
             match status {
                 Status::TimedOut(_) | Status::Interrupted => result.failed(),
                 _ => result,
@@ -56,8 +58,11 @@ pub(crate) fn run_command(
         }
         // Even a refused command counts as a possible change: the caller checkpoints after
         // every run_command, and an empty checkpoint costs less than a missed one.
-        Err(error) => {
-            ToolResult::failure("run_command", &command_line, &error.to_string()).changing(true)
-        }
+        Err(error) => ToolResult::failure(
+            ToolName::RunCommand.as_str(),
+            &command_line,
+            &error.to_string(),
+        )
+        .changing(true),
     }
 }

@@ -1,7 +1,7 @@
 //! `read_file`, `write_file` and `edit_file`: harness-edit's view, write and replace.
 
 use harness_edit::{Change, Editor, Error as EditError};
-use harness_schema::{EditFile, ReadFile, WriteFile};
+use harness_schema::{EditFile, ReadFile, ToolName, WriteFile};
 
 use crate::failure::{Failure, sandbox};
 use crate::result::{Detail, Summary, ToolResult};
@@ -18,24 +18,24 @@ pub(crate) fn read_file(editor: &Editor<'_>, args: &ReadFile) -> ToolResult {
                 total_lines: view.total_lines(),
             };
             ToolResult::success(
-                Summary::new("read_file", &args.path, detail),
+                Summary::new(ToolName::ReadFile.as_str(), &args.path, detail),
                 view.text().to_owned(),
             )
         }
-        Err(error) => fail("read_file", &args.path, &error),
+        Err(error) => fail(ToolName::ReadFile.as_str(), &args.path, &error),
     }
 }
 
 /// A new file, or with `overwrite` a whole file's new content; the diff of the change.
 pub(crate) fn write_file(editor: &Editor<'_>, args: &WriteFile) -> ToolResult {
     let written = editor.write(&args.path, &args.content, args.overwrite.into());
-    changed("write_file", &args.path, written)
+    changed(ToolName::WriteFile.as_str(), &args.path, written)
 }
 
 /// One exact, unique replacement; the diff of the change.
 pub(crate) fn edit_file(editor: &Editor<'_>, args: &EditFile) -> ToolResult {
     let replaced = editor.replace(&args.path, &args.old_text, &args.new_text);
-    changed("edit_file", &args.path, replaced)
+    changed(ToolName::EditFile.as_str(), &args.path, replaced)
 }
 
 /// The result of a call that changes a file: its diff, or why nothing was changed.

@@ -3,7 +3,7 @@
 use std::ops::ControlFlow;
 
 use harness_sandbox::{Access, Workspace};
-use harness_schema::ListDir;
+use harness_schema::{ListDir, ToolName};
 
 use crate::builder::Limits;
 use crate::failure::{Failure, sandbox};
@@ -41,9 +41,14 @@ pub(crate) fn list_dir(workspace: &Workspace, args: &ListDir, limits: &Limits) -
             omitted,
         }) => {
             let detail = Detail::Listed { shown, omitted };
-            ToolResult::success(Summary::new("list_dir", candidate, detail), text)
+            ToolResult::success(
+                Summary::new(ToolName::ListDir.as_str(), candidate, detail),
+                text,
+            )
         }
-        Err(failure) => ToolResult::failure("list_dir", candidate, failure.message()),
+        Err(failure) => {
+            ToolResult::failure(ToolName::ListDir.as_str(), candidate, failure.message())
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use globset::{GlobBuilder, GlobMatcher};
 use harness_sandbox::{Access, Error as SandboxError, Workspace};
-use harness_schema::SearchText;
+use harness_schema::{SearchText, ToolName};
 use regex::Regex;
 
 use crate::builder::Limits;
@@ -41,9 +41,16 @@ pub(crate) fn search_text(workspace: &Workspace, args: &SearchText, limits: &Lim
                 shown,
                 matches: total,
             };
-            ToolResult::success(Summary::new("search_text", &args.pattern, detail), text)
+            ToolResult::success(
+                Summary::new(ToolName::SearchText.as_str(), &args.pattern, detail),
+                text,
+            )
         }
-        Err(failure) => ToolResult::failure("search_text", &args.pattern, failure.message()),
+        Err(failure) => ToolResult::failure(
+            ToolName::SearchText.as_str(),
+            &args.pattern,
+            failure.message(),
+        ),
     }
 }
 
