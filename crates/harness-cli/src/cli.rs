@@ -3,6 +3,7 @@
 use clap::Parser;
 
 use crate::commands::Command;
+use crate::exit;
 
 /// A coding agent confined to a workspace.
 ///
@@ -13,15 +14,16 @@ use crate::commands::Command;
 ///
 /// Path confinement and a command policy stop accidents, not an adversary: use a container,
 /// VM or separate user for untrusted input (`harness sandbox explain`).
-///
-/// Exit status:
-///   0    verified: the verification command exited 0 (or the command succeeded)
-///   1    not verified: the run ended otherwise, or a tool called by hand failed
-///   2    usage or configuration error, or a workspace that cannot be used
-///   3    model server problem: unreachable, model missing, unreadable answer
-///   130  interrupted (Ctrl-C)
 #[derive(Debug, Parser)]
-#[command(name = "harness", version, verbatim_doc_comment)]
+#[command(
+    name = "harness",
+    version,
+    verbatim_doc_comment,
+    after_help = format!(
+        "{}\n\n`harness tool` gives these their own meanings: see `harness tool --help`.",
+        exit::help(exit::Help::Run)
+    )
+)]
 pub(crate) struct Cli {
     /// Log what the harness does on stderr (-v: info, -vv: debug, -vvv: trace).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]

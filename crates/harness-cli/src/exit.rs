@@ -1,5 +1,9 @@
 //! Exit statuses: what `harness` tells the shell, and scripts, about how things went.
+//!
+//! [`STATUSES`] is the one table of them: the help texts of `harness`, `harness run` and
+//! `harness tool` are written from it, and a test holds the README's table to it.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use harness_agent::Outcome;
@@ -15,14 +19,88 @@ pub(crate) const MODEL_SERVER: u8 = 3;
 /// Stopped with Ctrl-C (128 + SIGINT, as shells report it).
 pub(crate) const INTERRUPTED: u8 = 130;
 
-/// The exit status of a run that ended with `outcome`.
-pub(crate) fn for_outcome(outcome: Outcome) -> ExitCode {
-    ExitCode::from(match outcome {
+/// One exit status and what it means.
+#[derive(Debug)]
+pub(crate) struct Status {
+    /// The number the shell sees.
+    pub(crate) code: u8,
+    /// What it means for a run (and for every command but `harness tool`).
+    pub(crate) run: &'static str,
+    /// What it means for `harness tool`, which returns only some of them.
+    pub(crate) tool: Option<&'static str>,
+}
+
+/// Every exit status `harness` returns.
+pub(crate) const STATUSES: [Status; 5] = [
+    Status {
+        code: VERIFIED,
+        run: "verified: the verification command exited 0",
+        tool: Some("the tool succeeded"),
+    },
+    Status {
+        code: NOT_VERIFIED,
+        run: "not verified: verification failed, none was given, or a budget (steps, time, \
+              failed calls, tokens) ran out or the model got stuck",
+        tool: Some("the tool returned an error (its text starts with \"Error:\")"),
+    },
+    Status {
+        code: USAGE,
+        run: "usage or configuration error, or a workspace that cannot be used (dirty, not a \
+              repository, `/`, home)",
+        tool: Some(
+            "usage or configuration error, or a workspace that cannot be used (`/`, home, \
+             the harness's own source)",
+        ),
+    },
+    Status {
+        code: MODEL_SERVER,
+        run: "model server problem: unreachable, model missing, an answer that cannot be read",
+        tool: None,
+    },
+    Status {
+        code: INTERRUPTED,
+        run: "interrupted (Ctrl-C)",
+        tool: None,
+    },
+];
+
+/// Which command's help the table is written for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Help {
+    /// `harness` and `harness run`.
+    Run,
+    /// `harness tool`.
+    Tool,
+}
+
+/// The "Exit status:" section of a command's `--help`, from [`STATUSES`].
+pub(crate) fn help(which: Help) -> String {
+    let mut text = String::from("Exit status:");
+    for status in &STATUSES {
+        let meaning = match which {
+            Help::Run => Some(status.run),
+            Help::Tool => status.tool,
+        };
+        if let Some(meaning) = meaning {
+            let _ = write!(text, "\n  {:<4} {meaning}", status.code);
+        }
+    }
+    text
+}
+
+/// The exit status of a run that ended with `outcome`, as a number (for `--json`).
+pub(crate) fn code_for_outcome(outcome: Outcome) -> u8 {
+    match outcome {
         Outcome::Verified => VERIFIED,
         Outcome::ModelError => MODEL_SERVER,
         Outcome::Interrupted => INTERRUPTED,
         _ => NOT_VERIFIED,
-    })
+    }
+}
+
+/// The exit status of a run that ended with `outcome`.
+pub(crate) fn for_outcome(outcome: Outcome) -> ExitCode {
+    ExitCode::from(code_for_outcome(outcome))
 }
 
 /// The exit status of an error that ended a command before or outside a run: a model server
@@ -53,6 +131,41 @@ mod tests {
         ];
         for (outcome, code) in cases {
             assert_eq!(for_outcome(outcome), ExitCode::from(code), "{outcome}");
+        }
+    }
+
+    #[test]
+    fn the_readme_s_table_is_this_table() {
+        let readme = include_str!("../../../README.md");
+        let section = readme
+            .split("### Exit status")
+            .nth(1)
+            .expect("the README has an Exit status section");
+        let rows: Vec<String> = section
+            .lines()
+            .skip_while(|line| !line.starts_with("|---"))
+            .skip(1)
+            .take_while(|line| line.starts_with('|'))
+            .map(str::to_owned)
+            .collect();
+        let table: Vec<String> = STATUSES
+            .iter()
+            .map(|status| format!("| {} | {} |", status.code, status.run))
+            .collect();
+        assert_eq!(rows, table);
+    }
+
+    #[test]
+    fn the_help_lists_each_status_once_with_its_meaning_for_that_command() {
+        let run = help(Help::Run);
+        let tool = help(Help::Tool);
+        for status in &STATUSES {
+            let line = format!("  {:<4} {}", status.code, status.run);
+            assert_eq!(run.matches(&line).count(), 1, "{run}");
+            match status.tool {
+                Some(meaning) => assert!(tool.contains(&format!("{:<4} {meaning}", status.code))),
+                None => assert!(!tool.contains(&format!("\n  {} ", status.code)), "{tool}"),
+            }
         }
     }
 

@@ -5,8 +5,7 @@
 //! run is in `display`, settings (files and flags) in `config`, and the toolbox that
 //! `harness run` and `harness tool` both build in `toolbox`.
 //!
-//! Exit status: 0 verified (or success), 1 not verified (or a tool error), 2 bad usage or
-//! configuration, 3 a model server problem, 130 interrupted.
+//! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
 use std::io;
 use std::process::ExitCode;

@@ -124,7 +124,7 @@ fn help_exits_0() {
     run.assert_exit(0);
     assert!(
         run.stdout
-            .contains("Exit status: 0 when the tool succeeded, 1 when it returned an error")
+            .contains("Exit status:\n  0    the tool succeeded\n  1    the tool returned an error")
     );
 }
 

@@ -38,10 +38,6 @@ use crate::toolbox;
 /// command_timeout, max_steps, max_failed_calls, max_tokens, head_start_chars,
 /// context_length, temperature).
 ///
-/// Exit status: 0 verified; 1 not verified (verification failed, none was given, or a
-/// budget ran out); 2 usage or configuration error; 3 model server problem; 130
-/// interrupted.
-///
 /// Examples:
 ///
 ///   harness run --verify "python3 -m unittest -q" "make the failing test pass"
@@ -52,7 +48,8 @@ use crate::toolbox;
 #[derive(Debug, Args)]
 #[command(
     verbatim_doc_comment,
-    about = "Give a task to the model, confined to a git repository"
+    about = "Give a task to the model, confined to a git repository",
+    after_help = exit::help(exit::Help::Run)
 )]
 pub(crate) struct RunCommand {
     /// The git repository to work in.
@@ -562,12 +559,7 @@ impl Summary<'_> {
             "run": self.run,
             "outcome": self.report.outcome,
             "reason": self.report.reason,
-            "exit_code": match self.report.outcome {
-                Outcome::Verified => exit::VERIFIED,
-                Outcome::ModelError => exit::MODEL_SERVER,
-                Outcome::Interrupted => exit::INTERRUPTED,
-                _ => exit::NOT_VERIFIED,
-            },
+            "exit_code": exit::code_for_outcome(self.report.outcome),
             "verification": self.verification(),
             "files_changed": changed,
             "not_undoable": {

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::config::{Overrides, Settings};
 use crate::display::Out;
+use crate::exit;
 use crate::shown::Shown;
 use crate::toolbox;
 
@@ -22,10 +23,6 @@ use crate::toolbox;
 /// is printed as the model reads it, except that control characters and invisible format
 /// characters (ESC, \r, U+202E, ...) are shown as escapes such as \x1b.
 ///
-/// Exit status: 0 when the tool succeeded, 1 when it returned an error (its text starts with
-/// "Error:"), 2 for bad usage, a configuration error, or a workspace that cannot be used
-/// (as for `harness run`: not /, not your home directory, not the harness's own source).
-///
 /// Examples:
 ///
 ///   harness tool read_file '{"path": "src/main.rs", "start_line": 10}'
@@ -36,7 +33,8 @@ use crate::toolbox;
 #[derive(Debug, Args)]
 #[command(
     verbatim_doc_comment,
-    about = "Call one of the model's tools by hand, as the model would"
+    about = "Call one of the model's tools by hand, as the model would",
+    after_help = exit::help(exit::Help::Tool)
 )]
 pub(crate) struct ToolCommand {
     /// The workspace the tool works in: paths are confined to it, commands run in it.
