@@ -1,15 +1,13 @@
 //! `harness tool`: the real binary against temporary workspaces.
 
-#[path = "../../harness-tools/tests/support/escapes.rs"]
-mod escapes;
 mod util;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::escapes::{Escapes, PATH_TOOLS, call};
 use crate::util::{TempWorkspace, harness};
+use harness_testkit::escapes::{Escapes, PATH_TOOLS, call};
 
 #[test]
 fn a_successful_tool_exits_0_and_prints_the_result() {

@@ -4,8 +4,8 @@ use harness_sandbox::Workspace;
 use harness_tools::{Detail, Toolbox};
 use serde_json::json;
 
-use crate::escapes::{Escapes, PATH_TOOLS, call};
 use crate::support::{Fixture, assert_error, ok};
+use harness_testkit::escapes::{Escapes, PATH_TOOLS, call};
 
 macro_rules! every_escape_is_refused {
     ($($name:ident: $tool:expr,)*) => {$(

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::escapes::Escapes;
 use crate::support::{Fixture, assert_error, ok};
+use harness_testkit::escapes::Escapes;
 
 const PASSWORD: &str = "hunter2";
 

@@ -1,7 +1,5 @@
 //! The tools through the `Toolbox`, as a model calls them, on real temporary directories.
 
-#[path = "../support/escapes.rs"]
-mod escapes;
 mod support;
 
 mod commands;

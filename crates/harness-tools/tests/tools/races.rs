@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::escapes::Escapes;
+use harness_testkit::escapes::Escapes;
 
 /// The longest a race runs; it stops earlier once it has seen both states often enough.
 const GIVE_UP: Duration = Duration::from_secs(20);

@@ -1,7 +1,7 @@
-//! The escape classes of issue #2, laid out on disk, and the calls that try them.
+//! The escape classes of the file tools, laid out on disk, and the calls that try them.
 //!
-//! Shared by the library's tests and the `harness tool` tests (which include this file by
-//! path), so both check the same escapes against the same tree.
+//! Used by the toolbox's own tests and by every front end that serves the tools
+//! (`harness tool`, `harness mcp`), so all check the same escapes against the same tree.
 //!
 //! ```text
 //! <temporary>/
@@ -15,8 +15,6 @@
 //!   outside/sub/deep.txt       "outside secret\n"
 //! ```
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,25 +22,36 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 /// A workspace with an outside to escape to.
-pub(crate) struct Escapes {
+pub struct Escapes {
     /// Holds the tree; removed on drop.
     _temporary: tempfile::TempDir,
     /// `<temporary>`, canonical.
-    pub(crate) top: PathBuf,
+    pub top: PathBuf,
     /// `<temporary>/work`, the workspace.
-    pub(crate) work: PathBuf,
+    pub work: PathBuf,
 }
 
 /// An escape class and the path that tries it.
-pub(crate) struct Class {
+pub struct Class {
     /// The class, as #2 names it.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// The path a model would send.
-    pub(crate) path: String,
+    pub path: String,
+}
+
+impl Default for Escapes {
+    fn default() -> Escapes {
+        Escapes::new()
+    }
 }
 
 impl Escapes {
-    pub(crate) fn new() -> Escapes {
+    /// Lays the tree out in a new temporary directory.
+    ///
+    /// # Panics
+    ///
+    /// When the temporary directory cannot be made: a test cannot go on without it.
+    pub fn new() -> Escapes {
         let temporary = tempfile::tempdir().expect("a temporary directory");
         let top = fs::canonicalize(temporary.path()).expect("the temporary directory exists");
         let work = top.join("work");
@@ -68,7 +77,7 @@ impl Escapes {
     }
 
     /// Every escape class of #2, with the path that tries it.
-    pub(crate) fn classes(&self) -> Vec<Class> {
+    pub fn classes(&self) -> Vec<Class> {
         let absolute = |path: &str| self.top.join(path).display().to_string();
         let class = |name, path: String| Class { name, path };
         vec![
@@ -85,7 +94,7 @@ impl Escapes {
     }
 
     /// Every file and symbolic link outside the workspace, with its content (or link target).
-    pub(crate) fn outside(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+    pub fn outside(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut found = BTreeMap::new();
         for name in ["outside", "work-evil"] {
             snapshot(&self.top.join(name), &mut found);
@@ -95,7 +104,7 @@ impl Escapes {
 }
 
 /// The arguments with which `tool` tries to reach `path`: for a write, with overwrite.
-pub(crate) fn call(tool: &str, path: &str) -> Value {
+pub fn call(tool: &str, path: &str) -> Value {
     match tool {
         "read_file" => json!({"path": path}),
         "write_file" => json!({"path": path, "content": "pwned\n", "overwrite": true}),
@@ -107,7 +116,7 @@ pub(crate) fn call(tool: &str, path: &str) -> Value {
 }
 
 /// The tools that take a path.
-pub(crate) const PATH_TOOLS: [&str; 5] = [
+pub const PATH_TOOLS: [&str; 5] = [
     "read_file",
     "write_file",
     "edit_file",
