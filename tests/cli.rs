@@ -13,3 +13,4 @@ mod refusals;
 mod same_call;
 mod support;
 mod terminal;
+mod transcripts;

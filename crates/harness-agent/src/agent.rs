@@ -19,6 +19,7 @@ use crate::event::{Event, Observer};
 use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
+use crate::record::{FORMAT as TRANSCRIPT_FORMAT, Record, RecordedBudgets};
 use crate::repeat::Repeats;
 use crate::stop::StopSignal;
 use crate::transcript::Transcript;
@@ -242,21 +243,19 @@ impl Run<'_> {
             context_window,
             verification: verification_command.as_deref(),
         });
-        self.record(
-            "run",
-            json!({
-                "task": task,
-                "workspace": workspace,
-                "context_window": context_window,
-                "verification": verification_command,
-                "budgets": {
-                    "max_steps": self.budgets.max_steps,
-                    "max_seconds": self.budgets.max_duration.as_secs_f64(),
-                    "max_failed_calls": self.budgets.max_failed_calls,
-                    "max_tokens": self.budgets.max_tokens,
-                },
-            }),
-        );
+        self.record(Record::Run {
+            format: TRANSCRIPT_FORMAT,
+            task: task.to_owned(),
+            workspace: workspace.clone(),
+            context_window,
+            verification: verification_command.clone(),
+            budgets: RecordedBudgets {
+                max_steps: self.budgets.max_steps,
+                max_seconds: self.budgets.max_duration.as_secs_f64(),
+                max_failed_calls: self.budgets.max_failed_calls,
+                max_tokens: self.budgets.max_tokens,
+            },
+        });
         let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
         let head_start = self.budgets.head_start_chars > 0;
         self.push(Message::system(prompt::system_prompt(
@@ -280,7 +279,10 @@ impl Run<'_> {
                     step: self.step,
                     elided,
                 });
-                self.record("trim", json!({"step": self.step, "elided": elided}));
+                self.record(Record::Trim {
+                    step: self.step,
+                    elided,
+                });
             }
             let (reply, took) = match self.ask() {
                 Answer::Reply(reply, took) => (reply, took),
@@ -303,18 +305,15 @@ impl Run<'_> {
                 completion_tokens: reply.completion_tokens,
                 seconds: took.as_secs_f64(),
             });
-            self.record(
-                "reply",
-                json!({
-                    "step": self.step,
-                    "content": reply.text,
-                    "tool_calls": reply.tool_calls,
-                    "cut_off": reply.cut_off,
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                    "seconds": took.as_secs_f64(),
-                }),
-            );
+            self.record(Record::Reply {
+                step: self.step,
+                content: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                cut_off: reply.cut_off,
+                prompt_tokens: reply.prompt_tokens,
+                completion_tokens: reply.completion_tokens,
+                seconds: took.as_secs_f64(),
+            });
             if !reply.text.trim().is_empty() {
                 self.final_text = reply.text.trim().to_owned();
             }
@@ -638,17 +637,14 @@ impl Run<'_> {
             detail: detail.clone(),
             output: result.text(),
         });
-        self.record(
-            "verification",
-            json!({
-                "attempt": attempt,
-                "command": verification.command(),
-                "argv": verification.argv(),
-                "passed": passed,
-                "detail": detail,
-                "output": result.text(),
-            }),
-        );
+        self.record(Record::Verification {
+            attempt,
+            command: verification.command().to_owned(),
+            argv: verification.argv().to_vec(),
+            passed,
+            detail: detail.clone(),
+            output: result.text().to_owned(),
+        });
         self.checkpoint(&format!("step {}: verification", self.step));
         if passed {
             return Some((
@@ -710,21 +706,18 @@ impl Run<'_> {
             is_error: result.is_error(),
             output: result.text(),
         });
-        self.record(
-            "tool",
-            json!({
-                "step": self.step,
-                "id": call.id,
-                "tool": call.name,
-                "arguments": call.arguments,
-                "origin": call.origin,
-                "summary": result.summary().to_string(),
-                "is_error": result.is_error(),
-                "may_have_changed_workspace": result.may_have_changed_workspace(),
-                "result": result.text(),
-                "seconds": took.as_secs_f64(),
-            }),
-        );
+        self.record(Record::Tool {
+            step: self.step,
+            id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            origin: call.origin,
+            summary: result.summary().to_string(),
+            is_error: result.is_error(),
+            may_have_changed_workspace: result.may_have_changed_workspace(),
+            result: result.text().to_owned(),
+            seconds: took.as_secs_f64(),
+        });
         tracing::debug!(step = self.step, tool = %call.name, summary = %result.summary(), "tool call");
         result
     }
@@ -748,7 +741,10 @@ impl Run<'_> {
             step: self.step,
             error: error.clone(),
         });
-        self.record("checkpoint", json!({"step": self.step, "error": error}));
+        self.record(Record::CheckpointFailed {
+            step: self.step,
+            error: error.clone(),
+        });
         self.warnings.push(error);
     }
 
@@ -773,10 +769,11 @@ impl Run<'_> {
             command,
             findings: &findings,
         });
-        self.record(
-            "tampered",
-            json!({"step": self.step, "command": command, "findings": findings}),
-        );
+        self.record(Record::Tampered {
+            step: self.step,
+            command: command.to_owned(),
+            findings: findings.clone(),
+        });
         self.warnings.push(format!(
             "step {}: {command} changed .git: {}",
             self.step,
@@ -795,10 +792,11 @@ impl Run<'_> {
                     number,
                     label,
                 });
-                self.record(
-                    "checkpoint",
-                    json!({"step": self.step, "number": number, "label": label}),
-                );
+                self.record(Record::Checkpoint {
+                    step: self.step,
+                    number,
+                    label: label.to_owned(),
+                });
             }
             Ok(None) => {}
             Err(error) => {
@@ -807,7 +805,10 @@ impl Run<'_> {
                     step: self.step,
                     error: error.clone(),
                 });
-                self.record("checkpoint", json!({"step": self.step, "error": error}));
+                self.record(Record::CheckpointFailed {
+                    step: self.step,
+                    error: error.clone(),
+                });
                 self.warnings.push(error);
             }
         }
@@ -819,19 +820,22 @@ impl Run<'_> {
             step: self.step,
             message: &message,
         });
-        self.record("nudge", json!({"step": self.step, "content": message}));
+        self.record(Record::Nudge {
+            step: self.step,
+            content: message.clone(),
+        });
         self.messages.push(Message::user(message));
     }
 
     /// Appends a message the harness wrote, and records it.
     fn push(&mut self, message: Message) {
-        self.record("message", json!(message));
+        self.record(Record::Message(message.clone()));
         self.messages.push(message);
     }
 
-    fn record(&mut self, kind: &str, fields: Value) {
+    fn record(&mut self, record: Record) {
         if let Some(transcript) = &mut self.transcript {
-            transcript.record(kind, fields);
+            transcript.record(record);
         }
     }
 
@@ -859,7 +863,7 @@ impl Run<'_> {
             transcript: self.transcript.as_ref().map(|t| t.path().to_owned()),
             warnings: self.warnings.clone(),
         };
-        self.record("outcome", json!(report));
+        self.record(Record::Outcome(report.clone()));
         self.observer.on_event(&Event::Finished { report: &report });
         report
     }

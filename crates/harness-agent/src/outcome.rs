@@ -4,11 +4,11 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How a run ended. Only [`Outcome::Verified`] means the task is done: the verification
 /// command exited 0 after the model said it had finished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
@@ -57,7 +57,7 @@ impl fmt::Display for Outcome {
 }
 
 /// What a run did, for the summary a person reads and the last line of a transcript.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunReport {
     /// How it ended.
@@ -73,7 +73,11 @@ pub struct RunReport {
     /// Generated tokens over all requests.
     pub completion_tokens: u64,
     /// From the start of the run to its outcome.
-    #[serde(rename = "seconds", serialize_with = "seconds")]
+    #[serde(
+        rename = "seconds",
+        serialize_with = "seconds",
+        deserialize_with = "from_seconds"
+    )]
     pub duration: Duration,
     /// The verification command and how its runs went; `None` without one.
     pub verification: Option<VerificationReport>,
@@ -89,7 +93,7 @@ pub struct RunReport {
 }
 
 /// How the verification command ran in one run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct VerificationReport {
     /// The command, as given.
@@ -103,6 +107,13 @@ pub struct VerificationReport {
 
 fn seconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_secs_f64())
+}
+
+/// The inverse of [`seconds`], for reading a report back; a negative or non-finite number
+/// is not a duration, so it is an error rather than a panic.
+fn from_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let seconds = f64::deserialize(deserializer)?;
+    Duration::try_from_secs_f64(seconds).map_err(serde::de::Error::custom)
 }
 
 #[cfg(test)]

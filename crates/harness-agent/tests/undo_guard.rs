@@ -95,7 +95,9 @@ fn a_command_that_deletes_the_runs_tag_is_reported_and_undone_and_the_model_told
     );
     let records = Transcript::read(&transcript).expect("the transcript");
     assert!(
-        records.iter().any(|r| r["type"] == "tampered"),
+        records
+            .iter()
+            .any(|line| matches!(line.record, harness_agent::Record::Tampered { .. })),
         "{records:?}"
     );
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use harness_agent::Transcript;
+use harness_agent::{Record, Transcript};
 use harness_undo::{Prune, Session};
 
 use crate::commands::workspace_root;
@@ -201,9 +201,9 @@ fn human_size(bytes: u64) -> String {
 
 /// The outcome the agent wrote last in the run's transcript, in words.
 fn agent_outcome(run_dir: &Path) -> Option<String> {
-    let records = Transcript::read(run_dir.join("transcript.jsonl")).ok()?;
-    let last = records
-        .last()
-        .filter(|record| record["type"] == "outcome")?;
-    Some(last["outcome"].as_str()?.replace('_', " "))
+    let lines = Transcript::read(run_dir.join("transcript.jsonl")).ok()?;
+    match &lines.last()?.record {
+        Record::Outcome(report) => Some(report.outcome.to_string()),
+        _ => None,
+    }
 }

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use harness_agent::Transcript;
-use serde_json::Value;
+use harness_agent::{Record, Transcript};
+use harness_ollama::Role;
 
 use crate::commands::RunSelector;
 use crate::display::{Out, Style};
@@ -40,116 +40,158 @@ pub(crate) fn exec(command: ShowCommand) -> anyhow::Result<ExitCode> {
         out.json_text(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let records = Transcript::read(&path)?;
+    let lines = Transcript::read(&path)?;
     let style = Style::for_stdout();
     out.line(&shown!("{} {}", style.bold(&shown!("run")), session.id()))?;
-    for record in &records {
-        render(&mut out, record, style, command.full)?;
+    for line in &lines {
+        render(&mut out, &line.record, style, command.full)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints one record of the transcript. Every string in it came from the model, a file, a
 /// command or the task, so each is shown through [`Shown`].
-fn render(out: &mut Out, record: &Value, style: Style, full: bool) -> io::Result<()> {
-    let text = |key: &str| record[key].as_str().unwrap_or_default().to_owned();
-    // A line of its own: the field cannot start another.
-    let field = |key: &str| Shown::line(&text(key));
-    match record["type"].as_str().unwrap_or_default() {
-        "run" => {
-            out.line(&shown!("task: {}", field("task")))?;
-            out.line(&shown!("workspace: {}", field("workspace")))?;
-            match record["verification"].as_str() {
-                Some(command) => out.line(&shown!("verification: {}", command))?,
+fn render(out: &mut Out, record: &Record, style: Style, full: bool) -> io::Result<()> {
+    match record {
+        Record::Run {
+            task,
+            workspace,
+            verification,
+            ..
+        } => {
+            out.line(&shown!("task: {}", Shown::line(task)))?;
+            out.line(&shown!("workspace: {}", Shown::line(workspace)))?;
+            match verification {
+                Some(command) => out.line(&shown!("verification: {}", Shown::line(command)))?,
                 None => out.line(&shown!("verification: none"))?,
             }
         }
-        "message" if record["role"] == "system" => {
-            let chars = text("content").chars().count();
+        Record::Message(message) if message.role == Role::System => {
+            let chars = message.content.chars().count();
             out.line(&style.dim(&shown!("[system prompt, {} characters]", chars)))?;
         }
-        "message" => out.line(&shown!(
+        Record::Message(message) => out.line(&shown!(
             "{}: {}",
-            field("role"),
-            Shown::text(&text("content"))
+            role(message.role),
+            Shown::text(&message.content)
         ))?,
-        "reply" => {
-            let tokens = match (
-                record["prompt_tokens"].as_u64(),
-                record["completion_tokens"].as_u64(),
-            ) {
+        Record::Reply {
+            step,
+            content,
+            prompt_tokens,
+            completion_tokens,
+            seconds,
+            ..
+        } => {
+            let tokens = match (prompt_tokens, completion_tokens) {
                 (Some(prompt), Some(completion)) => shown!(", {}+{} tokens", prompt, completion),
                 _ => Shown::default(),
             };
-            let seconds = record["seconds"].as_f64().unwrap_or_default();
-            let heading = shown!(
-                "step {} ({}s{})",
-                record["step"],
-                format!("{seconds:.1}"),
-                tokens
-            );
+            let heading = shown!("step {} ({}s{})", step, format!("{seconds:.1}"), tokens);
             out.line(&shown!("\n{}", style.bold(&heading)))?;
-            let content = text("content");
             if !content.trim().is_empty() {
                 out.line(&Shown::text(content.trim_end()))?;
             }
         }
-        "tool" => {
-            let summary = field("summary");
-            let line = if record["is_error"] == true {
+        Record::Tool {
+            step,
+            summary,
+            is_error,
+            result,
+            ..
+        } => {
+            let summary = Shown::line(summary);
+            let line = if *is_error {
                 style.red(&summary)
             } else {
                 summary
             };
-            let step = record["step"].as_u64().unwrap_or_default();
-            let marker = if step == 0 { "▹ (head start)" } else { "▸" };
+            let marker = if *step == 0 {
+                "▹ (head start)"
+            } else {
+                "▸"
+            };
             out.line(&shown!("{} {}", marker, line))?;
-            if full || record["is_error"] == true {
-                for line in Shown::text(&text("result")).lines() {
+            if full || *is_error {
+                for line in Shown::text(result).lines() {
                     out.line(&shown!("    {}", style.dim(&line)))?;
                 }
             }
         }
-        "nudge" => out.line(&style.yellow(&shown!("! {}", Shown::text(&text("content")))))?,
-        "trim" => out.line(&style.dim(&shown!("· elided {} older results", record["elided"])))?,
-        "checkpoint" => match record["error"].as_str() {
-            Some(error) => out.line(&style.yellow(&shown!("! {}", Shown::text(error))))?,
-            None => out.line(&style.dim(&shown!("· checkpoint {}", record["number"])))?,
-        },
-        "verification" => {
-            let passed = record["passed"] == true;
+        Record::Nudge { content, .. } => {
+            out.line(&style.yellow(&shown!("! {}", Shown::text(content))))?;
+        }
+        Record::Trim { elided, .. } => {
+            out.line(&style.dim(&shown!("· elided {} older results", elided)))?;
+        }
+        Record::Checkpoint { number, .. } => {
+            out.line(&style.dim(&shown!("· checkpoint {}", number)))?;
+        }
+        Record::CheckpointFailed { error, .. } => {
+            out.line(&style.yellow(&shown!("! {}", Shown::text(error))))?;
+        }
+        Record::Tampered {
+            command, findings, ..
+        } => {
+            out.line(&style.yellow(&shown!(
+                "! the command `{}` changed .git, which is not allowed:",
+                Shown::line(command)
+            )))?;
+            for finding in findings {
+                out.line(&style.yellow(&shown!("    {}", Shown::line(finding))))?;
+            }
+        }
+        Record::Verification {
+            attempt,
+            command,
+            passed,
+            detail,
+            output,
+            ..
+        } => {
             let line = shown!(
                 "verification {}: `{}` {} ({})",
-                record["attempt"],
-                field("command"),
-                if passed { "passed" } else { "failed" },
-                field("detail")
+                attempt,
+                Shown::line(command),
+                if *passed { "passed" } else { "failed" },
+                Shown::line(detail)
             );
-            out.line(&if passed {
+            out.line(&if *passed {
                 style.green(&line)
             } else {
                 style.red(&line)
             })?;
             if full || !passed {
-                for line in Shown::text(&text("output")).lines() {
+                for line in Shown::text(output).lines() {
                     out.line(&shown!("    {}", style.dim(&line)))?;
                 }
             }
         }
-        "outcome" => {
+        Record::Outcome(report) => {
             out.line(&shown!(
                 "\n{} {} — {} ({} steps, {} tool calls, {}+{} tokens, {}s)",
                 style.bold(&shown!("outcome:")),
-                text("outcome").replace('_', " "),
-                field("reason"),
-                record["steps"],
-                record["tool_calls"],
-                record["prompt_tokens"],
-                record["completion_tokens"],
-                format!("{:.1}", record["seconds"].as_f64().unwrap_or_default())
+                report.outcome,
+                Shown::line(&report.reason),
+                report.steps,
+                report.tool_calls,
+                report.prompt_tokens,
+                report.completion_tokens,
+                format!("{:.1}", report.duration.as_secs_f64())
             ))?;
         }
-        _ => {}
+        // A kind of record newer than this renderer: shown by name rather than dropped.
+        other => out.line(&style.dim(&shown!("· a {} record", other.kind())))?,
     }
     Ok(())
+}
+
+/// The name of who wrote a message, as the transcript shows it.
+fn role(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
 }

@@ -1,0 +1,241 @@
+//! [`Record`]: one line of a [`Transcript`](crate::Transcript), as one typed value.
+//!
+//! The loop writes records and `harness show` reads them through this one type, so a field
+//! renamed on one side is a compile error on the other, and a line that does not fit is an
+//! error naming it rather than a field shown as empty.
+
+use harness_ollama::{CallOrigin, Message, ToolCall};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::outcome::RunReport;
+
+/// The transcript format this version writes, carried by the [`Record::Run`] that starts
+/// every transcript. Format 1 (written before the number existed) had no `format` field and
+/// wrote a failed checkpoint as a `checkpoint` record with an `error`; it is still read.
+pub const FORMAT: u32 = 2;
+
+/// One line of a transcript: when, and what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// Seconds since the transcript was created, to the millisecond.
+    pub t: f64,
+    /// What happened.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// What one line of a transcript records. Serialized as a JSON object tagged by `"type"`.
+///
+/// Where the loop also reports the same moment as an [`Event`](crate::Event), the record
+/// holds every field of the event under the same name (a test runs a loop and checks it),
+/// and more: the transcript is what a run can be replayed from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Record {
+    /// The run began: always the first line.
+    Run {
+        /// The transcript's format: [`FORMAT`] when written by this version.
+        format: u32,
+        /// The task.
+        task: String,
+        /// The workspace root.
+        workspace: String,
+        /// The model's context window, in tokens.
+        context_window: u32,
+        /// The verification command, if there was one.
+        verification: Option<String>,
+        /// The budgets the run was given.
+        budgets: RecordedBudgets,
+    },
+    /// A message the harness wrote to the model (the system prompt, the task, the head
+    /// start's framing).
+    Message(Message),
+    /// The model answered.
+    Reply {
+        /// The step, from 1.
+        step: u32,
+        /// Its text.
+        content: String,
+        /// The tools it called.
+        tool_calls: Vec<ToolCall>,
+        /// True if the answer was cut off (length, or repetition).
+        cut_off: bool,
+        /// Prompt tokens, as the server counted them.
+        prompt_tokens: Option<u64>,
+        /// Generated tokens.
+        completion_tokens: Option<u64>,
+        /// How long the answer took.
+        seconds: f64,
+    },
+    /// A tool was called (step 0: by the head start).
+    Tool {
+        /// The step.
+        step: u32,
+        /// The call's id.
+        id: String,
+        /// The tool, as the model named it.
+        tool: String,
+        /// The arguments, as the model sent them.
+        arguments: Value,
+        /// Whether the call was structured or recovered from text.
+        origin: CallOrigin,
+        /// The one-line summary: `edit_file calc.py  +1 −1`.
+        summary: String,
+        /// True if and only if the call failed.
+        is_error: bool,
+        /// True if the call may have changed the workspace.
+        may_have_changed_workspace: bool,
+        /// What the model read.
+        result: String,
+        /// How long the call took.
+        seconds: f64,
+    },
+    /// The verification command ran because the model said it was done.
+    Verification {
+        /// Which run of it this was, from 1.
+        attempt: u32,
+        /// The command, as given.
+        command: String,
+        /// The command, split.
+        argv: Vec<String>,
+        /// True if and only if it exited 0.
+        passed: bool,
+        /// How it went, in brief: `exit=1 0.8s`.
+        detail: String,
+        /// Its output.
+        output: String,
+    },
+    /// A snapshot of the workspace was taken.
+    Checkpoint {
+        /// The step.
+        step: u32,
+        /// Its number in the run, from 1.
+        number: u32,
+        /// Its label.
+        label: String,
+    },
+    /// A snapshot, or keeping the pre-run state, failed; the run went on.
+    CheckpointFailed {
+        /// The step.
+        step: u32,
+        /// Why.
+        error: String,
+    },
+    /// A command changed what undo relies on in `.git`; what could be put back was.
+    Tampered {
+        /// The step.
+        step: u32,
+        /// The command, as the tool's target shows it.
+        command: String,
+        /// What was found and done, one line each.
+        findings: Vec<String>,
+    },
+    /// The model was told something about how it is working.
+    Nudge {
+        /// The step.
+        step: u32,
+        /// What it was told.
+        content: String,
+    },
+    /// Older tool results were elided to fit the context window.
+    Trim {
+        /// The step.
+        step: u32,
+        /// How many results were elided.
+        elided: usize,
+    },
+    /// The run ended: always the last line of a run that was not killed.
+    Outcome(RunReport),
+}
+
+/// The budgets a run was given, as its first record holds them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordedBudgets {
+    /// Model turns.
+    pub max_steps: u32,
+    /// Seconds for the whole run.
+    pub max_seconds: f64,
+    /// Failed tool calls in a row before the run is stuck.
+    pub max_failed_calls: u32,
+    /// Tokens, prompt and generated, over the run; `None` for no limit.
+    pub max_tokens: Option<u64>,
+}
+
+impl Record {
+    /// The `"type"` the record is tagged with, e.g. `tool`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Run { .. } => "run",
+            Record::Message(_) => "message",
+            Record::Reply { .. } => "reply",
+            Record::Tool { .. } => "tool",
+            Record::Verification { .. } => "verification",
+            Record::Checkpoint { .. } => "checkpoint",
+            Record::CheckpointFailed { .. } => "checkpoint_failed",
+            Record::Tampered { .. } => "tampered",
+            Record::Nudge { .. } => "nudge",
+            Record::Trim { .. } => "trim",
+            Record::Outcome(_) => "outcome",
+        }
+    }
+}
+
+/// Rewrites a format 1 line, in place, into the shape format 2 reads.
+pub(crate) fn upgrade_from_1(line: &mut Value) {
+    let Some(fields) = line.as_object_mut() else {
+        return;
+    };
+    match fields.get("type").and_then(Value::as_str) {
+        Some("run") => {
+            fields.insert("format".to_owned(), Value::from(1));
+        }
+        Some("checkpoint") if fields.contains_key("error") => {
+            fields.insert("type".to_owned(), Value::from("checkpoint_failed"));
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn kind_is_the_tag_serde_writes() {
+        let records = [
+            Record::Checkpoint {
+                step: 1,
+                number: 1,
+                label: "l".to_owned(),
+            },
+            Record::CheckpointFailed {
+                step: 1,
+                error: "e".to_owned(),
+            },
+            Record::Trim { step: 2, elided: 3 },
+            Record::Message(Message::user("hi")),
+        ];
+        for record in records {
+            let value = serde_json::to_value(&record).unwrap();
+            assert_eq!(value["type"], record.kind());
+            assert_eq!(serde_json::from_value::<Record>(value).unwrap(), record);
+        }
+    }
+
+    #[test]
+    fn format_1_lines_are_upgraded_and_others_left_alone() {
+        let mut run = json!({"type": "run", "task": "t"});
+        upgrade_from_1(&mut run);
+        assert_eq!(run["format"], 1);
+        let mut failed = json!({"type": "checkpoint", "step": 2, "error": "disk full"});
+        upgrade_from_1(&mut failed);
+        assert_eq!(failed["type"], "checkpoint_failed");
+        let mut taken = json!({"type": "checkpoint", "step": 2, "number": 1, "label": "l"});
+        let before = taken.clone();
+        upgrade_from_1(&mut taken);
+        assert_eq!(taken, before);
+    }
+}
