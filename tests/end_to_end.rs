@@ -391,3 +391,55 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
     assert_eq!(model_of_flag.chats()[0]["model"], "from-flag");
     assert_eq!(model.chats().len(), 2, "--host won over the user's host");
 }
+
+/// A small model's usual answer: no tool call, the fixed file in a fenced block under its
+/// name. With the default edit format it is applied through the tools, shown as a diff,
+/// checkpointed, verified, and undone like any edit; with `--edit-format tools` it changes
+/// nothing.
+#[test]
+fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let fixed = repo.read("calc.py").replace("return a - b", "return a + b");
+    let answer: &'static str = Box::leak(
+        format!("The bug is in add.\n\ncalc.py\n```python\n{}```\n", fixed).into_boxed_str(),
+    );
+
+    let model = Model::start();
+    model.script(vec![Turn::Text(answer)]);
+    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "edits:      tool calls, or whole files and search/replace blocks written into answers",
+        "▸ write_file calc.py  +1 −1",
+        "+    return a + b",
+        "verification passed",
+        "files changed: calc.py (+1 −1)",
+    ]);
+    assert_eq!(repo.read("calc.py"), fixed);
+    let tools = repo.records("tool");
+    let block = tools.last().expect("the block's call is recorded");
+    assert_eq!(block["origin"], "edit_block");
+    assert_eq!(block["tool"], "write_file");
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+
+    let model = Model::start();
+    model.script(vec![
+        Turn::Text(answer),
+        Turn::Text(answer),
+        Turn::Text(answer),
+    ]);
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "--edit-format",
+        "tools",
+        "fix add",
+    ]);
+    run.assert_exit(1)
+        .assert_stdout_has(&["edits:      tool calls only"]);
+    assert_eq!(repo.snapshot(), before);
+}

@@ -11,6 +11,7 @@ use harness_schema::ToolName;
 use harness_tools::{ToolResult, Toolbox};
 use serde_json::{Value, json};
 
+use crate::blocks::{self, EditFormat};
 use crate::budget::Budgets;
 use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;
@@ -60,6 +61,8 @@ pub struct Agent<'a> {
     transcript: Option<Transcript>,
     /// Raised to stop the run.
     stop: StopSignal,
+    /// Which edits written into an answer are applied.
+    edit_format: EditFormat,
 }
 
 impl<'a> Agent<'a> {
@@ -73,6 +76,7 @@ impl<'a> Agent<'a> {
             verification: None,
             transcript: None,
             stop: StopSignal::new(),
+            edit_format: EditFormat::default(),
         }
     }
 
@@ -92,6 +96,13 @@ impl<'a> Agent<'a> {
     /// Writes the run's record to `transcript`.
     pub fn transcript(mut self, transcript: Transcript) -> Agent<'a> {
         self.transcript = Some(transcript);
+        self
+    }
+
+    /// Sets which edits the model writes into an answer, instead of calling a tool, are
+    /// applied (through the same tools): [`EditFormat::Auto`] by default.
+    pub fn edit_format(mut self, format: EditFormat) -> Agent<'a> {
+        self.edit_format = format;
         self
     }
 
@@ -126,6 +137,7 @@ impl<'a> Agent<'a> {
             verification: self.verification,
             transcript: self.transcript,
             stop: self.stop,
+            edit_format: self.edit_format,
             observer,
             checkpoints,
             tools,
@@ -164,6 +176,8 @@ struct Run<'a> {
     transcript: Option<Transcript>,
     /// Raised to stop.
     stop: StopSignal,
+    /// Which edits written into an answer are applied.
+    edit_format: EditFormat,
     /// Told every event.
     observer: &'a mut dyn Observer,
     /// Snapshots after changing steps.
@@ -262,6 +276,7 @@ impl Run<'_> {
             &workspace,
             &tool_names,
             self.verification.as_ref(),
+            self.edit_format,
         )));
         self.push(Message::user(prompt::task_message(task, head_start)));
         if head_start {
@@ -324,6 +339,11 @@ impl Run<'_> {
                     continue;
                 }
                 match self.unreadable_call(&reply.text) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
+                match self.edit_blocks(&reply.text) {
                     Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
                     Some(TurnEnd::Continue) => continue,
                     None => {}
@@ -611,6 +631,65 @@ impl Run<'_> {
         }
         self.nudge(prompt::unreadable_call(&tool));
         Some(TurnEnd::Continue)
+    }
+
+    /// An answer without a tool call that holds edits as blocks ([`blocks`]): they are made
+    /// as the calls they stand for, and when all of them worked the answer counts as the
+    /// model saying it is done, so the verification runs at once, as after a call-less
+    /// answer. `None` when the answer holds none.
+    fn edit_blocks(&mut self, text: &str) -> Option<TurnEnd> {
+        let workspace = self.toolbox.workspace();
+        let found = blocks::edits(text, self.edit_format, &|path| {
+            workspace.read_to_string(path).ok()
+        });
+        if found.calls.is_empty() {
+            if found.problems.is_empty() {
+                return None;
+            }
+            self.failed_in_row += 1;
+            if self.failed_in_row >= self.budgets.max_failed_calls {
+                return Some(TurnEnd::Ended(
+                    Outcome::Stuck,
+                    format!(
+                        "{} tool calls in a row failed (the last, an edit written into the answer, could not be applied)",
+                        self.failed_in_row
+                    ),
+                ));
+            }
+            self.nudge(found.problems.join("\n"));
+            return Some(TurnEnd::Continue);
+        }
+        let calls: Vec<ToolCall> = found
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(position, (tool, arguments))| ToolCall {
+                id: format!("block_{}_{position}", self.step),
+                name: tool.as_str().to_owned(),
+                arguments,
+                origin: CallOrigin::EditBlock,
+            })
+            .collect();
+        // The calls belong to the answer they were written in, so that their results
+        // follow it the way every tool result follows its call.
+        if let Some(answer) = self.messages.last_mut() {
+            answer.tool_calls.extend(calls.iter().cloned());
+        }
+        if let TurnEnd::Ended(outcome, reason) = self.run_calls(&calls) {
+            return Some(TurnEnd::Ended(outcome, reason));
+        }
+        if !found.problems.is_empty() {
+            self.nudge(found.problems.join("\n"));
+            return Some(TurnEnd::Continue);
+        }
+        // The last edit failed (a refused path, a protected file): the model reads why first.
+        if self.failed_in_row > 0 {
+            return Some(TurnEnd::Continue);
+        }
+        match self.done() {
+            Some((outcome, reason)) => Some(TurnEnd::Ended(outcome, reason)),
+            None => Some(TurnEnd::Continue),
+        }
     }
 
     /// The model says it is done: verify, and either end or send it back to work.

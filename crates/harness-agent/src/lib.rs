@@ -97,6 +97,7 @@
 //! undo: [`Checkpoints`] records the steps, `harness-undo` restores them.
 
 mod agent;
+mod blocks;
 mod budget;
 mod chat;
 mod checkpoint;
@@ -115,6 +116,7 @@ mod transcript;
 mod verify;
 
 pub use agent::Agent;
+pub use blocks::EditFormat;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};

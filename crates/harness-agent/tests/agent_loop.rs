@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness_agent::{
-    Agent, Budgets, ChatClient, ChatError, Checkpoints, Event, FakeChat, Message, Observer,
-    Outcome, Reply, Role, RunReport, StopSignal, Transcript, Verification,
+    Agent, Budgets, ChatClient, ChatError, Checkpoints, EditFormat, Event, FakeChat, Message,
+    Observer, Outcome, Reply, Role, RunReport, StopSignal, Transcript, Verification,
 };
 use harness_sandbox::Workspace;
 use harness_tools::Toolbox;
@@ -1270,4 +1270,143 @@ fn every_event_the_transcript_also_records_is_there_with_the_same_fields() {
             "the run reported no `{name}` event: {events:?}"
         );
     }
+}
+
+const BROKEN: &str = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
+const FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+fn whole_answer(path: &str) -> Reply {
+    Reply::text(format!(
+        "The bug is in add. Here is the fixed file:\n\n{path}\n```python\n{FIXED}```\n"
+    ))
+}
+
+fn run_format(toolbox: &Toolbox, replies: Vec<Reply>, format: EditFormat) -> Ran {
+    let chat = Arc::new(FakeChat::new(replies));
+    let mut events = Vec::new();
+    let mut checkpoints = Labels::default();
+    let report = Agent::new(chat.clone(), toolbox)
+        .budgets(no_head_start())
+        .verification(Verification::parse("grep -q 'a + b' calc.py").expect("a valid command"))
+        .edit_format(format)
+        .run("fix add", &mut events, &mut checkpoints);
+    Ran {
+        report,
+        chat,
+        events,
+        checkpoints: checkpoints.0,
+    }
+}
+
+#[test]
+fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verified() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(&toolbox, vec![whole_answer("calc.py")], EditFormat::Auto);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    // One model turn: the answer's edit was made, checkpointed and checked at once.
+    assert_eq!(ran.chat.requests().len(), 1);
+    assert_eq!(ran.checkpoints.len(), 2, "{:?}", ran.checkpoints);
+    let finished = ran.events_named("tool_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["tool"], "write_file");
+    assert!(
+        finished[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("+    return a + b")
+    );
+}
+
+#[test]
+fn a_snippet_is_not_written_over_the_file_and_the_model_is_told_how_to_edit() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let snippet = Reply::text("calc.py\n```python\ndef add(a, b):\n    return a + b\n```");
+    let ran = run_format(
+        &toolbox,
+        vec![
+            snippet,
+            Reply::call(
+                "edit_file",
+                json!({"path": "calc.py", "old_text": "a - b\n\n", "new_text": "a + b\n\n"}),
+            ),
+            Reply::text("Fixed."),
+        ],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let nudges = ran.events_named("nudged");
+    assert_eq!(nudges.len(), 1);
+    let told = nudges[0]["message"].as_str().unwrap();
+    assert!(
+        told.contains("not the whole file") && told.contains("call edit_file"),
+        "{told}"
+    );
+    // The second request carries the nudge, and the file was untouched until the edit.
+    assert!(
+        ran.request(1)
+            .last()
+            .unwrap()
+            .content
+            .contains("not the whole file")
+    );
+}
+
+#[test]
+fn with_tool_calls_only_an_answer_s_code_changes_nothing() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![
+            whole_answer("calc.py"),
+            Reply::text("Done."),
+            Reply::text("Done."),
+        ],
+        EditFormat::Tools,
+    );
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::VerificationFailed,
+        "{:?}",
+        ran.report
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        BROKEN
+    );
+    assert!(ran.events_named("tool_finished").is_empty());
+}
+
+#[test]
+fn an_edit_block_is_refused_where_a_tool_call_would_be() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN), (".env", "KEY=1\n")]);
+    for path in ["../outside.py", ".env", ".git/config"] {
+        let ran = run_format(&toolbox, vec![whole_answer(path)], EditFormat::Auto);
+        assert_ne!(
+            ran.report.outcome,
+            Outcome::Verified,
+            "{path}: {:?}",
+            ran.report
+        );
+        let finished = ran.events_named("tool_finished");
+        assert_eq!(finished.len(), 1, "{path}");
+        assert_eq!(finished[0]["is_error"], true, "{path}: {finished:?}");
+        // The model read the refusal: the run went on instead of being verified.
+        assert!(
+            ran.events_named("verification_finished").is_empty(),
+            "{path}"
+        );
+    }
+    assert!(!dir.path().parent().unwrap().join("outside.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".env")).unwrap(),
+        "KEY=1\n"
+    );
 }

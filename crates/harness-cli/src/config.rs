@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use harness_agent::{Budgets, Verification};
+use harness_agent::{Budgets, EditFormat, Verification};
 use harness_exec::{Policy, Sandbox};
 use harness_ollama::{Api, DEFAULT_MODEL};
 use serde::Deserialize;
@@ -46,6 +46,8 @@ pub(crate) struct Settings {
     pub(crate) context_length: Option<u32>,
     /// Sampling temperature.
     pub(crate) temperature: f64,
+    /// Which edits written into an answer, instead of a tool call, are applied.
+    pub(crate) edit_format: EditFormat,
     /// The configuration files that were read, in order.
     pub(crate) files: Vec<PathBuf>,
 }
@@ -96,6 +98,7 @@ pub(crate) struct Overrides {
     pub(crate) sandbox: Option<Sandbox>,
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) network: bool,
+    pub(crate) edit_format: Option<EditFormat>,
 }
 
 impl Settings {
@@ -140,6 +143,16 @@ impl Settings {
                 .map_err(|error| anyhow!("in the configuration: {error}"))?,
             (None, None) => Sandbox::Auto,
         };
+        let edit_format = match (flags.edit_format, files.edit_format.as_deref()) {
+            (Some(format), _) => format,
+            (None, Some(name)) => EditFormat::parse(name).ok_or_else(|| {
+                anyhow!(
+                    "unknown edit_format {name:?} in the configuration: use \"auto\", \
+                     \"tools\", \"whole\" or \"diff\""
+                )
+            })?,
+            (None, None) => EditFormat::default(),
+        };
         let mut writable = files
             .writable
             .unwrap_or_default()
@@ -178,6 +191,7 @@ impl Settings {
             head_start_chars: files.head_start_chars.unwrap_or(defaults.head_start_chars),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
+            edit_format,
             files: loaded.files,
         })
     }
@@ -221,6 +235,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
+/// edit_format = "auto"                # or "tools", "whole", "diff": edits written into answers
 /// # sandbox, writable and network: the user's file only, never a project's harness.toml
 /// sandbox = "auto"                    # or "bwrap", "landlock", "none"
 /// writable = ["~/.cargo/registry"]    # paths commands may write beyond the workspace
@@ -243,6 +258,7 @@ pub(crate) struct FileConfig {
     pub(crate) head_start_chars: Option<usize>,
     pub(crate) context_length: Option<u32>,
     pub(crate) temperature: Option<f64>,
+    pub(crate) edit_format: Option<String>,
     pub(crate) sandbox: Option<String>,
     pub(crate) writable: Option<Vec<String>>,
     pub(crate) network: Option<bool>,
@@ -352,6 +368,7 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         head_start_chars: over.head_start_chars.or(base.head_start_chars),
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
+        edit_format: over.edit_format.or(base.edit_format),
         sandbox: over.sandbox.or(base.sandbox),
         writable: over.writable.or(base.writable),
         network: over.network.or(base.network),

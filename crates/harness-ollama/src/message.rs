@@ -104,6 +104,9 @@ pub enum CallOrigin {
     /// The model wrote the call as a reply constrained to a JSON schema; see
     /// [`ReplyFormat::Constrained`](crate::ReplyFormat::Constrained).
     Constrained,
+    /// The model wrote the edit into its answer as a block (a whole file under its path, or
+    /// a search/replace block), which the caller turned into this call.
+    EditBlock,
 }
 
 #[cfg(test)]

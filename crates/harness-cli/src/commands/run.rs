@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use harness_agent::{
-    Agent, Budgets, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
+    Agent, Budgets, EditFormat, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
 };
 use harness_exec::Sandbox;
 use harness_exec::preflight::Choice;
@@ -111,6 +111,13 @@ pub(crate) struct RunCommand {
     #[arg(long)]
     network: bool,
 
+    /// Which edits the model writes into an answer, instead of calling a tool, are applied
+    /// (through the same tools, so every guard holds): auto (whole files under their path
+    /// and search/replace blocks), tools (none), whole, or diff (search/replace).
+    /// [default: the configuration's edit_format, else auto]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_edit_format)]
+    edit_format: Option<EditFormat>,
+
     /// Print the run as JSON lines (one event per line) instead of for a person.
     #[arg(long)]
     json: bool,
@@ -134,9 +141,35 @@ impl RunCommand {
             sandbox: self.sandbox,
             writable: self.writable.clone(),
             network: self.network,
+            edit_format: self.edit_format,
             ..Overrides::default()
         }
     }
+}
+
+/// How the model's changes are made, for the header.
+fn edits(format: EditFormat) -> &'static str {
+    match format {
+        EditFormat::Tools => "tool calls only (--edit-format tools)",
+        EditFormat::Whole => {
+            "tool calls, and whole files written into answers (--edit-format whole)"
+        }
+        EditFormat::Diff => {
+            "tool calls, and search/replace blocks written into answers (--edit-format diff)"
+        }
+        _ => {
+            "tool calls, or whole files and search/replace blocks written into answers, applied \
+             through the same tools (--edit-format auto)"
+        }
+    }
+}
+
+/// `--edit-format`'s values, by the names [`EditFormat::parse`] takes.
+fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
+    EditFormat::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = EditFormat::ALL.iter().map(|(name, _)| *name).collect();
+        format!("use one of: {}", names.join(", "))
+    })
 }
 
 /// Runs the task and reports; the exit status says how it ended.
@@ -227,6 +260,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let mut agent = Agent::new(Arc::new(client), &toolbox)
         .budgets(budgets)
         .transcript(transcript)
+        .edit_format(settings.edit_format)
         .stop_signal(stop);
     if let Some(verification) = settings.verification.clone() {
         agent = agent.verification(verification);
@@ -366,6 +400,7 @@ impl Header<'_> {
              \x20 policy:     {}\n\
              \x20 isolation:  {}\n\
              \x20 model:      {} via {} at {} (context {} tokens)\n\
+             \x20 edits:      {}\n\
              \x20 verify:     {}\n\
              \x20 config:     {}\n",
             style.bold(&shown!("harness run")),
@@ -378,6 +413,7 @@ impl Header<'_> {
             settings.api,
             self.base_url,
             self.context_window,
+            edits(settings.edit_format),
             verify,
             files,
         ));
@@ -396,6 +432,7 @@ impl Header<'_> {
             "api": settings.api.to_string(),
             "host": self.base_url,
             "context_window": self.context_window,
+            "edit_format": settings.edit_format.name(),
             "verification": settings.verification.as_ref().map(Verification::command),
             "config_files": self.files,
         })

@@ -1,0 +1,507 @@
+//! Edits a model writes into its answer instead of calling a tool, turned into the tool
+//! calls they stand for.
+//!
+//! Small models often answer a coding task with the fixed code rather than a call: a whole
+//! file in a fenced block under its path (the way Aider's "whole" format asks for it), or
+//! search/replace blocks (Aider's "diff" format). [`EditFormat`] says which of these the
+//! loop accepts; [`edits`] finds them, and each becomes a `write_file` or `edit_file` call
+//! that goes through the toolbox like any other, so confinement, deny rules, protected
+//! files, the diff, the checkpoint and undo all apply. Nothing here writes a file.
+//!
+//! A block is taken for a file only when the answer names that file unambiguously: in the
+//! fence's info string, on the line before the fence by itself, or as the one existing file
+//! a sentence before the fence names. A block for an existing file must be the whole file
+//! (it keeps at least half of the file's lines); a snippet is not applied, and the model is
+//! told how to make the change instead, because writing a snippet over a file would drop
+//! everything it did not repeat.
+
+use std::collections::{BTreeMap, HashSet};
+
+use harness_schema::ToolName;
+use serde_json::{Value, json};
+
+/// Which edits written into an answer the loop applies when the answer calls no tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EditFormat {
+    /// Whole files and search/replace blocks both, as a fallback for a model that does not
+    /// call tools; the model is told it may use them.
+    #[default]
+    Auto,
+    /// Tool calls only: an answer's code changes nothing.
+    Tools,
+    /// Tool calls, and whole files in fenced blocks under their path.
+    Whole,
+    /// Tool calls, and search/replace blocks under a file's path.
+    Diff,
+}
+
+impl EditFormat {
+    /// Every format, by the name `--edit-format` takes.
+    pub const ALL: [(&'static str, EditFormat); 4] = [
+        ("auto", EditFormat::Auto),
+        ("tools", EditFormat::Tools),
+        ("whole", EditFormat::Whole),
+        ("diff", EditFormat::Diff),
+    ];
+
+    /// The format named `name`, as `--edit-format` takes it.
+    pub fn parse(name: &str) -> Option<EditFormat> {
+        EditFormat::ALL
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, format)| *format)
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        EditFormat::ALL
+            .iter()
+            .find(|(_, format)| *format == self)
+            .map_or("auto", |(name, _)| name)
+    }
+
+    fn accepts_whole(self) -> bool {
+        matches!(self, EditFormat::Auto | EditFormat::Whole)
+    }
+
+    fn accepts_diff(self) -> bool {
+        matches!(self, EditFormat::Auto | EditFormat::Diff)
+    }
+}
+
+/// What an answer's blocks come to.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Edits {
+    /// The calls to make, in the order the answer gave them.
+    pub(crate) calls: Vec<(ToolName, Value)>,
+    /// Blocks that named a file but could not be applied, each with what to do instead.
+    pub(crate) problems: Vec<String>,
+}
+
+/// The edits in `answer`, in `format`. `read` gives a file's current text, or `None` when
+/// the file does not exist or may not be read (it is then treated as new, and the write's
+/// own checks decide).
+pub(crate) fn edits(
+    answer: &str,
+    format: EditFormat,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Edits {
+    let mut found = Edits::default();
+    if format == EditFormat::Tools {
+        return found;
+    }
+    let lines: Vec<&str> = answer.lines().collect();
+    // The last whole block for each file wins: a model that corrects itself repeats it.
+    let mut whole: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut order = 0;
+    let mut at = 0;
+    while at < lines.len() {
+        if let Some(fence) = Fence::open(lines[at]) {
+            let end = (at + 1..lines.len())
+                .find(|&n| fence.closes(lines[n]))
+                .unwrap_or(lines.len());
+            let body = &lines[at + 1..end];
+            let path = fence.path().or_else(|| path_before(&lines[..at], read));
+            if let Some(path) = path {
+                if body.iter().any(|line| is_marker(line, SEARCH)) {
+                    if format.accepts_diff() {
+                        search_replace(&path, body, &mut found);
+                    }
+                } else if format.accepts_whole() {
+                    order += 1;
+                    whole.insert(path, (order, body.join("\n")));
+                }
+            }
+            at = end + 1;
+            continue;
+        }
+        if is_marker(lines[at], SEARCH) && format.accepts_diff() {
+            let end = (at..lines.len())
+                .find(|&n| is_marker(lines[n], REPLACE))
+                .unwrap_or(lines.len() - 1);
+            match path_before(&lines[..at], read) {
+                Some(path) => search_replace(&path, &lines[at..=end], &mut found),
+                None => found.problems.push(
+                    "A search/replace block in your answer names no file: put the file's path \
+                     on the line before it. Nothing was changed."
+                        .to_owned(),
+                ),
+            }
+            at = end + 1;
+            continue;
+        }
+        at += 1;
+    }
+    let mut whole: Vec<(usize, String, String)> = whole
+        .into_iter()
+        .map(|(path, (order, content))| (order, path, content))
+        .collect();
+    whole.sort();
+    for (_, path, content) in whole {
+        whole_file(&path, content, read(&path), &mut found);
+    }
+    found
+}
+
+/// The marker lines of a search/replace block.
+const SEARCH: &str = "<<<<<<< SEARCH";
+const DIVIDER: &str = "=======";
+const REPLACE: &str = ">>>>>>> REPLACE";
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.trim_end() == marker
+}
+
+/// The `edit_file` calls of the search/replace hunks in `lines`.
+fn search_replace(path: &str, lines: &[&str], found: &mut Edits) {
+    let mut at = 0;
+    while let Some(start) = (at..lines.len()).find(|&n| is_marker(lines[n], SEARCH)) {
+        let divider = (start + 1..lines.len()).find(|&n| is_marker(lines[n], DIVIDER));
+        let end =
+            divider.and_then(|d| (d + 1..lines.len()).find(|&n| is_marker(lines[n], REPLACE)));
+        let (Some(divider), Some(end)) = (divider, end) else {
+            found.problems.push(format!(
+                "A search/replace block for {path} is not complete: it needs the lines \
+                 {SEARCH}, {DIVIDER} and {REPLACE}, in that order. Nothing was changed by it."
+            ));
+            return;
+        };
+        let old_text = lines[start + 1..divider].join("\n");
+        let new_text = lines[divider + 1..end].join("\n");
+        if old_text.trim().is_empty() {
+            found.problems.push(format!(
+                "A search/replace block for {path} has nothing to search for. To create a \
+                 file, give it whole in a fenced block under its path; to change one, copy \
+                 the lines to replace into the SEARCH part."
+            ));
+        } else if old_text != new_text {
+            found.calls.push((
+                ToolName::EditFile,
+                json!({"path": path, "old_text": old_text, "new_text": new_text}),
+            ));
+        }
+        at = end + 1;
+    }
+}
+
+/// The `write_file` call of a whole-file block, unless it is no whole file of `current`.
+fn whole_file(path: &str, content: String, current: Option<String>, found: &mut Edits) {
+    let Some(current) = current else {
+        let mut content = content;
+        content.push('\n');
+        found.calls.push((
+            ToolName::WriteFile,
+            json!({"path": path, "content": content}),
+        ));
+        return;
+    };
+    let wanted: HashSet<&str> = content.lines().map(str::trim).collect();
+    let lines: Vec<&str> = current
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let kept = lines.iter().filter(|line| wanted.contains(*line)).count();
+    if lines.len() > 3 && kept * 2 < lines.len() {
+        found.problems.push(format!(
+            "Your answer shows a code block for {path}, but it is not the whole file (it has \
+             {kept} of the file's {} lines), so it was not applied: nothing was changed. To \
+             change part of a file, call edit_file with old_text copied exactly from the file \
+             and new_text; to replace the file, give all of it.",
+            lines.len()
+        ));
+        return;
+    }
+    let crlf = current.contains("\r\n");
+    let mut content = if crlf {
+        content.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        content
+    };
+    if current.ends_with('\n') {
+        content.push_str(if crlf { "\r\n" } else { "\n" });
+    }
+    if content != current {
+        found.calls.push((
+            ToolName::WriteFile,
+            json!({"path": path, "content": content, "overwrite": true}),
+        ));
+    }
+}
+
+/// An opening code fence: its character and length, and its info string.
+struct Fence<'a> {
+    mark: char,
+    length: usize,
+    info: &'a str,
+}
+
+impl<'a> Fence<'a> {
+    fn open(line: &'a str) -> Option<Fence<'a>> {
+        let trimmed = line.trim_start();
+        let mark = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+        let length = trimmed.chars().take_while(|c| *c == mark).count();
+        (length >= 3).then(|| Fence {
+            mark,
+            length,
+            info: trimmed[length..].trim(),
+        })
+    }
+
+    fn closes(&self, line: &str) -> bool {
+        let trimmed = line.trim();
+        trimmed.chars().count() >= self.length && trimmed.chars().all(|c| c == self.mark)
+    }
+
+    /// A path in the info string: ```` ```python calc.py ```` or ```` ```calc.py ````.
+    fn path(&self) -> Option<String> {
+        self.info
+            .split_whitespace()
+            .map(|word| {
+                word.trim_start_matches("path=")
+                    .trim_start_matches("title=")
+            })
+            .map(strip_markup)
+            .find(|word| looks_like_path(word))
+            .map(str::to_owned)
+    }
+}
+
+/// The file the text before a block names: its last non-blank line, when that line is a
+/// path by itself (a new file may be meant), or when it names exactly one existing file.
+fn path_before(before: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let line = before.iter().rev().find(|line| !line.trim().is_empty())?;
+    let alone = strip_markup(line.trim().trim_start_matches('#').trim());
+    if looks_like_path(alone) {
+        return Some(alone.to_owned());
+    }
+    let mut named: Vec<&str> = line
+        .split_whitespace()
+        .map(strip_markup)
+        .filter(|word| looks_like_path(word) && read(word).is_some())
+        .collect();
+    named.dedup();
+    match named.as_slice() {
+        [one] => Some((*one).to_owned()),
+        _ => None,
+    }
+}
+
+/// A word without the emphasis, quotes and punctuation around it: `` `calc.py`: `` is
+/// `calc.py`.
+fn strip_markup(word: &str) -> &str {
+    word.trim_matches(|c: char| "`*_'\"()[]<>".contains(c))
+        .trim_end_matches([':', ',', ';', '.', '!', '?'])
+        .trim_matches(|c: char| "`*_'\"()[]<>".contains(c))
+}
+
+/// A relative path with a file extension (`calc.py`, `src/lib.rs`), a dotfile
+/// (`.gitignore`) or a directory (`bin/run`): no spaces, no URL, not absolute.
+fn looks_like_path(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    let has_extension = name.rsplit_once('.').is_some_and(|(stem, extension)| {
+        !stem.is_empty()
+            && (1..=8).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    let dotfile = name.len() > 1 && name.starts_with('.') && !name[1..].contains('.');
+    !word.is_empty()
+        && !word.starts_with('/')
+        && !word.contains("://")
+        && !name.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+        && (has_extension || dotfile || word.contains('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(list: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |path| {
+            list.iter()
+                .find(|(name, _)| *name == path)
+                .map(|(_, text)| (*text).to_owned())
+        }
+    }
+
+    const CALC: &[(&str, &str)] = &[(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )];
+
+    fn write(path: &str, content: &str, overwrite: bool) -> (ToolName, Value) {
+        let mut arguments = json!({"path": path, "content": content});
+        if overwrite {
+            arguments["overwrite"] = json!(true);
+        }
+        (ToolName::WriteFile, arguments)
+    }
+
+    #[test]
+    fn a_whole_file_under_its_path_becomes_a_write_of_it() {
+        let fixed = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b";
+        for answer in [
+            format!("calc.py\n```python\n{fixed}\n```\n"),
+            format!("Here is the fixed `calc.py`:\n\n```python\n{fixed}\n```"),
+            format!("**calc.py**\n```\n{fixed}\n```"),
+            format!("```python calc.py\n{fixed}\n```"),
+            format!("### calc.py\n~~~~\n{fixed}\n~~~~"),
+        ] {
+            let found = edits(&answer, EditFormat::Auto, &files(CALC));
+            assert_eq!(
+                found,
+                Edits {
+                    calls: vec![write("calc.py", &format!("{fixed}\n"), true)],
+                    problems: vec![]
+                },
+                "{answer}"
+            );
+            assert_eq!(edits(&answer, EditFormat::Whole, &files(CALC)), found);
+            assert_eq!(
+                edits(&answer, EditFormat::Tools, &files(CALC)),
+                Edits::default()
+            );
+            assert_eq!(
+                edits(&answer, EditFormat::Diff, &files(CALC)),
+                Edits::default()
+            );
+        }
+    }
+
+    #[test]
+    fn a_block_that_names_no_file_or_several_is_left_alone() {
+        const TWO: &[(&str, &str)] = &[("calc.py", "x\n"), ("main.py", "y\n")];
+        let found = |answer: &str| edits(answer, EditFormat::Auto, &files(TWO));
+        for answer in [
+            "The fix:\n```python\nreturn a + b\n```",
+            "In calc.py and main.py change it:\n```python\nreturn a + b\n```",
+            "See https://example.org/calc.py\n```\nx\n```",
+            "/etc/passwd\n```\nroot::0:0\n```",
+            "no fences, calc.py only",
+        ] {
+            assert_eq!(found(answer), Edits::default(), "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_snippet_of_an_existing_file_is_not_written_over_it() {
+        let answer = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```";
+        let found = edits(answer, EditFormat::Auto, &files(CALC));
+        assert!(found.calls.is_empty(), "{found:?}");
+        assert_eq!(found.problems.len(), 1);
+        assert!(
+            found.problems[0].contains("not the whole file (it has 1 of the file's 4 lines)"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn the_last_block_for_a_file_wins_and_an_unchanged_file_is_not_written() {
+        let answer = "calc.py\n```\nfirst\n```\nno, better:\ncalc.py\n```\nsecond\n```";
+        let small: &[(&str, &str)] = &[("calc.py", "x\n")];
+        let found = edits(answer, EditFormat::Auto, &files(small));
+        assert_eq!(found.calls, vec![write("calc.py", "second\n", true)]);
+        let same = "calc.py\n```\nx\n```";
+        assert_eq!(
+            edits(same, EditFormat::Auto, &files(small)),
+            Edits::default()
+        );
+    }
+
+    #[test]
+    fn a_new_file_is_created_and_crlf_stays_crlf() {
+        let found = edits(
+            "new/mod.rs\n```rust\nfn f() {}\n```",
+            EditFormat::Auto,
+            &files(&[]),
+        );
+        assert_eq!(found.calls, vec![write("new/mod.rs", "fn f() {}\n", false)]);
+        let crlf: &[(&str, &str)] = &[("a.txt", "one\r\ntwo\r\n")];
+        let found = edits("a.txt\n```\none\n2\n```", EditFormat::Auto, &files(crlf));
+        assert_eq!(found.calls, vec![write("a.txt", "one\r\n2\r\n", true)]);
+    }
+
+    #[test]
+    fn search_replace_blocks_become_edits_inside_or_outside_a_fence() {
+        let inside = "calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```";
+        let outside = "Change calc.py:\ncalc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n";
+        let edit = (
+            ToolName::EditFile,
+            json!({"path": "calc.py", "old_text": "    return a - b", "new_text": "    return a + b"}),
+        );
+        for answer in [inside, outside] {
+            let found = edits(answer, EditFormat::Diff, &files(CALC));
+            assert_eq!(found.calls, vec![edit.clone()], "{answer}");
+            assert_eq!(edits(answer, EditFormat::Auto, &files(CALC)), found);
+            assert_eq!(
+                edits(answer, EditFormat::Whole, &files(CALC)),
+                Edits::default()
+            );
+        }
+    }
+
+    #[test]
+    fn a_broken_or_empty_search_replace_block_is_a_problem_not_an_edit() {
+        for (answer, says) in [
+            (
+                "calc.py\n```\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n```",
+                "is not complete",
+            ),
+            (
+                "calc.py\n```\n<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE\n```",
+                "nothing to search for",
+            ),
+            (
+                "\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+                "names no file",
+            ),
+        ] {
+            let found = edits(answer, EditFormat::Auto, &files(CALC));
+            assert!(found.calls.is_empty(), "{answer}: {found:?}");
+            assert!(
+                found.problems.iter().any(|p| p.contains(says)),
+                "{answer}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn formats_parse_by_name() {
+        for (name, format) in EditFormat::ALL {
+            assert_eq!(EditFormat::parse(name), Some(format));
+            assert_eq!(format.name(), name);
+        }
+        assert_eq!(EditFormat::parse("Whole"), None);
+        assert_eq!(EditFormat::default(), EditFormat::Auto);
+    }
+
+    #[test]
+    fn paths_look_like_paths() {
+        for yes in [
+            "calc.py",
+            "src/lib.rs",
+            "bin/run",
+            "a-b_c.test.js",
+            ".env",
+            ".gitignore",
+        ] {
+            assert!(looks_like_path(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "/etc/passwd",
+            "http://x/a.py",
+            "calc",
+            "a b.py",
+            ".",
+            "x.toolongext",
+        ] {
+            assert!(!looks_like_path(no), "{no}");
+        }
+        assert_eq!(strip_markup("`calc.py`:"), "calc.py");
+        assert_eq!(strip_markup("**calc.py**."), "calc.py");
+    }
+}
