@@ -443,3 +443,58 @@ fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() 
         .assert_stdout_has(&["edits:      tool calls only"]);
     assert_eq!(repo.snapshot(), before);
 }
+
+/// A model that cannot fix the code "fixes" the test: the file tools refuse, and when a
+/// command does it anyway, the passing verification is not counted as done.
+#[test]
+fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_done() {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let weaken = json!({"path": "test_calc.py", "old_text": "add(2, 3), 5", "new_text": "add(2, 3), -1"});
+    let model = Model::start();
+    model.script(vec![
+        Turn::call("edit_file", weaken.clone()),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "▸ edit_file test_calc.py  error",
+        "test_calc.py is a test file, and the harness does not let the tools change test code",
+    ]);
+    assert_eq!(repo.snapshot(), before, "{run}");
+
+    // A command gets past the file tools: reported, and not counted as done.
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sed", "-i", "s/add(2, 3), 5/add(2, 3), -1/", "test_calc.py"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "verification passed",
+        "test code:     changed by a command: test_calc.py",
+        "the run is not counted as done (exit 1)",
+    ]);
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+
+    // With --allow-test-edits the tools may change it, and nothing is flagged.
+    let model = Model::start();
+    model.script(vec![Turn::call("edit_file", weaken), Turn::Text("Done.")]);
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "--allow-test-edits",
+        "fix add",
+    ]);
+    run.assert_exit(0);
+    assert!(!run.stdout.contains("test code:"), "{run}");
+}

@@ -70,6 +70,10 @@ pub(crate) struct ToolboxSettings {
     pub(crate) writable: Vec<PathBuf>,
     /// Whether commands may use the network.
     pub(crate) network: bool,
+    /// Globs of test files beyond the conventional ones.
+    pub(crate) tests: Vec<String>,
+    /// Whether the file tools may change test code.
+    pub(crate) allow_test_edits: bool,
 }
 
 impl ToolboxSettings {
@@ -99,6 +103,7 @@ pub(crate) struct Overrides {
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) network: bool,
     pub(crate) edit_format: Option<EditFormat>,
+    pub(crate) allow_test_edits: bool,
 }
 
 impl Settings {
@@ -169,6 +174,8 @@ impl Settings {
                 sandbox,
                 writable,
                 network: flags.network || files.network.unwrap_or(false),
+                tests: files.tests.unwrap_or_default(),
+                allow_test_edits: flags.allow_test_edits || files.allow_test_edits.unwrap_or(false),
             },
             model: flags
                 .model
@@ -236,6 +243,8 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
 /// edit_format = "auto"                # or "tools", "whole", "diff": edits written into answers
+/// tests = ["checks/**"]               # test files beyond each ecosystem's conventions
+/// allow_test_edits = false            # true lets the file tools change test code
 /// # sandbox, writable and network: the user's file only, never a project's harness.toml
 /// sandbox = "auto"                    # or "bwrap", "landlock", "none"
 /// writable = ["~/.cargo/registry"]    # paths commands may write beyond the workspace
@@ -259,6 +268,8 @@ pub(crate) struct FileConfig {
     pub(crate) context_length: Option<u32>,
     pub(crate) temperature: Option<f64>,
     pub(crate) edit_format: Option<String>,
+    pub(crate) tests: Option<Vec<String>>,
+    pub(crate) allow_test_edits: Option<bool>,
     pub(crate) sandbox: Option<String>,
     pub(crate) writable: Option<Vec<String>>,
     pub(crate) network: Option<bool>,
@@ -369,6 +380,8 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
         edit_format: over.edit_format.or(base.edit_format),
+        tests: over.tests.or(base.tests),
+        allow_test_edits: over.allow_test_edits.or(base.allow_test_edits),
         sandbox: over.sandbox.or(base.sandbox),
         writable: over.writable.or(base.writable),
         network: over.network.or(base.network),
@@ -654,6 +667,8 @@ mod tests {
                 sandbox: Sandbox::Auto,
                 writable: Vec::new(),
                 network: false,
+                tests: Vec::new(),
+                allow_test_edits: false,
             }
         );
         assert_eq!(from_files.files, [PathBuf::from("harness.toml")]);

@@ -39,8 +39,9 @@ pub(crate) const STATUSES: [Status; 5] = [
     },
     Status {
         code: NOT_VERIFIED,
-        run: "not verified: verification failed, none was given, or a budget (steps, time, \
-              failed calls, tokens) ran out or the model got stuck",
+        run: "not verified: verification failed, none was given, a budget (steps, time, \
+              failed calls, tokens) ran out or the model got stuck, or a command changed test \
+              code",
         tool: Some("the tool returned an error (its text starts with \"Error:\")"),
     },
     Status {
@@ -98,11 +99,6 @@ pub(crate) fn code_for_outcome(outcome: Outcome) -> u8 {
     }
 }
 
-/// The exit status of a run that ended with `outcome`.
-pub(crate) fn for_outcome(outcome: Outcome) -> ExitCode {
-    ExitCode::from(code_for_outcome(outcome))
-}
-
 /// The exit status of an error that ended a command before or outside a run: a model server
 /// problem is 3, anything else a usage or configuration error.
 pub(crate) fn for_error(error: &anyhow::Error) -> ExitCode {
@@ -130,7 +126,7 @@ mod tests {
             (Outcome::Interrupted, 130),
         ];
         for (outcome, code) in cases {
-            assert_eq!(for_outcome(outcome), ExitCode::from(code), "{outcome}");
+            assert_eq!(code_for_outcome(outcome), code, "{outcome}");
         }
     }
 

@@ -8,7 +8,7 @@ use anyhow::Context;
 use harness_exec::preflight::{self, Choice};
 use harness_exec::{Confinement, EnvPolicy, Isolation, Runner};
 use harness_sandbox::Workspace;
-use harness_tools::Toolbox;
+use harness_tools::{TestCode, Toolbox};
 
 use crate::config::{self, ToolboxSettings};
 use crate::guard;
@@ -50,6 +50,11 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
     let mut toolbox = Toolbox::builder(workspace)
         .runner(runner().isolation(isolation))
         .policy(settings.policy());
+    if !settings.allow_test_edits {
+        let globs: Vec<&str> = settings.tests.iter().map(String::as_str).collect();
+        let tests = TestCode::new(&globs).context("in the configuration's `tests`")?;
+        toolbox = toolbox.protect_tests(tests);
+    }
     if let Some(timeout) = settings.command_timeout {
         toolbox = toolbox.timeout(timeout);
     }

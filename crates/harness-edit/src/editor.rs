@@ -23,6 +23,20 @@ use crate::view::{self, View, ViewCap};
 pub struct Editor<'w> {
     workspace: &'w Workspace,
     limits: Limits,
+    guard: Option<&'w dyn WriteGuard>,
+}
+
+/// A check of every change an [`Editor`] is about to write, with the exact text the file
+/// would have: a caller's rule that the workspace's own rules do not know, such as "test
+/// code is not changed".
+pub trait WriteGuard: fmt::Debug + Sync {
+    /// `Err(reason)` refuses the write, and nothing is written; the editor returns
+    /// [`Error::Refused`] with the reason. `before` is `None` for a file being created.
+    ///
+    /// # Errors
+    ///
+    /// Why the change may not be made, worded for the model that asked for it.
+    fn check(&self, path: &Utf8Path, before: Option<&str>, after: &str) -> Result<(), String>;
 }
 
 /// How large a file this crate edits, how much a view shows, and how long a
@@ -120,7 +134,17 @@ impl<'w> Editor<'w> {
 
     /// An editor of the files in `workspace`, with `limits`.
     pub fn with_limits(workspace: &'w Workspace, limits: Limits) -> Self {
-        Editor { workspace, limits }
+        Editor {
+            workspace,
+            limits,
+            guard: None,
+        }
+    }
+
+    /// The same editor, with every change checked by `guard` before it is written.
+    pub fn guarded(mut self, guard: &'w dyn WriteGuard) -> Self {
+        self.guard = Some(guard);
+        self
     }
 
     /// Lines `start_line..=end_line` of the file at `path`, numbered from 1.
@@ -198,6 +222,7 @@ impl<'w> Editor<'w> {
     pub fn create(&self, path: &str, content: &str) -> Result<Change, Error> {
         let relative = self.workspace.relative(path)?;
         check_len(&relative, content.len() as u64, self.limits.max_file_len)?;
+        self.check_guard(&relative, None, content)?;
         match self.workspace.metadata(path) {
             Err(harness_sandbox::Error::NotFound { .. }) => {}
             Ok(_) => return Err(Error::AlreadyExists { path: relative }),
@@ -276,9 +301,26 @@ impl<'w> Editor<'w> {
         // file's conventions) has an empty diff, and leaves the file alone,
         // modification time and all.
         if !diff.text.is_empty() {
+            self.check_guard(&relative, Some(&file.body), &body)?;
             self.workspace.write(path, bytes)?;
         }
         Ok(Change::new(relative, diff))
+    }
+
+    /// The guard's verdict on a change of `relative` from `before` to `after`.
+    fn check_guard(
+        &self,
+        relative: &Utf8Path,
+        before: Option<&str>,
+        after: &str,
+    ) -> Result<(), Error> {
+        match self.guard.map(|guard| guard.check(relative, before, after)) {
+            Some(Err(reason)) => Err(Error::Refused {
+                path: relative.to_owned(),
+                reason,
+            }),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -18,6 +18,15 @@ pub enum Error {
     #[error(transparent)]
     Workspace(#[from] harness_sandbox::Error),
 
+    /// The editor's [`WriteGuard`](crate::WriteGuard) refused the change.
+    #[error("refusing to change {path}: {reason}")]
+    Refused {
+        /// The file, relative to the workspace.
+        path: Utf8PathBuf,
+        /// Why, as the guard said it.
+        reason: String,
+    },
+
     /// The file has a NUL byte in its first 8 KiB.
     #[error(
         "{path} looks like a binary file (it has a NUL byte in its first 8 KiB); \

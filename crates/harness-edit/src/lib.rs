@@ -111,6 +111,6 @@ mod matching;
 mod text;
 mod view;
 
-pub use editor::{Change, Editor, Limits, Overwrite};
+pub use editor::{Change, Editor, Limits, Overwrite, WriteGuard};
 pub use error::{Closest, Error};
 pub use view::View;

@@ -801,3 +801,107 @@ fn git_internals_can_be_viewed_but_not_edited() {
     assert_eq!(fixture.text(".git/config"), "[core]\n\tbare = false\n");
     assert!(!fixture.path(".git/hooks").exists());
 }
+
+/// A guard that refuses any change whose new text holds `REFUSE`, and remembers what it saw.
+#[derive(Debug, Default)]
+struct Remembering {
+    seen: std::sync::Mutex<Vec<(String, Option<String>, String)>>,
+}
+
+impl harness_edit::WriteGuard for Remembering {
+    fn check(
+        &self,
+        path: &camino::Utf8Path,
+        before: Option<&str>,
+        after: &str,
+    ) -> Result<(), String> {
+        self.seen.lock().expect("not poisoned").push((
+            path.to_string(),
+            before.map(str::to_owned),
+            after.to_owned(),
+        ));
+        if after.contains("REFUSE") {
+            Err("the guard says no".to_owned())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[test]
+fn a_guard_sees_every_change_with_its_exact_texts_and_a_refusal_writes_nothing() {
+    let fixture = Fixture::new();
+    fixture.put("a.txt", "one\r\ntwo\r\n");
+    let guard = Remembering::default();
+    let editor = fixture.editor().guarded(&guard);
+
+    // Each kind of write is checked, with the text the file would have (its CRLF kept).
+    editor.replace("a.txt", "two", "2").expect("allowed");
+    editor.insert("a.txt", 0, "zero").expect("allowed");
+    editor
+        .write("a.txt", "w\n", Overwrite::Yes)
+        .expect("allowed");
+    editor.create("sub/new.txt", "new\n").expect("allowed");
+    let seen = guard.seen.lock().expect("not poisoned").clone();
+    assert_eq!(
+        seen,
+        [
+            (
+                "a.txt".to_owned(),
+                Some("one\r\ntwo\r\n".to_owned()),
+                "one\r\n2\r\n".to_owned()
+            ),
+            (
+                "a.txt".to_owned(),
+                Some("one\r\n2\r\n".to_owned()),
+                "zero\r\none\r\n2\r\n".to_owned()
+            ),
+            (
+                "a.txt".to_owned(),
+                Some("zero\r\none\r\n2\r\n".to_owned()),
+                "w\r\n".to_owned()
+            ),
+            ("sub/new.txt".to_owned(), None, "new\n".to_owned()),
+        ]
+    );
+
+    // A refusal names the file and the reason, and nothing is written or created.
+    for refused in [
+        editor.replace("a.txt", "w", "REFUSE"),
+        editor.insert("a.txt", 1, "REFUSE"),
+        editor.write("a.txt", "REFUSE", Overwrite::Yes),
+        editor.write("other/b.txt", "REFUSE", Overwrite::No),
+        editor.create("deep/er/c.txt", "REFUSE"),
+    ] {
+        let error = refused.expect_err("the guard refuses");
+        assert!(matches!(error, Error::Refused { .. }), "{error}");
+        assert!(
+            error.to_string().ends_with(": the guard says no"),
+            "{error}"
+        );
+    }
+    assert_eq!(fs::read(fixture.path("a.txt")).unwrap(), b"w\r\n");
+    for missing in ["other", "deep", "other/b.txt"] {
+        assert!(!fixture.path(missing).exists(), "{missing}");
+    }
+    assert_eq!(
+        editor
+            .replace("a.txt", "w", "REFUSE")
+            .unwrap_err()
+            .to_string(),
+        "refusing to change a.txt: the guard says no"
+    );
+
+    // A change that changes nothing is no change for the guard either.
+    let before = guard.seen.lock().expect("not poisoned").len();
+    editor
+        .write("a.txt", "w\n", Overwrite::Yes)
+        .expect("the same content");
+    assert_eq!(guard.seen.lock().expect("not poisoned").len(), before);
+
+    // Without the guard the same change is made.
+    fixture
+        .editor()
+        .replace("a.txt", "w", "REFUSE")
+        .expect("unguarded");
+}

@@ -5,6 +5,7 @@ use std::time::Duration;
 use harness_exec::{Policy, Redactor, Runner};
 use harness_sandbox::Workspace;
 
+use crate::test_code::TestCode;
 use crate::toolbox::Toolbox;
 
 /// How much one call may show or read.
@@ -79,6 +80,8 @@ pub struct ToolboxBuilder {
     redactor: Redactor,
     /// Caps on what one call shows.
     limits: Limits,
+    /// Test code the file tools may not change.
+    tests: Option<TestCode>,
 }
 
 impl ToolboxBuilder {
@@ -93,6 +96,7 @@ impl ToolboxBuilder {
             output_limit: 8 * 1024,
             redactor: Redactor::from_vars(std::env::vars_os()),
             limits: Limits::default(),
+            tests: None,
         }
     }
 
@@ -145,6 +149,14 @@ impl ToolboxBuilder {
         self
     }
 
+    /// Refuses every `write_file` and `edit_file` that would change `tests` (default: the
+    /// tools may change any file the workspace lets them write). Commands are not
+    /// stopped by this: they can change whatever the isolation tier lets them.
+    pub fn protect_tests(mut self, tests: TestCode) -> ToolboxBuilder {
+        self.tests = Some(tests);
+        self
+    }
+
     /// The toolbox.
     pub fn build(self) -> Toolbox {
         let runner = self
@@ -159,6 +171,7 @@ impl ToolboxBuilder {
             max_timeout: self.max_timeout,
             redactor: self.redactor,
             limits: self.limits,
+            tests: self.tests,
         }
     }
 }

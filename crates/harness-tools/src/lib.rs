@@ -113,10 +113,12 @@ mod files;
 mod list;
 mod result;
 mod search;
+mod test_code;
 mod toolbox;
 mod walk;
 
 pub use builder::{Limits, ToolboxBuilder};
 pub use harness_exec::Status;
 pub use result::{Detail, Summary, ToolResult};
+pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use harness_edit::Editor;
+
+use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
 use harness_sandbox::Workspace;
 use harness_schema::{ToolArgs, ToolSpec, catalogue, parse_call};
@@ -30,6 +32,8 @@ pub struct Toolbox {
     pub(crate) redactor: Redactor,
     /// Caps on listings, searches, views and edits.
     pub(crate) limits: Limits,
+    /// Test code the file tools may not change; `None` lets them change it.
+    pub(crate) tests: Option<TestCode>,
 }
 
 impl Toolbox {
@@ -79,7 +83,10 @@ impl Toolbox {
 
     /// Runs a validated call.
     fn dispatch(&self, args: &ToolArgs) -> ToolResult {
-        let editor = Editor::with_limits(&self.workspace, self.limits.edit);
+        let mut editor = Editor::with_limits(&self.workspace, self.limits.edit);
+        if let Some(tests) = &self.tests {
+            editor = editor.guarded(tests);
+        }
         match args {
             ToolArgs::ReadFile(args) => files::read_file(&editor, args),
             ToolArgs::WriteFile(args) => files::write_file(&editor, args),

@@ -14,7 +14,7 @@ use harness_agent::{
 use harness_exec::Sandbox;
 use harness_exec::preflight::Choice;
 use harness_ollama::Client;
-use harness_tools::Toolbox;
+use harness_tools::{TestCode, Toolbox};
 use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
@@ -118,6 +118,11 @@ pub(crate) struct RunCommand {
     #[arg(long, value_name = "FORMAT", value_parser = parse_edit_format)]
     edit_format: Option<EditFormat>,
 
+    /// Let the file tools change test code (test files by each ecosystem's conventions,
+    /// `tests` globs, Rust #[cfg(test)] modules), which they refuse by default.
+    #[arg(long)]
+    allow_test_edits: bool,
+
     /// Print the run as JSON lines (one event per line) instead of for a person.
     #[arg(long)]
     json: bool,
@@ -142,6 +147,7 @@ impl RunCommand {
             writable: self.writable.clone(),
             network: self.network,
             edit_format: self.edit_format,
+            allow_test_edits: self.allow_test_edits,
             ..Overrides::default()
         }
     }
@@ -292,13 +298,31 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         finish_error: finished.err().map(|error| error.to_string()),
         // Best effort: a summary that cannot list them says nothing false.
         not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
+        tests_changed: tests_changed(&settings, changed.as_ref().ok()),
     };
     if command.json {
         JsonLines::print(&summary.to_json());
     } else {
         summary.print(style);
     }
-    Ok(exit::for_outcome(report.outcome))
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// The test files the run changed, when the tools were kept from changing test code: a
+/// command changed them, so a passing verification may not mean the code was fixed.
+fn tests_changed(settings: &Settings, diff: Option<&harness_undo::Diff>) -> Vec<String> {
+    if settings.toolbox.allow_test_edits {
+        return Vec::new();
+    }
+    let globs: Vec<&str> = settings.toolbox.tests.iter().map(String::as_str).collect();
+    let (Ok(tests), Some(diff)) = (TestCode::new(&globs), diff) else {
+        return Vec::new();
+    };
+    diff.files
+        .iter()
+        .map(|file| file.path.display().to_string())
+        .filter(|path| tests.is_test_file(path))
+        .collect()
 }
 
 /// The client of the configured server and model.
@@ -449,9 +473,21 @@ struct Summary<'a> {
     finish_error: Option<String>,
     /// Ignored files commands changed, which no snapshot holds: how many, and the first.
     not_undoable: (usize, Vec<std::path::PathBuf>),
+    /// Test files changed although the tools may not change them: by a command.
+    tests_changed: Vec<String>,
 }
 
 impl Summary<'_> {
+    /// The run's exit status: a verified run whose commands changed test code is not
+    /// counted as done, since the tests it passed may not be the ones the user wrote.
+    fn exit_code(&self) -> u8 {
+        if self.tests_changed.is_empty() {
+            exit::code_for_outcome(self.report.outcome)
+        } else {
+            exit::NOT_VERIFIED
+        }
+    }
+
     fn commands(&self) -> [(&'static str, String); 4] {
         let workspace = quote(&self.root.display().to_string());
         let run = &self.run;
@@ -540,6 +576,16 @@ impl Summary<'_> {
         if let Some(line) = self.not_undoable_line() {
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
+        if !self.tests_changed.is_empty() {
+            let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
+            let line = shown!(
+                "test code:     changed by a command: {} (the file tools may not change it); \
+                 a passing verification does not show the code was fixed, so the run is not \
+                 counted as done (exit 1): review the diff",
+                Shown::join(&files, ", ")
+            );
+            let _ = out.line(&shown!("  {}", style.red(&line)));
+        }
         for (label, command) in self.commands() {
             let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
         }
@@ -596,7 +642,8 @@ impl Summary<'_> {
             "run": self.run,
             "outcome": self.report.outcome,
             "reason": self.report.reason,
-            "exit_code": exit::code_for_outcome(self.report.outcome),
+            "exit_code": self.exit_code(),
+            "tests_changed": self.tests_changed,
             "verification": self.verification(),
             "files_changed": changed,
             "not_undoable": {

@@ -64,6 +64,10 @@ pub(crate) struct ToolCommand {
     #[arg(long)]
     network: bool,
 
+    /// Let write_file and edit_file change test code, which they refuse by default.
+    #[arg(long)]
+    allow_test_edits: bool,
+
     /// Print the tools' specs (name, description, JSON Schema of the arguments) as JSON, as
     /// the model is offered them.
     #[arg(long, conflicts_with = "name")]
@@ -89,6 +93,7 @@ impl ToolCommand {
             sandbox: self.sandbox,
             writable: self.writable.clone(),
             network: self.network,
+            allow_test_edits: self.allow_test_edits,
             ..Overrides::default()
         }
     }

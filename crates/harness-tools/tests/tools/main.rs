@@ -1,6 +1,7 @@
 //! The tools through the `Toolbox`, as a model calls them, on real temporary directories.
 
 mod support;
+mod test_code;
 
 mod commands;
 mod confinement;

@@ -1,0 +1,376 @@
+//! [`TestCode`]: which code is test code, so that the file tools do not change it.
+//!
+//! A small model that cannot fix the code often "fixes" the test instead: weakens an
+//! assertion, deletes a test, or hard-codes the value a test expects. Refusing changes to
+//! test code keeps a passing verification meaning that the code was fixed.
+
+use camino::Utf8Path;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use harness_edit::WriteGuard;
+
+/// Test files by each ecosystem's conventions, matched against the path relative to the
+/// workspace root at any depth.
+pub const CONVENTIONAL: &[&str] = &[
+    // Python: unittest and pytest discovery.
+    "**/test_*.py",
+    "**/*_test.py",
+    "**/conftest.py",
+    // JavaScript and TypeScript: node --test, Jest, Vitest, Mocha.
+    "**/*.test.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
+    "**/*.spec.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
+    "**/__tests__/**",
+    // Go, Ruby, Java and Kotlin, C#.
+    "**/*_test.go",
+    "**/*_spec.rb",
+    "**/spec/**",
+    "**/*Test.{java,kt}",
+    "**/*Tests.{java,kt,cs}",
+    // Shell: bats and the test_ / _test naming.
+    "**/*.bats",
+    "**/test_*.sh",
+    "**/*_test.sh",
+    // Directories of tests: Rust's integration tests, and most other ecosystems'.
+    "**/tests/**",
+    "**/test/**",
+];
+
+/// Which code the file tools may not change: test files (by [`CONVENTIONAL`] and the
+/// configuration's globs), and the `#[cfg(test)]` modules of Rust files.
+///
+/// ```
+/// use harness_tools::TestCode;
+///
+/// let tests = TestCode::new(&["checks/*.txt"])?;
+/// assert!(tests.is_test_file("test_calc.py"));
+/// assert!(tests.is_test_file("src/tests/parse.rs"));
+/// assert!(tests.is_test_file("checks/one.txt"));
+/// assert!(!tests.is_test_file("calc.py"));
+/// # Ok::<(), harness_tools::TestCodeError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct TestCode {
+    files: GlobSet,
+}
+
+/// A glob of the configuration's `tests` list that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("the tests glob {glob:?} is not valid: {source}")]
+pub struct TestCodeError {
+    /// The glob as written.
+    glob: String,
+    /// What was wrong with it.
+    source: globset::Error,
+}
+
+impl TestCode {
+    /// The conventional test files, and those matching `globs` (paths relative to the
+    /// workspace root; `*` stays within a directory, `**` crosses them).
+    ///
+    /// # Errors
+    ///
+    /// [`TestCodeError`] naming the first glob that does not parse.
+    pub fn new(globs: &[&str]) -> Result<TestCode, TestCodeError> {
+        let mut builder = GlobSetBuilder::new();
+        for glob in CONVENTIONAL.iter().chain(globs) {
+            let parsed = Glob::new(glob).map_err(|source| TestCodeError {
+                glob: (*glob).to_owned(),
+                source,
+            })?;
+            builder.add(parsed);
+        }
+        let files = builder.build().map_err(|source| TestCodeError {
+            glob: globs.join(", "),
+            source,
+        })?;
+        Ok(TestCode { files })
+    }
+
+    /// True if the file at `path` (relative to the workspace root) is a test file.
+    pub fn is_test_file(&self, path: &str) -> bool {
+        self.files.is_match(path)
+    }
+
+    /// Why a change of `path` from `before` (`None`: a new file) to `after` changes test
+    /// code, or `None` when it does not.
+    pub fn changes_test_code(
+        &self,
+        path: &str,
+        before: Option<&str>,
+        after: &str,
+    ) -> Option<String> {
+        if self.is_test_file(path) {
+            return Some(format!("{path} is a test file"));
+        }
+        if !path.ends_with(".rs") {
+            return None;
+        }
+        let tests_before = before.map(rust_test_modules).unwrap_or_default();
+        let tests_after = rust_test_modules(after);
+        (tests_before != tests_after)
+            .then(|| format!("the change touches a #[cfg(test)] module of {path}"))
+    }
+}
+
+impl WriteGuard for TestCode {
+    fn check(&self, path: &Utf8Path, before: Option<&str>, after: &str) -> Result<(), String> {
+        match self.changes_test_code(path.as_str(), before, after) {
+            Some(why) => Err(format!(
+                "{why}, and the harness does not let the tools change test code: fix the code \
+                 under test so that the tests pass as they are (a user who wants the tests \
+                 changed runs with --allow-test-edits)"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The text of every `#[cfg(test)]` module of a Rust file, attribute to closing brace, in
+/// order: the part of the file a change must leave alone.
+fn rust_test_modules(source: &str) -> Vec<&str> {
+    let mut modules = Vec::new();
+    let mut from = 0;
+    while let Some(found) = source[from..].find("#[cfg(test)]") {
+        let start = from + found;
+        let rest = &source[start + "#[cfg(test)]".len()..];
+        let Some(open) = module_body(rest) else {
+            from = start + 1;
+            continue;
+        };
+        let body = start + "#[cfg(test)]".len() + open;
+        let end = matching_brace(source, body).unwrap_or(source.len());
+        modules.push(&source[start..end]);
+        from = end;
+    }
+    modules
+}
+
+/// Where the `{` of a module declared at the start of `rest` is: after other attributes,
+/// `pub` and `mod NAME`. `None` when `rest` declares no inline module there.
+fn module_body(rest: &str) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        let trimmed = rest[at..].trim_start();
+        at = rest.len() - trimmed.len();
+        if trimmed.starts_with("#[") {
+            at += trimmed.find(']')? + 1;
+            continue;
+        }
+        break;
+    }
+    let declaration = &rest[at..];
+    let declaration = declaration
+        .strip_prefix("pub(crate) ")
+        .or_else(|| declaration.strip_prefix("pub "))
+        .unwrap_or(declaration);
+    let after_mod = declaration.strip_prefix("mod ")?;
+    let brace = after_mod.find(['{', ';'])?;
+    (after_mod.as_bytes()[brace] == b'{' && after_mod[..brace].trim().chars().all(is_ident))
+        .then(|| rest.len() - after_mod.len() + brace)
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The end (one past the `}`) of the block whose `{` is at `open`, skipping braces in
+/// strings, characters and comments. `None` when the block is not closed.
+fn matching_brace(source: &str, open: usize) -> Option<usize> {
+    let bytes = source.as_bytes();
+    let mut depth = 0usize;
+    let mut at = open;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                at = source[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                at = source[at + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| at + 2 + n + 1);
+            }
+            b'"' => at = string_end(bytes, at),
+            b'r' if at == 0 || !is_ident(char::from(bytes[at - 1])) => {
+                if let Some(end) = raw_string_end(source, at) {
+                    at = end;
+                }
+            }
+            b'\'' if bytes.get(at + 2) == Some(&b'\'') => at += 2,
+            b'\'' if bytes.get(at + 1) == Some(&b'\\') => {
+                at = source[at + 2..]
+                    .find('\'')
+                    .map_or(bytes.len(), |n| at + 2 + n);
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+/// The index of the last byte of the raw string (`r"…"`, `r#"…"#`) starting at `start`, or
+/// `None` when no raw string starts there.
+fn raw_string_end(source: &str, start: usize) -> Option<usize> {
+    let rest = &source[start + 1..];
+    let hashes = rest.bytes().take_while(|b| *b == b'#').count();
+    if rest.as_bytes().get(hashes) != Some(&b'"') {
+        return None;
+    }
+    let closing = format!("\"{}", "#".repeat(hashes));
+    let body = start + 1 + hashes + 1;
+    let end = source[body..]
+        .find(&closing)
+        .map_or(source.len(), |n| body + n);
+    Some((end + closing.len()).min(source.len()) - 1)
+}
+
+/// The index of the `"` that ends the string starting at `start`.
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let mut at = start + 1;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 1,
+            b'"' => return at,
+            _ => {}
+        }
+        at += 1;
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        let brace = '}';\n        let text = \"}\";\n        let raw = r#\"\"}\"#;\n        /* } */\n        // } in a comment\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+
+    fn tests() -> TestCode {
+        TestCode::new(&[]).expect("the conventional globs parse")
+    }
+
+    #[test]
+    fn conventional_test_files_are_test_files_and_code_is_not() {
+        let tests = tests();
+        for path in [
+            "test_calc.py",
+            "pkg/test_calc.py",
+            "calc_test.py",
+            "conftest.py",
+            "csv.test.js",
+            "src/app.spec.ts",
+            "__tests__/x.js",
+            "tests/cli.rs",
+            "crate/tests/it.rs",
+            "test/run.sh",
+            "math_test.go",
+            "spec/calc_spec.rb",
+            "src/CalcTest.java",
+            "t.bats",
+            "test_countdown.sh",
+        ] {
+            assert!(tests.is_test_file(path), "{path}");
+        }
+        for path in [
+            "calc.py",
+            "contest.py",
+            "src/testing.rs",
+            "latest.js",
+            "src/lib.rs",
+            "attest/x.py",
+            "countdown.sh",
+        ] {
+            assert!(!tests.is_test_file(path), "{path}");
+        }
+        let custom = TestCode::new(&["checks/**"]).expect("valid");
+        assert!(custom.is_test_file("checks/a/b.txt"));
+        assert!(!tests.is_test_file("checks/a/b.txt"));
+    }
+
+    #[test]
+    fn an_invalid_glob_is_named() {
+        let error = TestCode::new(&["ok/*", "bad/[z-a]"]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("the tests glob \"bad/[z-a]\" is not valid"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_rust_test_module_is_found_whole_whatever_its_braces_in_strings_and_comments() {
+        let modules = rust_test_modules(LIB);
+        assert_eq!(modules.len(), 1);
+        assert!(modules[0].starts_with("#[cfg(test)]\nmod tests {"));
+        assert!(modules[0].ends_with("    }\n}"), "{:?}", modules[0]);
+        let two = format!(
+            "{LIB}\n#[cfg(test)]\n#[allow(dead_code)]\npub(crate) mod more {{ fn f() {{}} }}\n#[cfg(test)]\nmod external;\n#[cfg(test)]\nfn helper() {{}}\n"
+        );
+        let modules = rust_test_modules(&two);
+        assert_eq!(modules.len(), 2, "{modules:?}");
+        assert_eq!(
+            modules[1],
+            "#[cfg(test)]\n#[allow(dead_code)]\npub(crate) mod more { fn f() {} }"
+        );
+    }
+
+    #[test]
+    fn a_change_to_a_rust_test_module_is_test_code_and_one_outside_it_is_not() {
+        let tests = tests();
+        let fixed = LIB.replace("a - b", "a + b");
+        assert_eq!(
+            tests.changes_test_code("src/lib.rs", Some(LIB), &fixed),
+            None
+        );
+        let weakened = LIB.replace("assert_eq!(add(1, 2), 3);", "");
+        let removed = LIB.split("#[cfg(test)]").next().unwrap().to_owned();
+        let added = format!("{fixed}#[cfg(test)]\nmod more {{}}\n");
+        for after in [weakened.as_str(), removed.as_str(), added.as_str()] {
+            let why = tests.changes_test_code("src/lib.rs", Some(LIB), after);
+            assert_eq!(
+                why.as_deref(),
+                Some("the change touches a #[cfg(test)] module of src/lib.rs"),
+                "{after}"
+            );
+        }
+        // A new Rust file with a test module, and any change to a test file.
+        assert!(tests.changes_test_code("src/new.rs", None, LIB).is_some());
+        assert_eq!(tests.changes_test_code("src/new.rs", None, &removed), None);
+        assert_eq!(
+            tests
+                .changes_test_code("test_calc.py", Some("a"), "b")
+                .as_deref(),
+            Some("test_calc.py is a test file")
+        );
+        // Other languages have no inline test modules.
+        assert_eq!(
+            tests.changes_test_code("lib.py", Some(LIB), &weakened),
+            None
+        );
+    }
+
+    #[test]
+    fn the_guard_refuses_with_the_way_forward() {
+        let tests = tests();
+        let refused = tests
+            .check(Utf8Path::new("test_calc.py"), Some("a"), "b")
+            .unwrap_err();
+        assert!(
+            refused.starts_with("test_calc.py is a test file, and the harness"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("fix the code under test") && refused.contains("--allow-test-edits")
+        );
+        assert_eq!(
+            tests.check(Utf8Path::new("calc.py"), Some("a"), "b"),
+            Ok(())
+        );
+    }
+}
