@@ -450,7 +450,8 @@ fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() 
 fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_done() {
     let repo = Repo::from_fixture("calc");
     let before = repo.snapshot();
-    let weaken = json!({"path": "test_calc.py", "old_text": "add(2, 3), 5", "new_text": "add(2, 3), -1"});
+    let weaken =
+        json!({"path": "test_calc.py", "old_text": "add(2, 3), 5", "new_text": "add(2, 3), -1"});
     let model = Model::start();
     model.script(vec![
         Turn::call("edit_file", weaken.clone()),

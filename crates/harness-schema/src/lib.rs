@@ -61,9 +61,12 @@
 //! - A string holding a JSON object, as `/v1/chat/completions` delivers them.
 //!
 //! Anything else is refused: a number, an array, `null`, a string holding something other than
-//! an object (an empty string included). Nothing is guessed: `"argv": "pytest -q"` is an error
-//! asking for `["pytest", "-q"]`, because splitting a command line into words is a shell's job
-//! and doing it ourselves would run something the model did not write.
+//! an object (an empty string included). [`parse_call`] guesses nothing: `"argv": "pytest -q"`
+//! is an error asking for `["pytest", "-q"]`. [`parse_call_forgiving`] (what the toolbox uses)
+//! reads a slip that has exactly one reading and reports it: `"true"` for a boolean, `"60"`
+//! for a number, `42` for text, and a command line of plain words for `argv`. A command line
+//! with quotes, escapes, `$`, globs or operators is still an error, because only a shell
+//! would know what it meant, and guessing would run something the model did not write.
 //!
 //! # Error messages
 //!
@@ -89,6 +92,7 @@
 
 mod args;
 mod catalogue;
+mod coerce;
 mod error;
 mod name;
 mod parse;
@@ -97,7 +101,8 @@ mod spec;
 
 pub use args::{EditFile, ListDir, ReadFile, RunCommand, SearchText, ToolArgs, WriteFile};
 pub use catalogue::catalogue;
+pub use coerce::Coercion;
 pub use error::ArgumentError;
 pub use name::ToolName;
-pub use parse::parse_call;
+pub use parse::{Parsed, parse_call, parse_call_forgiving};
 pub use spec::ToolSpec;

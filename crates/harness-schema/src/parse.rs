@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::catalogue::{catalogue, find};
+use crate::coerce::{Coercion, coerce};
 use crate::render::{kind_of, problems};
 use crate::{ArgumentError, ToolArgs};
 
@@ -47,6 +48,48 @@ use crate::{ArgumentError, ToolArgs};
 /// );
 /// ```
 pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolArgs, ArgumentError> {
+    parse(name, arguments, false).map(|parsed| parsed.args)
+}
+
+/// A call read by [`parse_call_forgiving`]: its arguments, and what was read another way
+/// than it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The typed arguments.
+    pub args: ToolArgs,
+    /// Each argument that had one unambiguous reading of its type, and was read so.
+    pub coerced: Vec<Coercion>,
+}
+
+/// [`parse_call`], except that an argument a small model commonly sends slightly wrong (a
+/// boolean or a number as a string, a number as text, a command line as one string where
+/// its words are expected) is read the one way it can be read, and reported in
+/// [`Parsed::coerced`]. An argument with more than one reading (a command line with quotes,
+/// `$`, globs or operators) is still an error.
+///
+/// # Errors
+///
+/// As [`parse_call`], for what is left after the coercions.
+///
+/// # Example
+///
+/// ```
+/// use harness_schema::{parse_call_forgiving, ToolArgs};
+/// use serde_json::json;
+///
+/// let parsed = parse_call_forgiving("run_command", &json!({"argv": "pytest -q", "timeout_s": "60"}))?;
+/// let ToolArgs::RunCommand(run) = &parsed.args else { unreachable!() };
+/// assert_eq!((run.argv.as_slice(), run.timeout_s), (&["pytest".to_owned(), "-q".to_owned()][..], Some(60)));
+/// assert_eq!(parsed.coerced[0].to_string(), r#""argv" was sent as "pytest -q" and read as ["pytest","-q"]"#);
+///
+/// assert!(parse_call_forgiving("run_command", &json!({"argv": "ls | wc -l"})).is_err());
+/// # Ok::<(), harness_schema::ArgumentError>(())
+/// ```
+pub fn parse_call_forgiving(name: &str, arguments: &Value) -> Result<Parsed, ArgumentError> {
+    parse(name, arguments, true)
+}
+
+fn parse(name: &str, arguments: &Value, forgive: bool) -> Result<Parsed, ArgumentError> {
     let Some(spec) = find(name) else {
         return Err(ArgumentError::UnknownTool {
             name: name.to_owned(),
@@ -60,7 +103,7 @@ pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolArgs, ArgumentErr
         got,
         example: definition.example,
     };
-    let object = match arguments {
+    let mut object = match arguments {
         Value::Object(_) => Cow::Borrowed(arguments),
         Value::String(text) => match serde_json::from_str::<Value>(text) {
             Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
@@ -80,6 +123,14 @@ pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolArgs, ArgumentErr
         },
         other => return Err(not_an_object(kind_of(other).to_owned())),
     };
+    let mut coerced = Vec::new();
+    if forgive {
+        let mut owned = object.into_owned();
+        if let Value::Object(fields) = &mut owned {
+            coerced = coerce(definition, fields);
+        }
+        object = Cow::Owned(owned);
+    }
     let found = problems(
         spec.validator(),
         spec.parameters(),
@@ -92,10 +143,11 @@ pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolArgs, ArgumentErr
             problems: found,
         });
     }
-    (definition.parse)(&object).map_err(|error| ArgumentError::InvalidArguments {
+    let args = (definition.parse)(&object).map_err(|error| ArgumentError::InvalidArguments {
         tool,
         problems: vec![format!(
             "the arguments do not fit the tool's fields: {error}"
         )],
-    })
+    })?;
+    Ok(Parsed { args, coerced })
 }

@@ -83,6 +83,15 @@ impl ToolResult {
         self
     }
 
+    /// The same result with `note` on a line of its own after the text.
+    pub(crate) fn noted(mut self, note: &str) -> ToolResult {
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
+        }
+        self.text.push_str(note);
+        self
+    }
+
     /// Marks a result whose text starts with `Error:` as a failure.
     pub(crate) fn failed(mut self) -> ToolResult {
         self.is_error = true;

@@ -7,7 +7,7 @@ use harness_edit::Editor;
 use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
 use harness_sandbox::Workspace;
-use harness_schema::{ToolArgs, ToolSpec, catalogue, parse_call};
+use harness_schema::{ToolArgs, ToolSpec, catalogue, parse_call_forgiving};
 use serde_json::Value;
 
 use crate::builder::{Limits, ToolboxBuilder};
@@ -69,13 +69,23 @@ impl Toolbox {
     /// Calls the tool `name` with the `arguments` the model sent (a JSON object, or a string
     /// holding one), and returns what the model should read.
     ///
-    /// The arguments are validated against the tool's schema before anything runs. Every
+    /// The arguments are validated against the tool's schema before anything runs; an
+    /// argument with one unambiguous reading of its type (`"true"`, `"60"`, `"pytest -q"` for
+    /// `["pytest", "-q"]`) is read so, and the result ends with a note saying what was read
+    /// how ([`harness_schema::parse_call_forgiving`]). Every
     /// failure (unknown tool, invalid arguments, a refused path or command, a failed edit) is
     /// a result whose text starts with `Error:`; nothing here panics or ends the run. The text
     /// and the summary are redacted.
     pub fn call(&self, name: &str, arguments: &Value) -> ToolResult {
-        let result = match parse_call(name, arguments) {
-            Ok(args) => self.dispatch(&args),
+        let result = match parse_call_forgiving(name, arguments) {
+            Ok(parsed) if parsed.coerced.is_empty() => self.dispatch(&parsed.args),
+            Ok(parsed) => {
+                let read: Vec<String> = parsed.coerced.iter().map(ToString::to_string).collect();
+                self.dispatch(&parsed.args).noted(&format!(
+                    "[Note: {}. Send each argument as its schema says.]",
+                    read.join("; ")
+                ))
+            }
             Err(error) => ToolResult::failure(name, "", &error.to_string()),
         };
         result.redacted(&self.redactor)

@@ -39,14 +39,34 @@ schema_errors! {
         => "Error: list_dir: \"depth\" must be at most 5, got 9",
     search_text_with_an_unknown_argument: "search_text", json!({"pattern": "x", "regex": true})
         => "Error: search_text: unknown argument \"regex\" (expected: pattern, path, glob)",
-    run_command_with_a_command_line: "run_command", json!({"argv": "touch pwned"})
-        => "Error: run_command: \"argv\" must be an array of strings, e.g. [\"pytest\", \"-q\"], got string \"touch pwned\"",
+    run_command_with_a_shell_command_line: "run_command", json!({"argv": "touch pwned && ls"})
+        => "Error: run_command: \"argv\" must be an array of strings, e.g. [\"pytest\", \"-q\"], got string \"touch pwned && ls\"",
+    run_command_with_a_quoted_command_line: "run_command", json!({"argv": "touch 'a b'"})
+        => "Error: run_command: \"argv\" must be an array of strings, e.g. [\"pytest\", \"-q\"], got string \"touch 'a b'\"",
     run_command_with_an_empty_argv: "run_command", json!({"argv": []})
         => "Error: run_command: \"argv\" must have at least 1 item, e.g. [\"pytest\", \"-q\"], got []",
     an_unknown_tool: "delete_everything", json!({})
         => "Error: unknown tool \"delete_everything\"; the available tools are: read_file, write_file, edit_file, list_dir, search_text, run_command",
     arguments_that_are_not_an_object: "list_dir", json!([1])
         => "Error: list_dir: the arguments must be a JSON object such as {\"path\": \"src\", \"depth\": 2}, got an array",
+}
+
+#[test]
+fn a_slip_with_one_reading_runs_and_the_result_says_how_it_was_read() {
+    let fixture = Fixture::new();
+    let result = fixture.call("run_command", json!({"argv": "touch made", "timeout_s": "5"}));
+    assert!(!result.is_error(), "{}", result.text());
+    assert!(fixture.path("made").exists());
+    assert!(
+        result.text().ends_with(
+            "[Note: \"argv\" was sent as \"touch made\" and read as [\"touch\",\"made\"]; \
+             \"timeout_s\" was sent as \"5\" and read as 5. Send each argument as its schema says.]"
+        ),
+        "{}",
+        result.text()
+    );
+    let exact = fixture.call("run_command", json!({"argv": ["true"]}));
+    assert!(!exact.text().contains("[Note:"), "{}", exact.text());
 }
 
 #[test]
