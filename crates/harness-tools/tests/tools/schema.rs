@@ -54,7 +54,10 @@ schema_errors! {
 #[test]
 fn a_slip_with_one_reading_runs_and_the_result_says_how_it_was_read() {
     let fixture = Fixture::new();
-    let result = fixture.call("run_command", json!({"argv": "touch made", "timeout_s": "5"}));
+    let result = fixture.call(
+        "run_command",
+        json!({"argv": "touch made", "timeout_s": "5"}),
+    );
     assert!(!result.is_error(), "{}", result.text());
     assert!(fixture.path("made").exists());
     assert!(
