@@ -63,11 +63,10 @@ fn reading(kind: &Kind, value: &Value) -> Option<Value> {
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
+        // Digits only (a leading `+` aside): `u64`'s parser refuses signs, points, exponents
+        // and units, which have other readings.
         (Kind::Integer { .. }, Value::String(text)) => {
-            let digits = text.trim();
-            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| digits.parse::<u64>().ok().map(Value::from))
-                .flatten()
+            text.trim().parse::<u64>().ok().map(Value::from)
         }
         (Kind::String | Kind::NonEmptyString, Value::Number(number)) => {
             Some(Value::String(number.to_string()))
