@@ -247,6 +247,21 @@ impl fmt::Display for Detail {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_note_goes_on_a_line_of_its_own() {
+        let noted = |text: &str| {
+            ToolResult::success(
+                Summary::new("read_file", "a", Detail::Failed),
+                text.to_owned(),
+            )
+            .noted("[Note]")
+            .into_text()
+        };
+        assert_eq!(noted("abc"), "abc\n[Note]");
+        assert_eq!(noted("abc\n"), "abc\n[Note]");
+        assert_eq!(noted(""), "[Note]");
+    }
+
     macro_rules! displays {
         ($($name:ident: $summary:expr => $text:expr,)*) => {$(
             #[test]
