@@ -698,7 +698,7 @@ impl Session {
         let mut found = Vec::new();
         for (name, expected) in self.expected_refs() {
             if !store::has_commit(&workspace_odb, expected) {
-                store::copy_commit(self.store.repo(), &workspace_odb, expected, true)?;
+                store::rewrite_commit(self.store.repo(), &workspace_odb, expected)?;
                 found.push(Tampering::ObjectsRestored { name: name.clone() });
             }
             let actual = workspace_odb.refname_to_id(&name).ok();
@@ -1133,29 +1133,16 @@ fn delete_refs(repo: &Repository, id: &RunId) {
     }
 }
 
-/// True if and only if git ignores `path`, or would once it exists: a
-/// pattern such as `build/` matches only directories, so each ancestor is
-/// asked about as a directory too.
+/// True if and only if git ignores `path`, or would once it exists.
+///
+/// libgit2 asks about the path, then about each of its directories as a
+/// directory whether or not it exists yet, so that a pattern such as
+/// `build/`, which matches only directories, covers `build/new.o` before
+/// `build/` is made, and a file below an excluded directory is ignored even
+/// where a later rule (`!build/keep.cfg`) names it, as git has it.
 fn is_ignored_even_if_missing(repo: &Repository, path: &Path) -> Result<bool, Error> {
-    let ask = |p: &Path| {
-        repo.is_path_ignored(p)
-            .context(format_args!("check whether git ignores {}", p.display()))
-    };
-    if ask(path)? {
-        return Ok(true);
-    }
-    for ancestor in path
-        .ancestors()
-        .skip(1)
-        .filter(|a| !a.as_os_str().is_empty())
-    {
-        let mut dir = ancestor.as_os_str().to_owned();
-        dir.push("/");
-        if ask(Path::new(&dir))? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    repo.is_path_ignored(path)
+        .context(format_args!("check whether git ignores {}", path.display()))
 }
 
 /// `path` as UTF-8 text when it is relative and made of plain names only

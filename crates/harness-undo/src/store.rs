@@ -169,9 +169,10 @@ impl Copying {
 }
 
 /// Copies `commit` and its tree, and with `with_parents` each parent commit
-/// with its tree (not the parents' parents), from `from` to `to`. Objects `to`
-/// has are skipped, and a tree `to` has is taken to be complete (trees are
-/// written after what they hold, commits after their trees).
+/// with its tree (not the parents' parents), from `from` into the store `to`.
+/// Objects the store has are skipped, and a tree it has is taken to be
+/// complete: the store is written only here, trees after what they hold and
+/// commits after their trees, so that a checkpoint copies only what changed.
 ///
 /// Returns how many objects were written.
 pub(crate) fn copy_commit(
@@ -181,31 +182,22 @@ pub(crate) fn copy_commit(
     with_parents: bool,
 ) -> Result<usize, Error> {
     let to_odb = to.odb().context("open the object database to copy into")?;
-    if to_odb.exists(commit) {
-        return Ok(0);
-    }
-    let found = from.find_commit(commit).context("find a commit to keep")?;
-    let mut commits: Vec<Oid> = if with_parents {
-        found.parent_ids().collect()
-    } else {
-        Vec::new()
-    };
-    commits.push(commit);
-    let mut missing = Vec::new();
-    let mut seen = HashSet::new();
-    let mut last = Vec::new();
-    for id in commits {
-        if to_odb.exists(id) || !seen.insert(id) {
-            continue;
-        }
-        let commit = from.find_commit(id).context("find a commit to keep")?;
-        missing_closure(from, &to_odb, commit.tree_id(), &mut seen, &mut missing)?;
-        last.push(id);
-    }
-    write_objects(from, &to_odb, &missing)?;
-    // Commits last, so that a commit in the store always has its tree.
-    write_objects(from, &to_odb, &last)?;
-    Ok(missing.len() + last.len())
+    write_closure(from, &to_odb, Some(&to_odb), commit, with_parents)
+}
+
+/// Writes `commit`, its tree, and each parent commit with its tree, from the
+/// store `from` into the workspace's repository `to`, whatever `to` already
+/// has: a command there may have deleted any single object, so none of what
+/// is left can be taken to be complete.
+///
+/// Returns how many objects were written.
+pub(crate) fn rewrite_commit(
+    from: &Repository,
+    to: &Repository,
+    commit: Oid,
+) -> Result<usize, Error> {
+    let to_odb = to.odb().context("open the object database to copy into")?;
+    write_closure(from, &to_odb, None, commit, true)
 }
 
 /// Whether `id`'s commit and tree are both in `repo`'s own object database.
@@ -282,23 +274,72 @@ fn state_home_from(
         .then(|| home.join(".local").join("state"))
 }
 
-/// Adds to `missing` every object of tree `tree` that `to` lacks, children
-/// before the trees that hold them.
-fn missing_closure(
+/// Writes into `to` the objects of `commit` (and, `with_parents`, of its
+/// parents) that `have` lacks, or all of them without `have`: first blobs and
+/// trees, children before the trees that hold them, then the commits, so that
+/// a commit in `to` always has its tree.
+fn write_closure(
     from: &Repository,
     to: &git2::Odb<'_>,
+    have: Option<&git2::Odb<'_>>,
+    commit: Oid,
+    with_parents: bool,
+) -> Result<usize, Error> {
+    // A miss here reads the pack directory again, so that the lookups below,
+    // which do not, see packs written since through other handles (the copy
+    // in a thread of its own).
+    if have.is_some_and(|odb| odb.exists(commit)) {
+        return Ok(0);
+    }
+    let has = |id| has_object(have, id);
+    let found = from.find_commit(commit).context("find a commit to keep")?;
+    let mut commits: Vec<Oid> = if with_parents {
+        found.parent_ids().collect()
+    } else {
+        Vec::new()
+    };
+    commits.push(commit);
+    let mut missing = Vec::new();
+    let mut seen = HashSet::new();
+    let mut last = Vec::new();
+    for id in commits {
+        // A commit may name the same parent twice.
+        if !seen.insert(id) || has(id) {
+            continue;
+        }
+        let commit = from.find_commit(id).context("find a commit to keep")?;
+        missing_closure(from, have, commit.tree_id(), &mut seen, &mut missing)?;
+        last.push(id);
+    }
+    write_objects(from, to, &missing)?;
+    write_objects(from, to, &last)?;
+    Ok(missing.len() + last.len())
+}
+
+/// Whether `have` holds `id`, without reading the pack directory again when
+/// it does not: a first copy asks about 100,000 objects the store lacks.
+fn has_object(have: Option<&git2::Odb<'_>>, id: Oid) -> bool {
+    have.is_some_and(|odb| odb.exists_ext(id, git2::OdbLookupFlags::NO_REFRESH))
+}
+
+/// Adds to `missing` every object of tree `tree` that `have` lacks (all,
+/// without `have`), children before the trees that hold them. A tree `have`
+/// has is taken to be complete.
+fn missing_closure(
+    from: &Repository,
+    have: Option<&git2::Odb<'_>>,
     tree: Oid,
     seen: &mut HashSet<Oid>,
     missing: &mut Vec<Oid>,
 ) -> Result<(), Error> {
-    if !seen.insert(tree) || to.exists(tree) {
+    if !seen.insert(tree) || has_object(have, tree) {
         return Ok(());
     }
     let found = from.find_tree(tree).context("find a tree to keep")?;
     for entry in found.iter() {
         match entry.kind() {
-            Some(ObjectType::Tree) => missing_closure(from, to, entry.id(), seen, missing)?,
-            Some(ObjectType::Blob) if seen.insert(entry.id()) && !to.exists(entry.id()) => {
+            Some(ObjectType::Tree) => missing_closure(from, have, entry.id(), seen, missing)?,
+            Some(ObjectType::Blob) if seen.insert(entry.id()) && !has_object(have, entry.id()) => {
                 missing.push(entry.id());
             }
             // Blobs seen or kept already; a submodule's commit, in its own repository.
@@ -510,5 +551,93 @@ mod tests {
         assert!(to.find_commit(big_commit).is_ok());
         assert!(has_commit(&to, big_commit) && has_commit(&to, child));
         assert!(!has_commit(&to, Oid::ZERO_SHA1));
+    }
+
+    /// A commit on `parent` in `repo` with `path` (in directory `odd` or
+    /// `even`) set to `content`, and `parents` as its parents.
+    fn change(repo: &Repository, parents: &[Oid], path: &str, content: &str) -> Oid {
+        let base = repo.find_commit(parents[0]).unwrap().tree().unwrap();
+        let blob = repo.blob(content.as_bytes()).unwrap();
+        let (dir, name) = path.split_once('/').unwrap();
+        let sub = repo.find_tree(base.get_name(dir).unwrap().id()).unwrap();
+        let mut sub = repo.treebuilder(Some(&sub)).unwrap();
+        sub.insert(name, blob, 0o100_644).unwrap();
+        let sub = sub.write().unwrap();
+        let mut root = repo.treebuilder(Some(&base)).unwrap();
+        root.insert(dir, sub, 0o040_000).unwrap();
+        let tree = repo.find_tree(root.write().unwrap()).unwrap();
+        let me = git2::Signature::now("t", "t@example.org").unwrap();
+        let parents: Vec<_> = parents
+            .iter()
+            .map(|p| repo.find_commit(*p).unwrap())
+            .collect();
+        let parents: Vec<_> = parents.iter().collect();
+        repo.commit(None, &me, &me, "change", &tree, &parents)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_checkpoint_copies_only_what_changed() {
+        let (_dir, from, first) = repo_with(PACK_THRESHOLD + 10);
+        let store_dir = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(store_dir.path()).unwrap();
+        // Another handle, as the session's is beside the copy's thread: a
+        // pack written since is found, and nothing is copied twice.
+        let older = Repository::open_bare(store_dir.path()).unwrap();
+        assert!(!older.odb().unwrap().exists(first), "it has looked once");
+        assert_eq!(
+            copy_commit(&from, &to, first, false).unwrap(),
+            PACK_THRESHOLD + 14
+        );
+        // One changed file: its blob, its directory's tree, the root tree, the commit.
+        let second = change(&from, &[first], "odd/f1", "changed\n");
+        assert_eq!(copy_commit(&from, &older, second, false).unwrap(), 4);
+        // With its parent, which the store has: the same four, the parent not again.
+        let third = change(&from, &[second], "even/f0", "changed too\n");
+        assert_eq!(copy_commit(&from, &older, third, true).unwrap(), 4);
+        // A commit naming one parent twice, whose tree the store has: the commit alone.
+        let twice = {
+            let me = git2::Signature::now("t", "t@example.org").unwrap();
+            let parent = from.find_commit(third).unwrap();
+            from.commit(
+                None,
+                &me,
+                &me,
+                "m",
+                &parent.tree().unwrap(),
+                &[&parent, &parent],
+            )
+            .unwrap()
+        };
+        assert_eq!(copy_commit(&from, &older, twice, true).unwrap(), 1);
+        assert!(has_commit(&to, twice));
+    }
+
+    #[test]
+    fn a_rewrite_trusts_nothing_the_repository_has() {
+        let (_dir, from, commit) = repo_with(3);
+        let other = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(other.path()).unwrap();
+        assert_eq!(copy_commit(&from, &to, commit, false).unwrap(), 7);
+        // Everything is there, and still all of it is written again, once.
+        assert_eq!(rewrite_commit(&to, &from, commit).unwrap(), 7);
+        let child = change(&from, &[commit], "odd/f1", "x\n");
+        let twice = {
+            let me = git2::Signature::now("t", "t@example.org").unwrap();
+            let parent = from.find_commit(child).unwrap();
+            from.commit(
+                None,
+                &me,
+                &me,
+                "m",
+                &parent.tree().unwrap(),
+                &[&parent, &parent],
+            )
+            .unwrap()
+        };
+        // The commit and its parent (named twice), which share one tree:
+        // 2 commits, the root tree, 2 directory trees, 3 blobs.
+        assert_eq!(rewrite_commit(&from, &to, twice).unwrap(), 8);
+        assert!(has_commit(&to, twice) && has_commit(&to, child));
     }
 }
