@@ -10,7 +10,7 @@ use crate::diff::{self, Diff};
 use crate::error::GitContext;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
-use crate::store::{self, Copying, Store};
+use crate::store::{self, Copying, Packer, Store};
 use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
 
 /// How [`Session::begin`] starts a run.
@@ -698,7 +698,12 @@ impl Session {
         let mut found = Vec::new();
         for (name, expected) in self.expected_refs() {
             if !store::has_commit(&workspace_odb, expected) {
-                store::rewrite_commit(self.store.repo(), &workspace_odb, expected)?;
+                store::rewrite_commit(
+                    self.store.repo(),
+                    &workspace_odb,
+                    expected,
+                    Packer::for_this_machine(),
+                )?;
                 found.push(Tampering::ObjectsRestored { name: name.clone() });
             }
             let actual = workspace_odb.refname_to_id(&name).ok();
@@ -937,7 +942,15 @@ impl Session {
         with_parents: bool,
         message: &str,
     ) -> Result<(), Error> {
-        store::copy_commit(&self.repo, self.store.repo(), commit, with_parents)?;
+        // libgit2's packer: this handle also reads the store's objects, which
+        // git would not find, and a step's copy is a few objects.
+        store::copy_commit(
+            &self.repo,
+            self.store.repo(),
+            commit,
+            with_parents,
+            Packer::Libgit2,
+        )?;
         let name = self.run_ref(leaf);
         self.store.set_ref(&name, commit, message)?;
         if self.mode == Mode::Workspace {
