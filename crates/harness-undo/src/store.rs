@@ -4,7 +4,8 @@
 //! A command the agent runs can delete or rewrite the workspace's `.git`
 //! (`rm -rf .git`, `git update-ref -d` then `git gc --prune=now`), and with it
 //! every object a snapshot lives in. So each recorded state, checkpoint and
-//! saved state is also copied, object by object, into a bare repository under
+//! saved state is also copied (the objects the store lacks: loose when few,
+//! else as one pack, checked to hold them all) into a bare repository under
 //! `$XDG_STATE_HOME/harness/` (by default `~/.local/state/harness/`), named
 //! after the workspace's path, with refs of its own and the run metadata
 //! beside them. The copy holds real objects, never alternates into the
