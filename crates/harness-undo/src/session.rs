@@ -10,7 +10,7 @@ use crate::diff::{self, Diff};
 use crate::error::GitContext;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
-use crate::store::{self, Copying, Store};
+use crate::store::{self, Copying, Packer, Store};
 use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
 
 /// How [`Session::begin`] starts a run.
@@ -698,7 +698,12 @@ impl Session {
         let mut found = Vec::new();
         for (name, expected) in self.expected_refs() {
             if !store::has_commit(&workspace_odb, expected) {
-                store::copy_commit(self.store.repo(), &workspace_odb, expected, true)?;
+                store::rewrite_commit(
+                    self.store.repo(),
+                    &workspace_odb,
+                    expected,
+                    Packer::for_this_machine(),
+                )?;
                 found.push(Tampering::ObjectsRestored { name: name.clone() });
             }
             let actual = workspace_odb.refname_to_id(&name).ok();
@@ -937,7 +942,15 @@ impl Session {
         with_parents: bool,
         message: &str,
     ) -> Result<(), Error> {
-        store::copy_commit(&self.repo, self.store.repo(), commit, with_parents)?;
+        // libgit2's packer: this handle also reads the store's objects, which
+        // git would not find, and a step's copy is a few objects.
+        store::copy_commit(
+            &self.repo,
+            self.store.repo(),
+            commit,
+            with_parents,
+            Packer::Libgit2,
+        )?;
         let name = self.run_ref(leaf);
         self.store.set_ref(&name, commit, message)?;
         if self.mode == Mode::Workspace {
@@ -1133,29 +1146,16 @@ fn delete_refs(repo: &Repository, id: &RunId) {
     }
 }
 
-/// True if and only if git ignores `path`, or would once it exists: a
-/// pattern such as `build/` matches only directories, so each ancestor is
-/// asked about as a directory too.
+/// True if and only if git ignores `path`, or would once it exists.
+///
+/// libgit2 asks about the path, then about each of its directories as a
+/// directory whether or not it exists yet, so that a pattern such as
+/// `build/`, which matches only directories, covers `build/new.o` before
+/// `build/` is made, and a file below an excluded directory is ignored even
+/// where a later rule (`!build/keep.cfg`) names it, as git has it.
 fn is_ignored_even_if_missing(repo: &Repository, path: &Path) -> Result<bool, Error> {
-    let ask = |p: &Path| {
-        repo.is_path_ignored(p)
-            .context(format_args!("check whether git ignores {}", p.display()))
-    };
-    if ask(path)? {
-        return Ok(true);
-    }
-    for ancestor in path
-        .ancestors()
-        .skip(1)
-        .filter(|a| !a.as_os_str().is_empty())
-    {
-        let mut dir = ancestor.as_os_str().to_owned();
-        dir.push("/");
-        if ask(Path::new(&dir))? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    repo.is_path_ignored(path)
+        .context(format_args!("check whether git ignores {}", path.display()))
 }
 
 /// `path` as UTF-8 text when it is relative and made of plain names only

@@ -35,6 +35,12 @@ const NAME: &str = "a_killed_run_is_undone_and_redone_from_a_new_process";
 const HOSTILE_NAME: &str =
     "a_run_killed_right_after_a_hostile_command_is_undone_from_a_new_process";
 
+/// The third: the process ends on its own right after begin.
+const ENDED_NAME: &str = "a_process_ending_right_after_begin_leaves_its_snapshot_in_the_store";
+
+/// Set in the child's environment to make it begin a run and end at once.
+const ENDS: &str = "HARNESS_UNDO_ABANDONED_ENDS";
+
 /// The commands the second test runs in the child, as a model would.
 const HOSTILE_COMMANDS: &[&str] = &[
     "rm -rf .git",
@@ -45,6 +51,9 @@ const HOSTILE_COMMANDS: &[&str] = &[
 
 fn main() {
     if let Some(root) = std::env::var_os(CHILD) {
+        if std::env::var_os(ENDS).is_some() {
+            return ending_child(Path::new(&root));
+        }
         return match std::env::var(HOSTILE) {
             Ok(script) => hostile_child(Path::new(&root), &script),
             Err(_) => child(Path::new(&root)),
@@ -57,6 +66,7 @@ fn main() {
         if !flag("--ignored") {
             println!("{NAME}: test");
             println!("{HOSTILE_NAME}: test");
+            println!("{ENDED_NAME}: test");
         }
         return;
     }
@@ -82,6 +92,10 @@ fn main() {
     if selected(HOSTILE_NAME) {
         hostile_parent();
         println!("test {HOSTILE_NAME} ... ok");
+    }
+    if selected(ENDED_NAME) {
+        ending_parent();
+        println!("test {ENDED_NAME} ... ok");
     }
 }
 
@@ -198,4 +212,41 @@ fn parent() {
     let mut again = Session::open(&repo.root, &run.id).unwrap();
     again.redo(Force::No).unwrap();
     assert_eq!(repo.tree(), agents);
+}
+
+/// Begins a run on a dirty tree and ends the process at once: the copy of
+/// the pre-run state into the store runs in a thread, which the end of the
+/// process would cut off unless the session waits for it when dropped.
+fn ending_child(root: &Path) {
+    let options = BeginOptions {
+        allow_dirty: true,
+        ..BeginOptions::default()
+    };
+    drop(Session::begin(root, options).unwrap());
+}
+
+fn ending_parent() {
+    let repo = Repo::with_files(&[("a.txt", "committed\n")]);
+    repo.write("a.txt", "the user's uncommitted edit\n");
+    // Enough objects that their copy takes longer than ending a process.
+    for n in 0..2000 {
+        repo.write(&format!("notes/{n}.md"), format!("the user's note {n}\n"));
+    }
+    let before = repo.tree();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, &repo.root)
+        .env(ENDS, "1")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The workspace's copy is gone; only the store's is left.
+    std::fs::remove_dir_all(repo.path(".git")).unwrap();
+    std::fs::write(repo.path("a.txt"), "overwritten\n").unwrap();
+    let run = Session::latest(&repo.root)
+        .unwrap()
+        .expect("the run is recorded");
+    let mut session = Session::open(&repo.root, &run.id).unwrap();
+    let undone = session.undo(Force::No).unwrap();
+    assert!(undone.repository_missing);
+    assert_eq!(repo.tree(), before);
 }

@@ -206,6 +206,42 @@ fn verify_puts_back_deleted_and_moved_refs_and_pruned_objects() {
 }
 
 #[test]
+fn verify_puts_back_one_deleted_object_of_the_pre_run_state() {
+    let repo = dirty_project();
+    let mut session = begin_dirty(&repo);
+    // As the agent does before each command.
+    session.wait_for_store().unwrap();
+    let id = session.id().clone();
+    let tree = repo.git(&["rev-parse", &format!("harness/{id}^{{tree}}")]);
+    let tree = tree.trim();
+    // Its commit stays: only the tree's file is deleted, as `rm` would.
+    shell(
+        &repo,
+        &format!("rm -f .git/objects/{}/{}", &tree[..2], &tree[2..]),
+    );
+    let diff = ["diff", "--stat", &format!("harness/{id}")];
+    assert!(
+        !common::git_command(&repo.root)
+            .args(diff)
+            .output()
+            .unwrap()
+            .status
+            .success(),
+        "git cannot read the snapshot without its tree"
+    );
+    let found = session.verify().unwrap();
+    assert!(
+        found.contains(&Tampering::ObjectsRestored {
+            name: format!("refs/harness/{id}/pre")
+        }),
+        "{found:?}"
+    );
+    // The user's own git reads the snapshot again.
+    repo.git(&diff);
+    assert_eq!(session.verify().unwrap(), Vec::new());
+}
+
+#[test]
 fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
     let repo = dirty_project();
     let mut session = begin_dirty(&repo);
@@ -495,6 +531,56 @@ fn ignored_files_commands_changed_are_counted_as_not_undoable() {
     assert_eq!(count, 25);
     assert_eq!(first.len(), 20);
     assert_eq!(first[0], Path::new("target/out/00"));
+}
+
+#[test]
+fn a_file_git_ignores_through_its_directory_is_saved_though_a_rule_names_it_again() {
+    // git cannot re-include a file whose directory is excluded: `keep.cfg`
+    // is ignored, whatever the second rule says, and no snapshot holds it.
+    let repo = Repo::with_files(&[(".gitignore", "build/\n!build/keep.cfg\n"), ("x", "")]);
+    repo.write("build/keep.cfg", "the user's\n");
+    assert_eq!(
+        repo.git(&["check-ignore", "build/keep.cfg"]).trim(),
+        "build/keep.cfg"
+    );
+    let before = repo.tree();
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    assert!(session.protect(Path::new("build/keep.cfg")).unwrap());
+    repo.write("build/keep.cfg", "the model's\n");
+    session.checkpoint("write_file").unwrap().unwrap();
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before);
+}
+
+#[test]
+fn an_older_checkpoint_pruned_from_the_workspace_is_read_from_the_store() {
+    let repo = Repo::with_files(&[("a.txt", "original\n")]);
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    for step in 1..=3 {
+        repo.write("a.txt", format!("step {step}\n"));
+        session
+            .checkpoint(&format!("step {step}"))
+            .unwrap()
+            .unwrap();
+    }
+    shell(&repo, PRUNE_ATTACK);
+    // The agent's check after the command puts back the refs and the objects
+    // they point to, not every older checkpoint's: those stay in the store.
+    assert!(!session.verify().unwrap().is_empty());
+    let first_checkpoint = |session: &mut Session| {
+        let diff = session
+            .diff(harness_undo::DiffTarget::Checkpoint(1))
+            .unwrap();
+        diff.files[0].patch.clone()
+    };
+    let patch = first_checkpoint(&mut session);
+    assert!(patch.contains("+step 1"), "{patch}");
+    // And from a new process, which opens the workspace's repository anew.
+    let id = session.id().clone();
+    drop(session);
+    let mut opened = Session::open(&repo.root, &id).unwrap();
+    let patch = first_checkpoint(&mut opened);
+    assert!(patch.contains("+step 1"), "{patch}");
 }
 
 /// The bytes of the files below `dir`, as `du --apparent-size` counts them.
