@@ -12,7 +12,11 @@
 //!    a run in progress (the registry of running children, which pins each
 //!    pid by leaving the child unreaped while it is listed). Nothing a process
 //!    can set about itself (its environment, session, group or name) protects
-//!    an orphan;
+//!    an orphan. Orphans are read only from this process's own lists of
+//!    children (`/proc/self/task/*/children`), never picked out of all
+//!    processes, so no mistake in telling them apart can reach a process that
+//!    is not a child of this one (a kernel without `CONFIG_PROC_CHILDREN`
+//!    lists none, and orphans are then found only as in 1, 3 and 4);
 //! 3. **marked** with the run's marker: the child's environment carries a
 //!    variable `HARNESS_EXEC_RUN_<token>=1` whose token is 128 bits from the
 //!    kernel's random source, and every descendant inherits it unless it
@@ -37,7 +41,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
-use std::io;
+use std::io::{self, Read as _};
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -192,19 +196,6 @@ pub(crate) struct Tree {
     started: u64,
 }
 
-/// What a process is to the run, before its ancestry is considered.
-#[derive(Debug, PartialEq, Eq)]
-enum Kinship {
-    /// Alive and the run's by itself: to be killed, with its descendants.
-    Member,
-    /// A dead orphan re-parented to this process: to be reaped.
-    AdoptedZombie,
-    /// Exited: nothing to kill.
-    Gone,
-    /// Alive, and the run's only if an ancestor is.
-    Unrelated,
-}
-
 impl Tree {
     /// The processes of the run whose direct child is `child` (started, not
     /// yet reaped), marked with `marker`.
@@ -266,25 +257,29 @@ impl Tree {
         // would be unregistered, and before its `exec` it does not even
         // carry its run's marker yet.
         let running = running();
-        let context = Context {
-            me: getpid(),
-            subreaper: is_subreaper(),
-            running: &running,
+        let orphans = if is_subreaper() {
+            live_orphans(&running)
+        } else {
+            Vec::new()
         };
         let processes: HashMap<Pid, Stat> = all_pids()
             .filter_map(|pid| Some((pid, Stat::read(pid)?)))
             .collect();
         let mut victims = Vec::new();
-        for pid in self.members(&processes, &context) {
+        for pid in self.members(&processes, &orphans) {
             // Between reading /proc and opening the pidfd the process may
             // have exited and its pid been reused: only the process seen in
             // the scan (same start) is signalled. One that is exiting now is
-            // still a victim: the next pass must look again, to reap it.
+            // still a victim: the next pass must look again, to reap it. A
+            // member the scan did not see is an orphan, an unreaped child of
+            // this process: its pid cannot have been reused.
             let Ok(pidfd) = pidfd_open(pid, PidfdFlags::empty()) else {
                 continue;
             };
-            let seen = &processes[&pid];
-            if Stat::read(pid).is_some_and(|now| now.started == seen.started) {
+            let same = processes
+                .get(&pid)
+                .is_none_or(|seen| Stat::read(pid).is_some_and(|now| now.started == seen.started));
+            if same {
                 // ESRCH: it has just exited, which is what was wanted.
                 let _ = pidfd_send_signal(&pidfd, signal);
                 victims.push(pidfd);
@@ -293,25 +288,25 @@ impl Tree {
         victims
     }
 
-    /// The live processes of the run among `processes`, after reaping the
-    /// adopted zombies among them.
-    fn members(&self, processes: &HashMap<Pid, Stat>, context: &Context<'_>) -> HashSet<Pid> {
-        let mut members = HashSet::new();
+    /// The live processes of the run: the live `orphans`, and those among
+    /// `processes` that are the run's by group or marker, each with all its
+    /// descendants.
+    fn members(&self, processes: &HashMap<Pid, Stat>, orphans: &[Pid]) -> HashSet<Pid> {
+        // An orphan is ours, whatever it claims: its environment, session
+        // and group are its own to forge.
+        let mut members: HashSet<Pid> = orphans.iter().copied().collect();
         let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
         for (&pid, stat) in processes {
-            match self.kinship(pid, stat, context) {
-                Kinship::Member => {
-                    members.insert(pid);
-                }
-                Kinship::AdoptedZombie => {
-                    let _ = waitpid(Some(pid), WaitOptions::NOHANG);
-                }
-                Kinship::Gone => {}
-                Kinship::Unrelated => {
-                    if let Some(parent) = stat.parent {
-                        children.entry(parent).or_default().push(pid);
-                    }
-                }
+            if stat.exited() {
+                continue;
+            }
+            // Started since the run's child, and in its group or marked. (Not
+            // a function of its own: a mutant making that return `true`
+            // would kill every process on the machine.)
+            if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
+                members.insert(pid);
+            } else if let Some(parent) = stat.parent {
+                children.entry(parent).or_default().push(pid);
             }
         }
         // Everything a member started is the run's too, however far down.
@@ -326,28 +321,6 @@ impl Tree {
         members
     }
 
-    /// What `pid` is to the run by itself.
-    fn kinship(&self, pid: Pid, stat: &Stat, context: &Context<'_>) -> Kinship {
-        let adopted =
-            context.subreaper && stat.parent == Some(context.me) && !context.running.contains(&pid);
-        if stat.exited() {
-            return if adopted {
-                Kinship::AdoptedZombie
-            } else {
-                Kinship::Gone
-            };
-        }
-        // An orphan is ours, whatever it claims: its environment, session
-        // and group are its own to forge.
-        if adopted {
-            return Kinship::Member;
-        }
-        if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
-            return Kinship::Member;
-        }
-        Kinship::Unrelated
-    }
-
     /// True if and only if the environment of `pid` carries the run's marker.
     fn marks(&self, pid: Pid) -> bool {
         fs::read(format!("/proc/{}/environ", pid.as_raw_nonzero())).is_ok_and(|environ| {
@@ -358,14 +331,42 @@ impl Tree {
     }
 }
 
-/// Facts about this process, read once per pass.
-struct Context<'a> {
-    /// This process.
-    me: Pid,
-    /// Whether orphans are re-parented to this process.
-    subreaper: bool,
-    /// The direct children of runs in progress.
-    running: &'a [Pid],
+/// The children of this process that are alive and are not the direct child
+/// of a run in progress (`running`): orphans re-parented to this subreaper.
+/// Those that have exited are reaped on the way.
+fn live_orphans(running: &[Pid]) -> Vec<Pid> {
+    own_children()
+        .into_iter()
+        .filter(|pid| !running.contains(pid))
+        // A child that has exited is reaped here (its pid was pinned until
+        // now); one still running, or a leader whose other threads run, is
+        // not, and stays an orphan to kill.
+        .filter(|&pid| matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)))
+        .collect()
+}
+
+/// The children of every thread of this process, as the kernel lists them.
+fn own_children() -> Vec<Pid> {
+    let mut children = Vec::new();
+    for task in fs::read_dir("/proc/self/task").into_iter().flatten() {
+        let Ok(task) = task else { continue };
+        // One read of a large buffer: the kernel lists a page of children
+        // in one go, and each further read starts over from a position that
+        // children exiting meanwhile may shift. One missed so is found by
+        // the killer's next pass, which comes because victims were found.
+        let mut text = Vec::with_capacity(64 * 1024);
+        let read = fs::File::open(task.path().join("children"))
+            .and_then(|mut file| file.read_to_end(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        children.extend(
+            String::from_utf8_lossy(&text)
+                .split_whitespace()
+                .filter_map(pid_from),
+        );
+    }
+    children
 }
 
 /// True if and only if this process is a child subreaper.
