@@ -129,9 +129,12 @@ pub(crate) fn reap_registered<T>(pid: Pid, reap: impl FnOnce() -> T) -> T {
 }
 
 fn running() -> std::sync::MutexGuard<'static, Vec<Pid>> {
-    // A panic while the lock was held leaves a plain list of pids, still valid.
-    RUNNING
-        .lock()
+    lock(&RUNNING)
+}
+
+/// Locks `list`: a panic while it was held leaves a plain list, still valid.
+fn lock<T>(list: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
+    list.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -194,6 +197,12 @@ pub(crate) struct Tree {
     /// When the direct child started, in clock ticks since boot: no process
     /// started before it is in the run's group or carries its marker.
     started: u64,
+    /// The processes [`Tree::signal`] found (pid and start): once the run's,
+    /// a process stays the run's even after it has left the tree (its marked
+    /// parent died of the signal, re-parenting it to init), so
+    /// [`Tree::kill`] kills these too. Pids, not pidfds: a fork storm at
+    /// the deadline must not use up this process's descriptors.
+    signalled: Mutex<Vec<(Pid, u64)>>,
 }
 
 impl Tree {
@@ -207,6 +216,7 @@ impl Tree {
             group: child,
             marker: marker.entry(),
             started,
+            signalled: Mutex::new(Vec::new()),
         }
     }
 
@@ -222,7 +232,8 @@ impl Tree {
         // The group in one system call first: it also reaches members that
         // fork while the scan below is under way.
         self.signal_group(signal);
-        self.find_and_signal(signal);
+        let found = self.find_and_signal(signal);
+        lock(&self.signalled).extend(found.into_iter().map(|(_, seen)| seen));
     }
 
     /// Kills every process of the run and waits until they are gone.
@@ -231,12 +242,36 @@ impl Tree {
     /// faster than 16 passes can kill, or a process is stuck in the kernel for
     /// longer than the 2 s each pass waits.
     pub(crate) fn kill(&self) {
+        // Stopped with the others, killed after them: what was signalled
+        // before may no longer be in the tree the passes find.
+        let earlier: Vec<OwnedFd> = std::mem::take(&mut *lock(&self.signalled))
+            .into_iter()
+            .filter_map(|(pid, started)| open_same(pid, Some(started)))
+            .collect();
+        for pidfd in &earlier {
+            // ESRCH: it has exited since, which is what was wanted.
+            let _ = pidfd_send_signal(pidfd, Signal::STOP);
+        }
+        self.kill_tree();
+        for pidfd in &earlier {
+            let _ = pidfd_send_signal(pidfd, Signal::KILL);
+        }
+        wait_until_gone(&earlier, Instant::now() + KILL_WAIT);
+    }
+
+    /// Kills every process in the run's tree, pass after pass until a pass
+    /// finds none.
+    fn kill_tree(&self) {
         for _ in 0..KILL_PASSES {
             // Stopped first, all of them, then killed: a process whose child
             // is killed before it cannot react (a shell would run its next
             // command in the moment between the two kills).
             self.signal_group(Signal::STOP);
-            let victims = self.find_and_signal(Signal::STOP);
+            let victims: Vec<OwnedFd> = self
+                .find_and_signal(Signal::STOP)
+                .into_iter()
+                .map(|(pidfd, _)| pidfd)
+                .collect();
             self.signal_group(Signal::KILL);
             for victim in &victims {
                 // ESRCH: it has exited meanwhile.
@@ -251,8 +286,8 @@ impl Tree {
     }
 
     /// Signals every live process of the run, reaps adopted zombies, and
-    /// returns pidfds of the processes signalled.
-    fn find_and_signal(&self, signal: Signal) -> Vec<OwnedFd> {
+    /// returns a pidfd of each process signalled, with its pid and start.
+    fn find_and_signal(&self, signal: Signal) -> Vec<(OwnedFd, (Pid, u64))> {
         // The registry stays locked for the whole pass: a child spawned now
         // would be unregistered, and before its `exec` it does not even
         // carry its run's marker yet.
@@ -267,22 +302,15 @@ impl Tree {
             .collect();
         let mut victims = Vec::new();
         for pid in self.members(&processes, &orphans) {
-            // Between reading /proc and opening the pidfd the process may
-            // have exited and its pid been reused: only the process seen in
-            // the scan (same start) is signalled. One that is exiting now is
-            // still a victim: the next pass must look again, to reap it. A
-            // member the scan did not see is an orphan, an unreaped child of
-            // this process: its pid cannot have been reused.
-            let Ok(pidfd) = pidfd_open(pid, PidfdFlags::empty()) else {
-                continue;
-            };
-            let same = processes
-                .get(&pid)
-                .is_none_or(|seen| Stat::read(pid).is_some_and(|now| now.started == seen.started));
-            if same {
+            // One that is exiting now is still a victim: the next pass
+            // must look again, to reap it. A member the scan did not see is
+            // an orphan, an unreaped child of this process: its pid cannot
+            // have been reused.
+            let started = processes.get(&pid).map(|seen| seen.started);
+            if let Some(pidfd) = open_same(pid, started) {
                 // ESRCH: it has just exited, which is what was wanted.
                 let _ = pidfd_send_signal(&pidfd, signal);
-                victims.push(pidfd);
+                victims.push((pidfd, (pid, started.unwrap_or(0))));
             }
         }
         victims
@@ -329,6 +357,15 @@ impl Tree {
                 .any(|entry| entry == self.marker.as_slice())
         })
     }
+}
+
+/// A pidfd of process `pid`, if it is still the process that started at
+/// `started` (any process when `None`): between reading `/proc` and opening
+/// the pidfd the process may have exited and its pid been reused.
+fn open_same(pid: Pid, started: Option<u64>) -> Option<OwnedFd> {
+    let pidfd = pidfd_open(pid, PidfdFlags::empty()).ok()?;
+    let same = started.is_none_or(|seen| Stat::read(pid).is_some_and(|now| now.started == seen));
+    same.then_some(pidfd)
 }
 
 /// The children of this process that are alive and are not the direct child

@@ -231,3 +231,25 @@ fn a_descendant_of_an_escapee_that_cleared_its_environment_is_killed() {
         );
     }
 }
+
+#[test]
+fn a_descendant_that_ignores_sigterm_and_loses_its_marked_parent_is_killed() {
+    // Without the subreaper: at the timeout SIGTERM ends the marked escapee,
+    // which re-parents its unmarked child (it ignores SIGTERM) to init, out
+    // of the tree. Found once, it is the run's: it must die before `run`
+    // returns.
+    let script = "setsid sh -c 'env -i sh -c \"trap \\\"\\\" TERM; echo \\$\\$ > pid; \
+                  exec sleep 1000\" & wait' >/dev/null 2>&1 & \
+                  until [ -s pid ]; do sleep 0.01; done; cat pid; sleep 100";
+    let outcome = run(&["sh", "-c", script], Duration::from_secs(2));
+    assert_eq!(outcome.status(), Status::TimedOut(Duration::from_secs(2)));
+    let unmarked = pid_on_line(&outcome, 0);
+    let survived = alive(unmarked);
+    if survived {
+        // Leave nothing behind for the other tests.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &unmarked.to_string()])
+            .status();
+    }
+    assert!(!survived, "{unmarked} survived the timeout");
+}
