@@ -242,36 +242,27 @@ impl Tree {
     /// faster than 16 passes can kill, or a process is stuck in the kernel for
     /// longer than the 2 s each pass waits.
     pub(crate) fn kill(&self) {
-        // Stopped with the others, killed after them: what was signalled
-        // before may no longer be in the tree the passes find.
-        let earlier: Vec<OwnedFd> = std::mem::take(&mut *lock(&self.signalled))
+        // What was signalled before may no longer be in the tree the passes
+        // find: it is stopped, killed and waited for with the first pass.
+        let mut earlier: Vec<OwnedFd> = std::mem::take(&mut *lock(&self.signalled))
             .into_iter()
             .filter_map(|(pid, started)| open_same(pid, Some(started)))
             .collect();
-        for pidfd in &earlier {
-            // ESRCH: it has exited since, which is what was wanted.
-            let _ = pidfd_send_signal(pidfd, Signal::STOP);
-        }
-        self.kill_tree();
-        for pidfd in &earlier {
-            let _ = pidfd_send_signal(pidfd, Signal::KILL);
-        }
-        wait_until_gone(&earlier, Instant::now() + KILL_WAIT);
-    }
-
-    /// Kills every process in the run's tree, pass after pass until a pass
-    /// finds none.
-    fn kill_tree(&self) {
         for _ in 0..KILL_PASSES {
             // Stopped first, all of them, then killed: a process whose child
             // is killed before it cannot react (a shell would run its next
             // command in the moment between the two kills).
             self.signal_group(Signal::STOP);
-            let victims: Vec<OwnedFd> = self
+            for pidfd in &earlier {
+                // ESRCH: it has exited since, which is what was wanted.
+                let _ = pidfd_send_signal(pidfd, Signal::STOP);
+            }
+            let mut victims: Vec<OwnedFd> = self
                 .find_and_signal(Signal::STOP)
                 .into_iter()
                 .map(|(pidfd, _)| pidfd)
                 .collect();
+            victims.append(&mut earlier);
             self.signal_group(Signal::KILL);
             for victim in &victims {
                 // ESRCH: it has exited meanwhile.
