@@ -362,9 +362,10 @@ const TABLE: &[Launcher] = &[
     },
     Launcher {
         // A resource's value is optional, so attached: `--nofile=1024`, `-n1024`.
-        short_flags: "rv",
+        // Every short letter but `-p` and `-o` is a resource (`-v` is
+        // `--as`); `--raw` and `--verbose` have none.
         short_values: "po",
-        short_optional: "cdefilmnqrstuxy",
+        short_optional: "cdefilmnqrstuvxy",
         long_flags: &[
             "noheadings",
             "raw",
@@ -1043,6 +1044,7 @@ mod tests {
                 &[
                     "prlimit",
                     "-r",
+                    "-v100",
                     "-p",
                     "1",
                     "-n10",
