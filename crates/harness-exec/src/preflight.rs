@@ -142,7 +142,16 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
     if let Some(unavailable) = missing_before_probing(tier, kernel_abi(), bwrap_found) {
         return Err(unavailable);
     }
-    let scratch = Scratch::create().map_err(|error| {
+    probe_in(tier, &std::env::temp_dir(), PROBE_SCRIPT)
+}
+
+/// The probe's command: it writes once in its workspace and once next to it.
+const PROBE_SCRIPT: &str = "echo > sub/probe; echo > ../outside; exit 0";
+
+/// Runs `script` under `tier` in a scratch directory made under `base` (and
+/// removed afterwards), and judges what it did with [`verdict`].
+fn probe_in(tier: Tier, base: &Path, script: &str) -> Result<(), Unavailable> {
+    let scratch = Scratch::create(base).map_err(|error| {
         Unavailable::new(
             tier,
             format!("cannot create a scratch directory for the probe: {error}"),
@@ -150,8 +159,6 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
         )
     })?;
     let workspace = scratch.path.join("workspace");
-    let inside = workspace.join("sub/probe");
-    let outside = scratch.path.join("outside");
     let result = fs::create_dir_all(workspace.join("sub"))
         .map_err(ProbeError::Setup)
         .and_then(|()| {
@@ -160,36 +167,71 @@ pub fn probe(tier: Tier) -> Result<(), Unavailable> {
                 .isolation(Isolation::new(tier, confinement))
                 .run(
                     // Absolute: the probe tests the tier, not the PATH.
-                    &[
-                        "/bin/sh",
-                        "-c",
-                        "echo > sub/probe; echo > ../outside; exit 0",
-                    ],
+                    &["/bin/sh", "-c", script],
                     &RunOptions::new(&workspace).timeout(Duration::from_secs(10)),
                 )
                 .map_err(ProbeError::Run)
         });
-    let result = match result {
+    let ran = match result {
         // The tier itself named why it cannot run (no bwrap, no Landlock).
         Err(ProbeError::Run(crate::Error::Isolation(unavailable))) => return Err(unavailable),
-        Err(error) => Err(error.to_string()),
-        Ok(outcome) => Ok(outcome),
+        Err(error) => Ran::NotRun(error.to_string()),
+        Ok(outcome) if outcome.is_success() => Ran::Succeeded,
+        Ok(outcome) => Ran::Failed(outcome.to_model_text().replace('\n', " ")),
     };
-    let broken = |reason: String| Err(diagnose(tier, reason));
-    match result {
-        Err(error) => broken(error),
-        Ok(outcome) if !outcome.is_success() => broken(format!(
-            "the probe command failed: {}",
-            outcome.to_model_text().replace('\n', " ")
-        )),
-        Ok(_) if !inside.exists() => {
-            broken("a command under it could not write in its workspace".into())
-        }
-        Ok(_) if outside.exists() => broken(
+    let seen = Sighting {
+        ran,
+        wrote_inside: workspace.join("sub/probe").exists(),
+        wrote_outside: scratch.path.join("outside").exists(),
+    };
+    verdict(seen).map_err(|reason| Unavailable::new(tier, reason, fix(tier, &host_facts())))
+}
+
+/// What became of the probe's command.
+#[derive(Debug)]
+enum Ran {
+    /// It could not be started, or not waited for: why.
+    NotRun(String),
+    /// It ran and failed: what it reported.
+    Failed(String),
+    /// It ran and exited 0.
+    Succeeded,
+}
+
+/// What the probe saw its command do.
+#[derive(Debug)]
+struct Sighting {
+    ran: Ran,
+    /// The file it was to write in its workspace exists.
+    wrote_inside: bool,
+    /// The file it was to write outside its workspace exists.
+    wrote_outside: bool,
+}
+
+/// Whether a tier works, from what its probe saw: the command ran, exited
+/// 0, wrote in its workspace and not outside. `Err` says why not.
+fn verdict(seen: Sighting) -> Result<(), String> {
+    match seen {
+        Sighting {
+            ran: Ran::NotRun(error),
+            ..
+        } => Err(error),
+        Sighting {
+            ran: Ran::Failed(report),
+            ..
+        } => Err(format!("the probe command failed: {report}")),
+        Sighting {
+            wrote_inside: false,
+            ..
+        } => Err("a command under it could not write in its workspace".into()),
+        Sighting {
+            wrote_outside: true,
+            ..
+        } => Err(
             "a command under it could write outside its workspace: the tier does not confine"
                 .into(),
         ),
-        Ok(_) => Ok(()),
+        Sighting { .. } => Ok(()),
     }
 }
 
@@ -260,18 +302,11 @@ pub fn host_facts() -> HostFacts {
     }
 }
 
-/// The reason a tier's probe failed, with the fix the machine's facts point
-/// to.
-fn diagnose(tier: Tier, reason: String) -> Unavailable {
+/// How to fix a tier whose probe failed, from the machine's facts.
+fn fix(tier: Tier, facts: &HostFacts) -> &'static str {
     if tier == Tier::Landlock {
-        return Unavailable::new(
-            tier,
-            reason,
-            "run `harness sandbox doctor` for the kernel's Landlock ABI, or use --sandbox bwrap",
-        );
-    }
-    let facts = host_facts();
-    let fix = if facts.bwrap.is_none() {
+        "run `harness sandbox doctor` for the kernel's Landlock ABI, or use --sandbox bwrap"
+    } else if facts.bwrap.is_none() {
         "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)"
     } else if facts.apparmor_restricts_userns.as_deref() == Some("1") {
         "AppArmor restricts unprivileged user namespaces: allow them for bwrap with an AppArmor \
@@ -283,10 +318,10 @@ fn diagnose(tier: Tier, reason: String) -> Unavailable {
     } else {
         "check that bwrap can create namespaces here (inside a container, allow them, e.g. \
          docker --security-opt seccomp=unconfined), or use --sandbox landlock"
-    };
-    Unavailable::new(tier, reason, fix)
+    }
 }
 
+/// The content of the file at `path`, trimmed; `None` when it cannot be read.
 fn read_trimmed(path: &str) -> Option<String> {
     fs::read_to_string(path)
         .ok()
@@ -299,9 +334,10 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn create() -> std::io::Result<Scratch> {
+    /// A new, empty directory under `base`.
+    fn create(base: &Path) -> std::io::Result<Scratch> {
         static COUNT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
+        let path = base.join(format!(
             "harness-preflight-{}-{}",
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
@@ -314,7 +350,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(Path::new(&self.path));
+        let _ = fs::remove_dir_all(&self.path);
     }
 }
 
@@ -363,6 +399,205 @@ mod tests {
             landlock.fix().contains("CONFIG_SECURITY_LANDLOCK"),
             "{landlock}"
         );
+    }
+
+    /// What a probe saw: `ran`, with the inside and outside writes.
+    fn seen(ran: Ran, wrote_inside: bool, wrote_outside: bool) -> Sighting {
+        Sighting {
+            ran,
+            wrote_inside,
+            wrote_outside,
+        }
+    }
+
+    #[test]
+    fn a_tier_works_only_when_its_command_ran_wrote_inside_and_not_outside() {
+        let failed = || Ran::Failed("exit status 3".into());
+        let not_run = || Ran::NotRun("the probe command could not run: boom".into());
+        let cases: [(Sighting, Result<(), &str>); 9] = [
+            (seen(Ran::Succeeded, true, false), Ok(())),
+            (
+                seen(Ran::Succeeded, false, false),
+                Err("a command under it could not write in its workspace"),
+            ),
+            (
+                seen(Ran::Succeeded, true, true),
+                Err(
+                    "a command under it could write outside its workspace: the tier does not \
+                     confine",
+                ),
+            ),
+            (
+                seen(Ran::Succeeded, false, true),
+                Err("a command under it could not write in its workspace"),
+            ),
+            (
+                seen(failed(), true, false),
+                Err("the probe command failed: exit status 3"),
+            ),
+            (
+                seen(failed(), false, true),
+                Err("the probe command failed: exit status 3"),
+            ),
+            (
+                seen(not_run(), true, false),
+                Err("the probe command could not run: boom"),
+            ),
+            (
+                seen(not_run(), false, false),
+                Err("the probe command could not run: boom"),
+            ),
+            (
+                seen(not_run(), true, true),
+                Err("the probe command could not run: boom"),
+            ),
+        ];
+        for (sighting, expected) in cases {
+            let shown = format!("{sighting:?}");
+            assert_eq!(
+                verdict(sighting),
+                expected.map_err(str::to_owned),
+                "{shown}"
+            );
+        }
+    }
+
+    /// Facts of a machine where nothing stands in bwrap's way.
+    fn fine() -> HostFacts {
+        HostFacts {
+            bwrap: Some(PathBuf::from("/usr/bin/bwrap")),
+            bwrap_version: Some("bubblewrap 0.11.0".into()),
+            unprivileged_userns_clone: Some("1".into()),
+            max_user_namespaces: Some("15000".into()),
+            apparmor_restricts_userns: Some("0".into()),
+            landlock_abi: 7,
+            lsm: Some("lockdown,capability,landlock".into()),
+            seccomp_actions: Some("kill_process kill_thread trap errno".into()),
+            root: false,
+        }
+    }
+
+    #[test]
+    fn a_failed_probe_is_fixed_as_the_machine_facts_point_to() {
+        let without_bwrap = HostFacts {
+            bwrap: None,
+            apparmor_restricts_userns: Some("1".into()),
+            ..fine()
+        };
+        let apparmor = HostFacts {
+            apparmor_restricts_userns: Some("1".into()),
+            unprivileged_userns_clone: Some("0".into()),
+            ..fine()
+        };
+        let no_clone = HostFacts {
+            unprivileged_userns_clone: Some("0".into()),
+            max_user_namespaces: Some("0".into()),
+            ..fine()
+        };
+        let no_namespaces = HostFacts {
+            max_user_namespaces: Some("0".into()),
+            ..fine()
+        };
+        let unknown = HostFacts {
+            unprivileged_userns_clone: None,
+            max_user_namespaces: None,
+            apparmor_restricts_userns: None,
+            ..fine()
+        };
+        let cases = [
+            (Tier::Landlock, without_bwrap.clone(), "sandbox doctor"),
+            (Tier::Bwrap, without_bwrap, "install bubblewrap"),
+            (Tier::Bwrap, apparmor, "AppArmor restricts"),
+            (Tier::Bwrap, no_clone, "unprivileged_userns_clone=1"),
+            (Tier::Bwrap, no_namespaces, "max_user_namespaces=15000"),
+            (Tier::Bwrap, fine(), "docker --security-opt"),
+            (Tier::Bwrap, unknown, "docker --security-opt"),
+        ];
+        for (tier, facts, expected) in cases {
+            let fix = fix(tier, &facts);
+            assert!(fix.contains(expected), "{tier} {facts:?}: {fix}");
+        }
+    }
+
+    #[test]
+    fn files_are_read_trimmed_and_a_missing_one_is_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("lsm");
+        fs::write(&path, "  lockdown,landlock \n").expect("write");
+        let path = path.to_str().expect("utf-8");
+        assert_eq!(read_trimmed(path), Some("lockdown,landlock".to_owned()));
+        let missing = dir.path().join("missing");
+        assert_eq!(read_trimmed(missing.to_str().expect("utf-8")), None);
+    }
+
+    #[test]
+    fn a_scratch_directory_is_removed_when_dropped() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let scratch = Scratch::create(base.path()).expect("scratch");
+        let path = scratch.path.clone();
+        fs::write(path.join("file"), "x").expect("write");
+        assert!(path.starts_with(base.path()) && path.is_dir());
+        drop(scratch);
+        assert!(!path.exists());
+    }
+
+    /// The probe's machinery with real processes and files, through the
+    /// none tier: it confines nothing, so each script decides what happens.
+    #[test]
+    fn a_probe_judges_what_its_command_really_did_and_leaves_nothing_behind() {
+        let cases = [
+            ("echo > sub/probe; exit 0", Ok(())),
+            (
+                PROBE_SCRIPT,
+                Err(
+                    "a command under it could write outside its workspace: the tier does not \
+                     confine",
+                ),
+            ),
+            (
+                "exit 0",
+                Err("a command under it could not write in its workspace"),
+            ),
+            (
+                "echo > sub/probe; exit 3",
+                Err("the probe command failed: exit=3"),
+            ),
+        ];
+        for (script, expected) in cases {
+            let base = tempfile::tempdir().expect("tempdir");
+            let result = probe_in(Tier::None, base.path(), script);
+            match (result, expected) {
+                (Ok(()), Ok(())) => {}
+                (Err(unavailable), Err(reason)) => {
+                    assert!(
+                        unavailable.reason().starts_with(reason),
+                        "{script}: {unavailable}"
+                    );
+                    assert_eq!(unavailable.tier(), Tier::None);
+                }
+                (result, expected) => panic!("{script}: {result:?}, expected {expected:?}"),
+            }
+            let left: Vec<_> = fs::read_dir(base.path()).expect("base").collect();
+            assert!(left.is_empty(), "{script}: left behind {left:?}");
+        }
+    }
+
+    #[test]
+    fn the_probe_passes_under_each_real_tier_that_can_start_here() {
+        // Whether a tier can start is decided without the probe, so a broken
+        // probe cannot skip this test.
+        let abi = kernel_abi();
+        let bwrap_found = crate::isolation::find_bwrap().is_some();
+        for tier in [Tier::Bwrap, Tier::Landlock] {
+            if let Some(missing) = missing_before_probing(tier, abi, bwrap_found) {
+                eprintln!("skipped: {missing}");
+                continue;
+            }
+            let base = tempfile::tempdir().expect("tempdir");
+            assert_eq!(probe_in(tier, base.path(), PROBE_SCRIPT), Ok(()), "{tier}");
+            let left: Vec<_> = fs::read_dir(base.path()).expect("base").collect();
+            assert!(left.is_empty(), "{tier}: left behind {left:?}");
+        }
     }
 
     #[test]

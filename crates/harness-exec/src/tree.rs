@@ -12,7 +12,11 @@
 //!    a run in progress (the registry of running children, which pins each
 //!    pid by leaving the child unreaped while it is listed). Nothing a process
 //!    can set about itself (its environment, session, group or name) protects
-//!    an orphan;
+//!    an orphan. Orphans are read only from this process's own lists of
+//!    children (`/proc/self/task/*/children`), never picked out of all
+//!    processes, so no mistake in telling them apart can reach a process that
+//!    is not a child of this one (a kernel without `CONFIG_PROC_CHILDREN`
+//!    lists none, and orphans are then found only as in 1, 3 and 4);
 //! 3. **marked** with the run's marker: the child's environment carries a
 //!    variable `HARNESS_EXEC_RUN_<token>=1` whose token is 128 bits from the
 //!    kernel's random source, and every descendant inherits it unless it
@@ -37,7 +41,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
-use std::io;
+use std::io::{self, Read as _};
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -125,9 +129,12 @@ pub(crate) fn reap_registered<T>(pid: Pid, reap: impl FnOnce() -> T) -> T {
 }
 
 fn running() -> std::sync::MutexGuard<'static, Vec<Pid>> {
-    // A panic while the lock was held leaves a plain list of pids, still valid.
-    RUNNING
-        .lock()
+    lock(&RUNNING)
+}
+
+/// Locks `list`: a panic while it was held leaves a plain list, still valid.
+fn lock<T>(list: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
+    list.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -190,19 +197,12 @@ pub(crate) struct Tree {
     /// When the direct child started, in clock ticks since boot: no process
     /// started before it is in the run's group or carries its marker.
     started: u64,
-}
-
-/// What a process is to the run, before its ancestry is considered.
-#[derive(Debug, PartialEq, Eq)]
-enum Kinship {
-    /// Alive and the run's by itself: to be killed, with its descendants.
-    Member,
-    /// A dead orphan re-parented to this process: to be reaped.
-    AdoptedZombie,
-    /// Exited: nothing to kill.
-    Gone,
-    /// Alive, and the run's only if an ancestor is.
-    Unrelated,
+    /// The processes [`Tree::signal`] found (pid and start): once the run's,
+    /// a process stays the run's even after it has left the tree (its marked
+    /// parent died of the signal, re-parenting it to init), so
+    /// [`Tree::kill`] kills these too. Pids, not pidfds: a fork storm at
+    /// the deadline must not use up this process's descriptors.
+    signalled: Mutex<Vec<(Pid, u64)>>,
 }
 
 impl Tree {
@@ -216,6 +216,7 @@ impl Tree {
             group: child,
             marker: marker.entry(),
             started,
+            signalled: Mutex::new(Vec::new()),
         }
     }
 
@@ -231,7 +232,8 @@ impl Tree {
         // The group in one system call first: it also reaches members that
         // fork while the scan below is under way.
         self.signal_group(signal);
-        self.find_and_signal(signal);
+        let found = self.find_and_signal(signal);
+        lock(&self.signalled).extend(found.into_iter().map(|(_, seen)| seen));
     }
 
     /// Kills every process of the run and waits until they are gone.
@@ -240,12 +242,27 @@ impl Tree {
     /// faster than 16 passes can kill, or a process is stuck in the kernel for
     /// longer than the 2 s each pass waits.
     pub(crate) fn kill(&self) {
+        // What was signalled before may no longer be in the tree the passes
+        // find: it is stopped, killed and waited for with the first pass.
+        let mut earlier: Vec<OwnedFd> = std::mem::take(&mut *lock(&self.signalled))
+            .into_iter()
+            .filter_map(|(pid, started)| open_same(pid, Some(started)))
+            .collect();
         for _ in 0..KILL_PASSES {
             // Stopped first, all of them, then killed: a process whose child
             // is killed before it cannot react (a shell would run its next
             // command in the moment between the two kills).
             self.signal_group(Signal::STOP);
-            let victims = self.find_and_signal(Signal::STOP);
+            for pidfd in &earlier {
+                // ESRCH: it has exited since, which is what was wanted.
+                let _ = pidfd_send_signal(pidfd, Signal::STOP);
+            }
+            let mut victims: Vec<OwnedFd> = self
+                .find_and_signal(Signal::STOP)
+                .into_iter()
+                .map(|(pidfd, _)| pidfd)
+                .collect();
+            victims.append(&mut earlier);
             self.signal_group(Signal::KILL);
             for victim in &victims {
                 // ESRCH: it has exited meanwhile.
@@ -260,58 +277,55 @@ impl Tree {
     }
 
     /// Signals every live process of the run, reaps adopted zombies, and
-    /// returns pidfds of the processes signalled.
-    fn find_and_signal(&self, signal: Signal) -> Vec<OwnedFd> {
+    /// returns a pidfd of each process signalled, with its pid and start.
+    fn find_and_signal(&self, signal: Signal) -> Vec<(OwnedFd, (Pid, u64))> {
         // The registry stays locked for the whole pass: a child spawned now
         // would be unregistered, and before its `exec` it does not even
         // carry its run's marker yet.
         let running = running();
-        let context = Context {
-            me: getpid(),
-            subreaper: is_subreaper(),
-            running: &running,
+        let orphans = if is_subreaper() {
+            live_orphans(&running)
+        } else {
+            Vec::new()
         };
         let processes: HashMap<Pid, Stat> = all_pids()
             .filter_map(|pid| Some((pid, Stat::read(pid)?)))
             .collect();
         let mut victims = Vec::new();
-        for pid in self.members(&processes, &context) {
-            // Between reading /proc and opening the pidfd the process may
-            // have exited and its pid been reused: only the process seen in
-            // the scan (same start) is signalled. One that is exiting now is
-            // still a victim: the next pass must look again, to reap it.
-            let Ok(pidfd) = pidfd_open(pid, PidfdFlags::empty()) else {
-                continue;
-            };
-            let seen = &processes[&pid];
-            if Stat::read(pid).is_some_and(|now| now.started == seen.started) {
+        for pid in self.members(&processes, &orphans) {
+            // One that is exiting now is still a victim: the next pass
+            // must look again, to reap it. A member the scan did not see is
+            // an orphan, an unreaped child of this process: its pid cannot
+            // have been reused.
+            let started = processes.get(&pid).map(|seen| seen.started);
+            if let Some(pidfd) = open_same(pid, started) {
                 // ESRCH: it has just exited, which is what was wanted.
                 let _ = pidfd_send_signal(&pidfd, signal);
-                victims.push(pidfd);
+                victims.push((pidfd, (pid, started.unwrap_or(0))));
             }
         }
         victims
     }
 
-    /// The live processes of the run among `processes`, after reaping the
-    /// adopted zombies among them.
-    fn members(&self, processes: &HashMap<Pid, Stat>, context: &Context<'_>) -> HashSet<Pid> {
-        let mut members = HashSet::new();
+    /// The live processes of the run: the live `orphans`, and those among
+    /// `processes` that are the run's by group or marker, each with all its
+    /// descendants.
+    fn members(&self, processes: &HashMap<Pid, Stat>, orphans: &[Pid]) -> HashSet<Pid> {
+        // An orphan is ours, whatever it claims: its environment, session
+        // and group are its own to forge.
+        let mut members: HashSet<Pid> = orphans.iter().copied().collect();
         let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
         for (&pid, stat) in processes {
-            match self.kinship(pid, stat, context) {
-                Kinship::Member => {
-                    members.insert(pid);
-                }
-                Kinship::AdoptedZombie => {
-                    let _ = waitpid(Some(pid), WaitOptions::NOHANG);
-                }
-                Kinship::Gone => {}
-                Kinship::Unrelated => {
-                    if let Some(parent) = stat.parent {
-                        children.entry(parent).or_default().push(pid);
-                    }
-                }
+            if stat.exited() {
+                continue;
+            }
+            // Started since the run's child, and in its group or marked. (Not
+            // a function of its own: a mutant making that return `true`
+            // would kill every process on the machine.)
+            if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
+                members.insert(pid);
+            } else if let Some(parent) = stat.parent {
+                children.entry(parent).or_default().push(pid);
             }
         }
         // Everything a member started is the run's too, however far down.
@@ -326,28 +340,6 @@ impl Tree {
         members
     }
 
-    /// What `pid` is to the run by itself.
-    fn kinship(&self, pid: Pid, stat: &Stat, context: &Context<'_>) -> Kinship {
-        let adopted =
-            context.subreaper && stat.parent == Some(context.me) && !context.running.contains(&pid);
-        if stat.exited() {
-            return if adopted {
-                Kinship::AdoptedZombie
-            } else {
-                Kinship::Gone
-            };
-        }
-        // An orphan is ours, whatever it claims: its environment, session
-        // and group are its own to forge.
-        if adopted {
-            return Kinship::Member;
-        }
-        if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
-            return Kinship::Member;
-        }
-        Kinship::Unrelated
-    }
-
     /// True if and only if the environment of `pid` carries the run's marker.
     fn marks(&self, pid: Pid) -> bool {
         fs::read(format!("/proc/{}/environ", pid.as_raw_nonzero())).is_ok_and(|environ| {
@@ -358,14 +350,51 @@ impl Tree {
     }
 }
 
-/// Facts about this process, read once per pass.
-struct Context<'a> {
-    /// This process.
-    me: Pid,
-    /// Whether orphans are re-parented to this process.
-    subreaper: bool,
-    /// The direct children of runs in progress.
-    running: &'a [Pid],
+/// A pidfd of process `pid`, if it is still the process that started at
+/// `started` (any process when `None`): between reading `/proc` and opening
+/// the pidfd the process may have exited and its pid been reused.
+fn open_same(pid: Pid, started: Option<u64>) -> Option<OwnedFd> {
+    let pidfd = pidfd_open(pid, PidfdFlags::empty()).ok()?;
+    let same = started.is_none_or(|seen| Stat::read(pid).is_some_and(|now| now.started == seen));
+    same.then_some(pidfd)
+}
+
+/// The children of this process that are alive and are not the direct child
+/// of a run in progress (`running`): orphans re-parented to this subreaper.
+/// Those that have exited are reaped on the way.
+fn live_orphans(running: &[Pid]) -> Vec<Pid> {
+    own_children()
+        .into_iter()
+        .filter(|pid| !running.contains(pid))
+        // A child that has exited is reaped here (its pid was pinned until
+        // now); one still running, or a leader whose other threads run, is
+        // not, and stays an orphan to kill.
+        .filter(|&pid| matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)))
+        .collect()
+}
+
+/// The children of every thread of this process, as the kernel lists them.
+fn own_children() -> Vec<Pid> {
+    let mut children = Vec::new();
+    for task in fs::read_dir("/proc/self/task").into_iter().flatten() {
+        let Ok(task) = task else { continue };
+        // One read of a large buffer: the kernel lists a page of children
+        // in one go, and each further read starts over from a position that
+        // children exiting meanwhile may shift. One missed so is found by
+        // the killer's next pass, which comes because victims were found.
+        let mut text = Vec::with_capacity(64 * 1024);
+        let read = fs::File::open(task.path().join("children"))
+            .and_then(|mut file| file.read_to_end(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        children.extend(
+            String::from_utf8_lossy(&text)
+                .split_whitespace()
+                .filter_map(pid_from),
+        );
+    }
+    children
 }
 
 /// True if and only if this process is a child subreaper.

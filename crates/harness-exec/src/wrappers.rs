@@ -362,9 +362,10 @@ const TABLE: &[Launcher] = &[
     },
     Launcher {
         // A resource's value is optional, so attached: `--nofile=1024`, `-n1024`.
-        short_flags: "rv",
+        // Every short letter but `-p` and `-o` is a resource (`-v` is
+        // `--as`); `--raw` and `--verbose` have none.
         short_values: "po",
-        short_optional: "cdefilmnqrstuxy",
+        short_optional: "cdefilmnqrstuvxy",
         long_flags: &[
             "noheadings",
             "raw",
@@ -850,6 +851,12 @@ mod tests {
              leave the option out or run the program directly".into()
         );
         exact_long_option_before_longer_ones: ["nsenter", "--user", "ls"] => command(&["ls"]);
+        unique_abbreviation_of_a_long_value_option: ["nice", "--adj", "5", "sudo"] => command(&["sudo"]);
+        unique_abbreviation_of_a_long_flag: ["setsid", "--fo", "ls"] => command(&["ls"]);
+        ambiguous_abbreviation: ["env", "--ignore", "ls"] => Unwrapped::Opaque(
+            "`env` option `--ignore` is not one the policy knows, so it cannot tell which program runs; \
+             leave the option out or run the program directly".into()
+        );
         exact_long_value_option: ["timeout", "--signal", "KILL", "5", "ls"] => command(&["ls"]);
         assignment_before_another_launcher_is_the_program: ["nice", "A=1", "ls"] => command(&["A=1", "ls"]);
         dash_before_another_launcher_is_the_program: ["nohup", "-", "ls"] => command(&["-", "ls"]);
@@ -1043,6 +1050,7 @@ mod tests {
                 &[
                     "prlimit",
                     "-r",
+                    "-v100",
                     "-p",
                     "1",
                     "-n10",

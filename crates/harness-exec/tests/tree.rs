@@ -231,3 +231,35 @@ fn a_descendant_of_an_escapee_that_cleared_its_environment_is_killed() {
         );
     }
 }
+
+/// Ignores SIGTERM and holds memory (so that it takes a while to die once
+/// killed), then writes its pid to `pid`.
+const TERM_IGNORING_HOLDER: &str = "import os, signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+held = b'x' * (256 << 20)
+open('pid', 'w').write(str(os.getpid()))
+time.sleep(1000)";
+
+#[test]
+fn a_descendant_that_ignores_sigterm_and_loses_its_marked_parent_is_killed() {
+    // Without the subreaper: at the timeout SIGTERM ends the marked escapee,
+    // which re-parents its unmarked child (it ignores SIGTERM) to init, out
+    // of the tree. Found once, it is the run's: it must be gone, not just
+    // signalled, when `run` returns.
+    let script = "setsid sh -c 'env -i python3 -c \"$0\" & wait' \"$1\" >/dev/null 2>&1 & \
+                  until [ -s pid ]; do sleep 0.01; done; cat pid; echo; sleep 100";
+    let outcome = run(
+        &["sh", "-c", script, "sh", TERM_IGNORING_HOLDER],
+        Duration::from_secs(3),
+    );
+    assert_eq!(outcome.status(), Status::TimedOut(Duration::from_secs(3)));
+    let unmarked = pid_on_line(&outcome, 0);
+    let survived = alive(unmarked);
+    if survived {
+        // Leave nothing behind for the other tests.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &unmarked.to_string()])
+            .status();
+    }
+    assert!(!survived, "{unmarked} survived the timeout");
+}

@@ -136,6 +136,19 @@ impl Args {
 mod tests {
     use super::*;
 
+    #[test]
+    fn bwrap_is_found_where_the_shell_finds_it() {
+        // The shell's own PATH search is the oracle, so this holds on a
+        // machine with bwrap and on one without.
+        let shell = std::process::Command::new("sh")
+            .args(["-c", "command -v bwrap || true"])
+            .output()
+            .expect("sh runs");
+        let found = String::from_utf8_lossy(&shell.stdout).trim().to_owned();
+        let expected = (!found.is_empty()).then(|| PathBuf::from(found));
+        assert_eq!(find_bwrap(), expected);
+    }
+
     fn text(args: &[OsString]) -> String {
         args.iter()
             .map(|arg| arg.to_string_lossy().into_owned())

@@ -163,6 +163,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_abi_is_nonzero_exactly_when_the_kernel_creates_a_ruleset() {
+        // Creating a real ruleset (one that handles `execute`) is the
+        // oracle, a different call from the version query.
+        let handled_access_fs: u64 = 1;
+        // SAFETY: the attribute pointer points to a live u64 of the size
+        // passed (the kernel's minimum attribute size); a descriptor it
+        // returns is closed below.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::from_ref(&handled_access_fs),
+                std::mem::size_of::<u64>(),
+                0u32,
+            )
+        };
+        let created = fd >= 0;
+        if let Ok(fd) = libc::c_int::try_from(fd)
+            && created
+        {
+            // SAFETY: `fd` is the descriptor the kernel just returned.
+            unsafe { libc::close(fd) };
+        }
+        assert_eq!(kernel_abi() > 0, created, "ruleset call returned {fd}");
+    }
+
+    #[test]
     fn grants_cut_out_the_holes_and_keep_everything_else() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical");
