@@ -127,19 +127,21 @@ impl WriteGuard for TestCode {
 /// The text of every `#[cfg(test)]` module of a Rust file, attribute to closing brace, in
 /// order: the part of the file a change must leave alone.
 fn rust_test_modules(source: &str) -> Vec<&str> {
+    const ATTRIBUTE: &str = "#[cfg(test)]";
     let mut modules = Vec::new();
-    let mut from = 0;
-    while let Some(found) = source[from..].find("#[cfg(test)]") {
-        let start = from + found;
-        let rest = &source[start + "#[cfg(test)]".len()..];
-        let Some(open) = module_body(rest) else {
-            from = start + 1;
+    // Where the last module found ends: an attribute inside it is part of it.
+    let mut covered = 0;
+    for (start, _) in source.match_indices(ATTRIBUTE) {
+        if start < covered {
+            continue;
+        }
+        let after = start + ATTRIBUTE.len();
+        let Some(open) = module_body(&source[after..]) else {
             continue;
         };
-        let body = start + "#[cfg(test)]".len() + open;
-        let end = matching_brace(source, body).unwrap_or(source.len());
+        let end = matching_brace(source, after + open).unwrap_or(source.len());
         modules.push(&source[start..end]);
-        from = end;
+        covered = end;
     }
     modules
 }
@@ -147,25 +149,19 @@ fn rust_test_modules(source: &str) -> Vec<&str> {
 /// Where the `{` of a module declared at the start of `rest` is: after other attributes,
 /// `pub` and `mod NAME`. `None` when `rest` declares no inline module there.
 fn module_body(rest: &str) -> Option<usize> {
-    let mut at = 0;
-    loop {
-        let trimmed = rest[at..].trim_start();
-        at = rest.len() - trimmed.len();
-        if trimmed.starts_with("#[") {
-            at += trimmed.find(']')? + 1;
-            continue;
-        }
-        break;
+    let mut declaration = rest.trim_start();
+    while let Some(attribute) = declaration.strip_prefix("#[") {
+        declaration = attribute.split_once(']')?.1.trim_start();
     }
-    let declaration = &rest[at..];
     let declaration = declaration
         .strip_prefix("pub(crate) ")
         .or_else(|| declaration.strip_prefix("pub "))
         .unwrap_or(declaration);
     let after_mod = declaration.strip_prefix("mod ")?;
-    let brace = after_mod.find(['{', ';'])?;
-    (after_mod.as_bytes()[brace] == b'{' && after_mod[..brace].trim().chars().all(is_ident))
-        .then(|| rest.len() - after_mod.len() + brace)
+    let (name, _) = after_mod.split_once('{')?;
+    let name = name.trim();
+    (!name.is_empty() && name.chars().all(is_ident))
+        .then(|| rest.len() - after_mod.len() + after_mod.find('{').unwrap_or(0))
 }
 
 fn is_ident(c: char) -> bool {
@@ -173,75 +169,77 @@ fn is_ident(c: char) -> bool {
 }
 
 /// The end (one past the `}`) of the block whose `{` is at `open`, skipping braces in
-/// strings, characters and comments. `None` when the block is not closed.
+/// strings, raw strings, characters and comments. `None` when the block is not closed.
 fn matching_brace(source: &str, open: usize) -> Option<usize> {
     let bytes = source.as_bytes();
     let mut depth = 0usize;
-    let mut at = open;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(at + 1);
-                }
-            }
-            b'/' if bytes.get(at + 1) == Some(&b'/') => {
-                at = source[at..].find('\n').map_or(bytes.len(), |n| at + n);
-            }
-            b'/' if bytes.get(at + 1) == Some(&b'*') => {
-                at = source[at + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |n| at + 2 + n + 1);
-            }
-            b'"' => at = string_end(bytes, at),
-            b'r' if at == 0 || !is_ident(char::from(bytes[at - 1])) => {
-                if let Some(end) = raw_string_end(source, at) {
-                    at = end;
-                }
-            }
-            b'\'' if bytes.get(at + 2) == Some(&b'\'') => at += 2,
-            b'\'' if bytes.get(at + 1) == Some(&b'\\') => {
-                at = source[at + 2..]
-                    .find('\'')
-                    .map_or(bytes.len(), |n| at + 2 + n);
-            }
-            _ => {}
+    // The first byte not inside a string, character or comment seen so far.
+    let mut next = open;
+    for (at, &byte) in bytes.iter().enumerate().skip(open) {
+        if at < next {
+            continue;
         }
-        at += 1;
+        let rest = &source[at..];
+        next = match byte {
+            b'{' => {
+                depth += 1;
+                at + 1
+            }
+            b'}' if depth == 1 => return Some(at + 1),
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                at + 1
+            }
+            b'/' if rest.starts_with("//") => at + rest.find('\n').unwrap_or(rest.len()),
+            b'/' if rest.starts_with("/*") => at + rest.find("*/").map_or(rest.len(), |n| n + 2),
+            b'"' => at + quoted_len(&rest[1..]) + 1,
+            b'r' if at == 0 || !is_ident(char::from(bytes[at - 1])) => {
+                at + raw_string_len(rest).unwrap_or(1)
+            }
+            b'\'' => at + char_literal_len(rest),
+            _ => at + 1,
+        };
     }
     None
 }
 
-/// The index of the last byte of the raw string (`r"…"`, `r#"…"#`) starting at `start`, or
-/// `None` when no raw string starts there.
-fn raw_string_end(source: &str, start: usize) -> Option<usize> {
-    let rest = &source[start + 1..];
-    let hashes = rest.bytes().take_while(|b| *b == b'#').count();
-    if rest.as_bytes().get(hashes) != Some(&b'"') {
-        return None;
-    }
-    let closing = format!("\"{}", "#".repeat(hashes));
-    let body = start + 1 + hashes + 1;
-    let end = source[body..]
-        .find(&closing)
-        .map_or(source.len(), |n| body + n);
-    Some((end + closing.len()).min(source.len()) - 1)
-}
-
-/// The index of the `"` that ends the string starting at `start`.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut at = start + 1;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 1,
-            b'"' => return at,
+/// The length of a string's body and its closing `"`, `body` starting after the opening one.
+fn quoted_len(body: &str) -> usize {
+    let mut escaped = false;
+    for (at, c) in body.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return at + 1,
             _ => {}
         }
-        at += 1;
     }
-    bytes.len()
+    body.len()
+}
+
+/// The length of the raw string (`r"…"`, `r#"…"#`) at the start of `rest`, or `None` when
+/// `rest` starts with no raw string (an identifier that begins with `r`).
+fn raw_string_len(rest: &str) -> Option<usize> {
+    let hashes = rest[1..].bytes().take_while(|b| *b == b'#').count();
+    let body = rest.get(1 + hashes..)?.strip_prefix('"')?;
+    let closing = format!("\"{}", "#".repeat(hashes));
+    let inside = body.find(&closing).unwrap_or(body.len());
+    Some((2 + hashes + inside + closing.len()).min(rest.len()))
+}
+
+/// The length of the character literal at the start of `rest` (`'}'`, `'\''`), or 1 when
+/// it is a lifetime or a label (`'a`), which has no closing quote.
+fn char_literal_len(rest: &str) -> usize {
+    let mut chars = rest.char_indices().skip(1);
+    match chars.next() {
+        // The escaped character may itself be a quote: the closing one comes after it.
+        Some((_, '\\')) => rest
+            .get(3..)
+            .and_then(|tail| tail.find('\''))
+            .map_or(1, |n| n + 4),
+        Some((at, c)) if rest[at + c.len_utf8()..].starts_with('\'') => at + c.len_utf8() + 1,
+        _ => 1,
+    }
 }
 
 #[cfg(test)]
@@ -318,6 +316,42 @@ mod tests {
             modules[1],
             "#[cfg(test)]\n#[allow(dead_code)]\npub(crate) mod more { fn f() {} }"
         );
+    }
+
+    #[test]
+    fn strings_characters_and_comments_hide_their_braces_and_lifetimes_do_not_confuse() {
+        let cases = [
+            ("{ }", Some(3)),
+            ("{ { } }", Some(7)),
+            ("{ \"}\" }", Some(7)),
+            ("{ \"\\\"}\" }", Some(9)),
+            ("{ r\"}\" }", Some(8)),
+            ("{ r#\"\"}\"# }", Some(11)),
+            ("{ '}' }", Some(7)),
+            ("{ '\\'' } }", Some(8)),
+            ("{ '\\u{7d}' }", Some(12)),
+            ("{ fn f<'a>(x: &'a str) {} }", Some(27)),
+            ("{ // }\n }", Some(9)),
+            ("{ /* } */ }", Some(11)),
+            ("{ br }", Some(6)),
+            ("{ {", None),
+            ("{ \"}", None),
+        ];
+        for (text, end) in cases {
+            assert_eq!(matching_brace(text, 0), end, "{text:?}");
+        }
+        // From the middle of a file, and a module holding another cfg(test) attribute.
+        assert_eq!(matching_brace("x { } y", 2), Some(5));
+        let nested = "#[cfg(test)]\nmod a {\n    #[cfg(test)]\n    mod b {}\n}\nfn after() {}\n";
+        assert_eq!(
+            rust_test_modules(nested),
+            ["#[cfg(test)]\nmod a {\n    #[cfg(test)]\n    mod b {}\n}"]
+        );
+        assert_eq!(module_body(" #[a] #[b(c)] pub mod m { }"), Some(24));
+        assert_eq!(module_body(" mod { }"), None);
+        assert_eq!(module_body(" mod a::b { }"), None);
+        assert_eq!(module_body(" fn f() {}"), None);
+        assert_eq!(module_body(" #[broken mod m {}"), None);
     }
 
     #[test]
