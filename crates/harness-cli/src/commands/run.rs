@@ -11,7 +11,6 @@ use clap::Args;
 use harness_agent::{
     Agent, Budgets, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
 };
-use harness_exec::Sandbox;
 use harness_exec::preflight::Choice;
 use harness_ollama::Client;
 use harness_tools::Toolbox;
@@ -19,6 +18,7 @@ use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
 use crate::boundary;
+use crate::commands::ConfinementFlags;
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
@@ -95,24 +95,8 @@ pub(crate) struct RunCommand {
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
-    /// Allow only this program to run (repeat for more); without it, a blocklist of
-    /// accidents applies. The verification command's program must be allowed too.
-    #[arg(long = "allow", value_name = "PROGRAM")]
-    allow: Vec<String>,
-
-    /// The isolation tier commands (the verification command's too) run under: auto (the
-    /// strongest that works here), bwrap, landlock or none. [default: the configuration's
-    /// sandbox, else auto]
-    #[arg(long, value_name = "TIER")]
-    sandbox: Option<Sandbox>,
-
-    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
-    #[arg(long, value_name = "PATH")]
-    writable: Vec<PathBuf>,
-
-    /// Let commands use the network.
-    #[arg(long)]
-    network: bool,
+    #[command(flatten)]
+    confinement: ConfinementFlags,
 
     /// Print the run as JSON lines (one event per line) instead of for a person.
     #[arg(long)]
@@ -126,19 +110,15 @@ pub(crate) struct RunCommand {
 impl RunCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
-        Overrides {
+        self.confinement.apply(Overrides {
             model: self.model.clone(),
             host: self.host.clone(),
             api: self.api.clone(),
             verify: self.verify.clone(),
-            allow: self.allow.clone(),
             timeout: self.timeout,
             max_steps: self.max_steps,
-            sandbox: self.sandbox,
-            writable: self.writable.clone(),
-            network: self.network,
             ..Overrides::default()
-        }
+        })
     }
 }
 
