@@ -248,6 +248,15 @@ mod tests {
         }
     }
 
+    /// Runs `test` on a runtime like the one [`Server::serve_stdio`] makes.
+    fn block_on(test: impl std::future::Future<Output = ()>) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(test);
+    }
+
     /// The client's ends of the two pipes.
     struct Client {
         lines: Lines<BufReader<DuplexStream>>,
@@ -306,78 +315,84 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_blocked_call_leaves_the_loop_serving_and_its_progress_reaches_the_client() {
-        let (mut client, release) = Client::start().await;
-        client.call_wait(1).await;
-        let first = client.next().await;
-        assert_eq!(first["method"], "notifications/progress", "{first}");
-        assert_eq!(first["params"]["progressToken"], "p");
-        assert_eq!(first["params"]["progress"], 1.0);
-        assert_eq!(first["params"]["message"], "step 1");
-        let second = client.next().await;
-        assert_eq!(second["params"]["progress"], 2.0);
-        assert_eq!(second["params"]["message"], "step 2");
-        // The call is blocked, and a ping is still answered.
-        client
-            .send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
-            .await;
-        assert_eq!(client.next().await["id"], 2);
-        release.send(()).expect("the gate is waiting");
-        let done = client.next().await;
-        assert_eq!(done["id"], 1);
-        assert_eq!(done["result"]["content"][0]["text"], "released");
-        assert_eq!(done["result"]["isError"], false);
+    #[test]
+    fn a_blocked_call_leaves_the_loop_serving_and_its_progress_reaches_the_client() {
+        block_on(async {
+            let (mut client, release) = Client::start().await;
+            client.call_wait(1).await;
+            let first = client.next().await;
+            assert_eq!(first["method"], "notifications/progress", "{first}");
+            assert_eq!(first["params"]["progressToken"], "p");
+            assert_eq!(first["params"]["progress"], 1.0);
+            assert_eq!(first["params"]["message"], "step 1");
+            let second = client.next().await;
+            assert_eq!(second["params"]["progress"], 2.0);
+            assert_eq!(second["params"]["message"], "step 2");
+            // The call is blocked, and a ping is still answered.
+            client
+                .send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+                .await;
+            assert_eq!(client.next().await["id"], 2);
+            release.send(()).expect("the gate is waiting");
+            let done = client.next().await;
+            assert_eq!(done["id"], 1);
+            assert_eq!(done["result"]["content"][0]["text"], "released");
+            assert_eq!(done["result"]["isError"], false);
+        });
     }
 
-    #[tokio::test]
-    async fn a_cancellation_stops_the_call_through_its_registered_stop() {
-        let (mut client, _release) = Client::start().await;
-        client.call_wait(1).await;
-        assert_eq!(client.next().await["method"], "notifications/progress");
-        assert_eq!(client.next().await["method"], "notifications/progress");
-        client
-            .send(
-                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": 1}}),
-            )
-            .await;
-        // A cancelled request gets no response (the protocol says so), and the call must
-        // have stopped for the next one to get the gate.
-        client.call_wait(3).await;
-        assert_eq!(client.next().await["method"], "notifications/progress");
-        assert_eq!(client.next().await["method"], "notifications/progress");
-        client
-            .send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))
-            .await;
-        assert_eq!(client.next().await["id"], 4);
+    #[test]
+    fn a_cancellation_stops_the_call_through_its_registered_stop() {
+        block_on(async {
+            let (mut client, _release) = Client::start().await;
+            client.call_wait(1).await;
+            assert_eq!(client.next().await["method"], "notifications/progress");
+            assert_eq!(client.next().await["method"], "notifications/progress");
+            client
+                .send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 1}}),
+                )
+                .await;
+            // A cancelled request gets no response (the protocol says so), and the call must
+            // have stopped for the next one to get the gate.
+            client.call_wait(3).await;
+            assert_eq!(client.next().await["method"], "notifications/progress");
+            assert_eq!(client.next().await["method"], "notifications/progress");
+            client
+                .send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))
+                .await;
+            assert_eq!(client.next().await["id"], 4);
+        });
     }
 
-    #[tokio::test]
-    async fn a_failed_call_is_a_tool_result_with_is_error_and_the_backends_text() {
-        let (mut client, _release) = Client::start().await;
-        client
-            .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "nope"}}))
-            .await;
-        let answer = client.next().await;
-        assert!(
-            answer.get("error").is_none(),
-            "not a protocol error: {answer}"
-        );
-        assert_eq!(answer["result"]["isError"], true);
-        assert_eq!(
-            answer["result"]["content"][0]["text"],
-            "Error: no tool nope, arguments {}"
-        );
-        client
-            .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-            .await;
-        let listed = client.next().await;
-        assert_eq!(listed["result"]["tools"][0]["name"], "wait");
-        assert_eq!(
-            listed["result"]["tools"][0]["inputSchema"],
-            json!({"type": "object"})
-        );
+    #[test]
+    fn a_failed_call_is_a_tool_result_with_is_error_and_the_backends_text() {
+        block_on(async {
+            let (mut client, _release) = Client::start().await;
+            client
+                .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "nope"}}))
+                .await;
+            let answer = client.next().await;
+            assert!(
+                answer.get("error").is_none(),
+                "not a protocol error: {answer}"
+            );
+            assert_eq!(answer["result"]["isError"], true);
+            assert_eq!(
+                answer["result"]["content"][0]["text"],
+                "Error: no tool nope, arguments {}"
+            );
+            client
+                .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+                .await;
+            let listed = client.next().await;
+            assert_eq!(listed["result"]["tools"][0]["name"], "wait");
+            assert_eq!(
+                listed["result"]["tools"][0]["inputSchema"],
+                json!({"type": "object"})
+            );
+        });
     }
 }
