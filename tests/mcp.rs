@@ -13,7 +13,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::{Repo, source_root};
+use crate::end_to_end::{VERIFY, fix_script};
+use crate::support::{Model, Repo, Turn, source_root};
 
 /// The Python interpreter that has the `mcp` SDK, or `None` (after saying why) when the
 /// tests may skip.
@@ -141,7 +142,17 @@ fn the_client_is_offered_the_tools_of_harness_tool_with_their_schemas() {
         })
         .collect();
     assert!(expected.len() >= 6, "{expected:?}");
-    assert_eq!(report["tools"], json!(expected));
+    let tools = report["tools"].as_array().expect("tools");
+    // The toolbox's tools first, exactly as `harness tool --list` has them; then the runs.
+    assert_eq!(tools[..expected.len()], expected[..]);
+    let runs: Vec<&str> = tools[expected.len()..]
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(
+        runs,
+        ["run_task", "diff_run", "undo_run", "redo_run", "list_runs"]
+    );
     assert_eq!(report["server"], "harness");
     let instructions = report["instructions"].as_str().expect("instructions");
     assert!(instructions.contains("stop accidents, not an adversary"));
@@ -276,4 +287,200 @@ fn the_server_refuses_the_workspaces_harness_run_refuses_and_keeps_stdout_for_th
         .assert_exit(0)
         .assert_stderr_has(&["stop accidents, not an adversary", "isolation:"]);
     assert_eq!(served.stdout, "", "stdout carries the protocol only");
+}
+
+#[test]
+fn run_task_is_a_verified_run_reported_step_by_step_and_undo_run_restores_the_tree_exactly() {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let model = Model::start();
+    model.script(fix_script());
+    let calls = [
+        call(
+            "run_task",
+            json!({"task": "make the failing test pass", "verify": VERIFY}),
+        ),
+        call("diff_run", json!({"stat": true})),
+        call("list_runs", json!({})),
+        call("undo_run", json!({})),
+    ];
+    let Some(report) = drive(&repo, "session", &["--host", &model.url()], &calls) else {
+        return;
+    };
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    for name in ["run_task", "undo_run", "redo_run", "diff_run", "list_runs"] {
+        assert!(names.contains(&name), "{name} is offered: {names:?}");
+    }
+    let run: Value = serde_json::from_str(&result(&report, 0, false)).expect("a JSON summary");
+    assert_eq!(run["outcome"], "verified", "{run}");
+    assert_eq!(run["verification"]["passed"], true, "{run}");
+    assert!(
+        run["diff"]
+            .as_str()
+            .is_some_and(|diff| diff.contains("+    return a + b")),
+        "{run}"
+    );
+    let id = run["run"].as_str().expect("the run's id").to_owned();
+    // One progress notification per step of the run.
+    let progress = report["calls"][0]["progress"].as_array().expect("progress");
+    assert_eq!(
+        progress.len() as u64,
+        run["steps"].as_u64().expect("steps"),
+        "{progress:?}"
+    );
+    assert!(
+        progress[0]
+            .as_str()
+            .is_some_and(|text| text.starts_with("step 1:"))
+    );
+    assert!(result(&report, 1, false).contains("calc.py"));
+    assert!(result(&report, 2, false).contains(&id));
+    assert!(result(&report, 3, false).contains(&format!("undid run {id}")));
+    assert_eq!(
+        repo.snapshot(),
+        before,
+        "undo_run restored the tree byte for byte"
+    );
+
+    // The run is recorded like any other: `harness show` replays it, and redo_run brings
+    // the work back.
+    repo.harness(&["show", &id])
+        .assert_exit(0)
+        .assert_stdout_has(&["edit_file", "passed (exit=0"]);
+    let Some(redone) = drive(
+        &repo,
+        "session",
+        &[],
+        &[call("redo_run", json!({"run": id}))],
+    ) else {
+        return;
+    };
+    assert!(result(&redone, 0, false).contains("redid run"));
+    assert!(repo.read("calc.py").contains("return a + b"));
+}
+
+#[test]
+fn a_run_task_that_is_not_verified_or_cannot_start_is_a_tool_error_saying_why() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![Turn::Text("Done.")]);
+    let calls = [
+        call("run_task", json!({"task": "do nothing", "verify": VERIFY})),
+        call("run_task", json!({"task": "no verify"})),
+        call("run_task", json!({"task": "t", "verify": "sudo true"})),
+        call("undo_run", json!({"run": "not-a-run"})),
+    ];
+    let Some(report) = drive(&repo, "session", &["--host", &model.url()], &calls) else {
+        return;
+    };
+    let run: Value = serde_json::from_str(&result(&report, 0, true)).expect("a JSON summary");
+    assert_ne!(run["outcome"], "verified", "{run}");
+    assert!(result(&report, 1, true).contains("verify"));
+    assert!(result(&report, 2, true).contains("would be refused"));
+    assert!(result(&report, 3, true).starts_with("Error: "));
+}
+
+#[test]
+fn the_clients_own_calls_are_recorded_as_a_run_that_harness_show_replays_and_harness_undo_takes_back()
+ {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let calls = [
+        call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "one\n"}),
+        ),
+        call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}),
+        ),
+        call("read_file", json!({"path": "../../etc/passwd"})),
+    ];
+    let Some(report) = drive(&repo, "session", &[], &calls) else {
+        return;
+    };
+    result(&report, 2, true);
+    let stderr = report["server_stderr"].as_str().expect("stderr");
+    let id = stderr
+        .split("recorded:   as run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the run's id is named at the start")
+        .to_owned();
+    let tools = repo.records("tool");
+    let names: Vec<&str> = tools.iter().filter_map(|r| r["tool"].as_str()).collect();
+    assert_eq!(names, ["write_file", "edit_file", "read_file"], "{tools:?}");
+    assert_eq!(tools[2]["is_error"], true);
+    assert_eq!(repo.records("outcome")[0]["outcome"], "unverified");
+    repo.harness(&["show", &id])
+        .assert_exit(0)
+        .assert_stdout_has(&[
+            "write_file notes.txt",
+            "edit_file calc.py",
+            "path escapes the workspace",
+        ]);
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&[&id, "MCP session"]);
+    repo.harness(&["undo", &id]).assert_exit(0);
+    assert_eq!(
+        repo.snapshot(),
+        before,
+        "undo took the client's calls back exactly"
+    );
+}
+
+#[test]
+fn a_cancelled_run_task_stops_its_command_and_the_run_as_ctrl_c_does() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sleep", "60"]})),
+        Turn::call("read_file", json!({"path": "calc.py"})),
+        Turn::Text("Done."),
+    ]);
+    let calls = [
+        call("run_task", json!({"task": "wait", "verify": VERIFY})),
+        call("list_runs", json!({})),
+    ];
+    let Some(report) = drive(&repo, "cancel", &["--host", &model.url()], &calls) else {
+        return;
+    };
+    let after = report["after_cancel"].as_array().expect("answers");
+    // No answer to the cancelled request (the protocol says so); the ping is answered
+    // while the run stops, and the next call once it has.
+    assert!(after.iter().all(|message| message["id"] != 1), "{report}");
+    assert!(after.iter().any(|message| message["id"] == 2), "{report}");
+    let seconds = report["seconds_to_stop"].as_f64().expect("seconds");
+    assert!(
+        seconds < 30.0,
+        "the 60 s command was interrupted: {seconds}s"
+    );
+    let listed = after.last().expect("the list")["result"]["content"][0]["text"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    let runs: Value = serde_json::from_str(&listed).expect("JSON");
+    let task = runs
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| run["task"] == "wait")
+        .expect("the run is recorded");
+    assert_eq!(task["outcome"], "interrupted", "{runs}");
+    assert_eq!(report["exit"], 0);
+    // It stopped after the interrupted command: the model's later calls never ran (the
+    // head start, step 0, reads files of its own).
+    assert!(
+        repo.records("tool")
+            .iter()
+            .all(|record| record["step"] == 0 || record["tool"] != "read_file"),
+        "the run went on after the cancellation: {:?}",
+        repo.transcript()
+    );
 }

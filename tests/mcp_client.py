@@ -6,6 +6,7 @@ script only speaks the protocol. Usage:
 
     mcp_client.py session PLAN.json   # the SDK's client: initialize, list tools, call tools
     mcp_client.py raw PLAN.json       # raw JSON-RPC lines the SDK would never send
+    mcp_client.py cancel PLAN.json    # calls[0], cancelled at its first progress; calls[1]
 
 PLAN.json: {"command": ..., "args": [...], "env": {...}, "cwd": ..., "stderr": PATH,
             "calls": [{"name": ..., "arguments": ...}, ...]}   (calls: session mode only)
@@ -18,6 +19,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
@@ -65,6 +67,69 @@ async def call_tool(client, call):
         return {"protocol_error": str(error), "code": error.error.code}
     text = "".join(block.text for block in result.content if block.type == "text")
     return {"is_error": bool(result.is_error), "text": text, "progress": progress}
+
+
+def start_raw(plan):
+    server = subprocess.Popen(
+        [plan["command"], *plan["args"]],
+        cwd=plan["cwd"],
+        env=plan["env"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=open(plan["stderr"], "w"),
+    )
+
+    def send(message):
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+
+    def receive():
+        line = server.stdout.readline()
+        return json.loads(line) if line else None
+
+    send({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    })
+    receive()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return server, send, receive
+
+
+def cancel(plan):
+    """calls[0] with a progress token, cancelled (notifications/cancelled) when its first
+    progress notification arrives; then a ping, then calls[1]. Reports what came back and
+    how long calls[1] took to be answered (it waits for calls[0] to stop)."""
+    server, send, receive = start_raw(plan)
+    first, then = plan["calls"]
+    send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+          "params": {**first, "_meta": {"progressToken": "run"}}})
+    report = {"before_cancel": []}
+    while True:
+        message = receive()
+        report["before_cancel"].append(message)
+        if message is None or message.get("method") == "notifications/progress":
+            break
+    cancelled_at = time.monotonic()
+    send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+          "params": {"requestId": 1, "reason": "the user stopped it"}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": then})
+    report["after_cancel"] = []
+    while True:
+        message = receive()
+        report["after_cancel"].append(message)
+        if message is None or message.get("id") == 3:
+            break
+    report["seconds_to_stop"] = time.monotonic() - cancelled_at
+    server.stdin.close()
+    try:
+        report["exit"] = server.wait(timeout=REQUEST_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        report["exit"] = "hung"
+    return report
 
 
 def raw(plan):
@@ -136,7 +201,12 @@ def main():
     mode, plan_path = sys.argv[1], sys.argv[2]
     with open(plan_path) as file:
         plan = json.load(file)
-    report = asyncio.run(session(plan)) if mode == "session" else raw(plan)
+    if mode == "session":
+        report = asyncio.run(session(plan))
+    elif mode == "cancel":
+        report = cancel(plan)
+    else:
+        report = raw(plan)
     json.dump(report, sys.stdout)
 
 

@@ -12,10 +12,10 @@ use harness_undo::{RunId, Session};
 use crate::config::Overrides;
 
 mod accept;
-mod diff;
+pub(crate) mod diff;
 mod mcp;
 mod redo;
-mod run;
+pub(crate) mod run;
 mod runs;
 mod sandbox;
 mod show;

@@ -126,19 +126,7 @@ impl RunCommand {
 pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let root = toolbox::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
-    if let Some(verification) = &settings.verification {
-        settings
-            .toolbox
-            .policy()
-            .check(verification.argv())
-            .map_err(|refusal| {
-                anyhow!(
-                    "the verification command `{}` would be refused ({refusal}); allow its \
-                     program with --allow",
-                    verification.command()
-                )
-            })?;
-    }
+    refuse_unrunnable_verification(&settings)?;
     let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
 
     tracing::info!(
@@ -199,16 +187,8 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         Box::new(Terminal::new(style))
     };
 
-    let budgets = Budgets {
-        max_steps: settings.max_steps,
-        max_duration: settings.timeout,
-        max_failed_calls: settings.max_failed_calls,
-        max_tokens: settings.max_tokens,
-        head_start_chars: settings.head_start_chars,
-        ..Budgets::default()
-    };
     let mut agent = Agent::new(Arc::new(client), &toolbox)
-        .budgets(budgets)
+        .budgets(budgets(&settings))
         .transcript(transcript)
         .stop_signal(stop);
     if let Some(verification) = settings.verification.clone() {
@@ -250,8 +230,39 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     Ok(exit::for_outcome(report.outcome))
 }
 
+/// Refuses a verification command the command policy would refuse: the run could never be
+/// verified.
+pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Result<()> {
+    if let Some(verification) = &settings.verification {
+        settings
+            .toolbox
+            .policy()
+            .check(verification.argv())
+            .map_err(|refusal| {
+                anyhow!(
+                    "the verification command `{}` would be refused ({refusal}); allow its \
+                     program with --allow",
+                    verification.command()
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// The budgets of a run, from `settings`.
+pub(crate) fn budgets(settings: &Settings) -> Budgets {
+    Budgets {
+        max_steps: settings.max_steps,
+        max_duration: settings.timeout,
+        max_failed_calls: settings.max_failed_calls,
+        max_tokens: settings.max_tokens,
+        head_start_chars: settings.head_start_chars,
+        ..Budgets::default()
+    }
+}
+
 /// The client of the configured server and model.
-fn model_client(settings: &Settings) -> anyhow::Result<Client> {
+pub(crate) fn model_client(settings: &Settings) -> anyhow::Result<Client> {
     let mut config = harness_ollama::Config::new(settings.api, settings.model.clone());
     if let Some(host) = &settings.host {
         config.host = host.clone();
@@ -265,7 +276,7 @@ fn model_client(settings: &Settings) -> anyhow::Result<Client> {
 }
 
 /// How the undo record calls an outcome.
-fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
+pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
     match outcome {
         Outcome::Verified => harness_undo::Outcome::Succeeded,
         Outcome::VerificationFailed | Outcome::Unverified => harness_undo::Outcome::Failed,
