@@ -374,6 +374,11 @@ fn a_run_task_that_is_not_verified_or_cannot_start_is_a_tool_error_saying_why() 
         call("run_task", json!({"task": "no verify"})),
         call("run_task", json!({"task": "t", "verify": "sudo true"})),
         call("undo_run", json!({"run": "not-a-run"})),
+        call(
+            "write_file",
+            json!({"path": "mine.txt", "content": "the client's\n"}),
+        ),
+        call("run_task", json!({"task": "t", "verify": VERIFY})),
     ];
     let Some(report) = drive(&repo, "session", &["--host", &model.url()], &calls) else {
         return;
@@ -383,6 +388,14 @@ fn a_run_task_that_is_not_verified_or_cannot_start_is_a_tool_error_saying_why() 
     assert!(result(&report, 1, true).contains("verify"));
     assert!(result(&report, 2, true).contains("would be refused"));
     assert!(result(&report, 3, true).starts_with("Error: "));
+    // The client's own change makes the tree dirty: a run is refused as `harness run`
+    // refuses it, and the change is left alone.
+    result(&report, 4, false);
+    assert!(
+        result(&report, 5, true).contains("uncommitted change"),
+        "{report}"
+    );
+    assert_eq!(repo.read("mine.txt"), "the client's\n");
 }
 
 #[test]
