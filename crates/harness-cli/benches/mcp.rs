@@ -98,7 +98,6 @@ fn mcp_round_trips(root: &Path, home: &Path) -> Vec<Duration> {
         times.push(started.elapsed());
         assert!(line.contains("line 200 of the file"), "{line}");
     }
-    drop(ask);
     drop(input);
     server.wait().unwrap();
     times
