@@ -9,6 +9,7 @@ mod claims;
 mod end_to_end;
 mod help;
 mod interrupt;
+mod mcp;
 mod refusals;
 mod same_call;
 mod support;

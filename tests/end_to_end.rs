@@ -5,9 +5,9 @@ use serde_json::json;
 
 use crate::support::{Model, Repo, Turn};
 
-const VERIFY: &str = "python3 -m unittest -q";
+pub(crate) const VERIFY: &str = "python3 -m unittest -q";
 
-fn fix_script() -> Vec<Turn> {
+pub(crate) fn fix_script() -> Vec<Turn> {
     vec![
         Turn::call("read_file", json!({"path": "calc.py"})),
         Turn::call(

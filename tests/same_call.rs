@@ -2,6 +2,7 @@
 //! ways, once by a scripted model in `harness run` and once by hand with `harness tool`, in
 //! the same repository with the same user and project configuration, and both must give
 //! the same result, word for word, and that result must be the refusal the guard promises.
+//! A third way, a real MCP client through `harness mcp` (`mcp.rs`), must read the same too.
 
 use std::fs;
 
@@ -119,6 +120,42 @@ fn assert_same_both_ways(repo: &Repo, cases: &[Case]) {
         repo.git(&["status", "--porcelain"]),
         "",
         "no call changed the repository"
+    );
+    assert_same_over_mcp(repo, cases, &by_model);
+}
+
+/// The third way: every case called by a real MCP client through `harness mcp`, in one
+/// session, must read word for word what the model read (issue 16: one code path).
+fn assert_same_over_mcp(repo: &Repo, cases: &[Case], by_model: &[Value]) {
+    let calls: Vec<Value> = cases
+        .iter()
+        .map(|case| json!({"name": case.tool, "arguments": case.arguments}))
+        .collect();
+    let Some(report) = crate::mcp::drive_with_env(repo, "session", &[], &calls, &[CALLER_SECRET])
+    else {
+        return;
+    };
+    for ((case, record), over_mcp) in cases
+        .iter()
+        .zip(by_model)
+        .zip(report["calls"].as_array().expect("one result per call"))
+    {
+        assert_eq!(
+            over_mcp["is_error"], case.refused,
+            "{}: over MCP\n{over_mcp}",
+            case.name
+        );
+        assert_eq!(
+            over_mcp["text"], record["result"],
+            "{}: the MCP client and the model read different results",
+            case.name
+        );
+    }
+    assert_eq!(report["calls"].as_array().map(Vec::len), Some(cases.len()));
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "no call over MCP changed the repository"
     );
 }
 

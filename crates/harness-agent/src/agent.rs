@@ -261,14 +261,14 @@ impl Run<'_> {
             format: TRANSCRIPT_FORMAT,
             task: task.to_owned(),
             workspace: workspace.clone(),
-            context_window,
+            context_window: Some(context_window),
             verification: verification_command.clone(),
-            budgets: RecordedBudgets {
+            budgets: Some(RecordedBudgets {
                 max_steps: self.budgets.max_steps,
                 max_seconds: self.budgets.max_duration.as_secs_f64(),
                 max_failed_calls: self.budgets.max_failed_calls,
                 max_tokens: self.budgets.max_tokens,
-            },
+            }),
         });
         let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
         let head_start = self.budgets.head_start_chars > 0;

@@ -92,6 +92,27 @@ pub struct RunReport {
     pub warnings: Vec<String>,
 }
 
+impl RunReport {
+    /// The report of a run of tool calls that no model made and nothing verified (an MCP
+    /// client's own calls): `outcome` and `reason`, the number of calls, how long it took.
+    pub fn of_calls(outcome: Outcome, reason: String, calls: u32, duration: Duration) -> RunReport {
+        RunReport {
+            outcome,
+            reason,
+            steps: calls,
+            tool_calls: calls,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            duration,
+            verification: None,
+            checkpoints: 0,
+            final_text: String::new(),
+            transcript: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// How the verification command ran in one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -42,12 +42,13 @@ pub enum Record {
         task: String,
         /// The workspace root.
         workspace: String,
-        /// The model's context window, in tokens.
-        context_window: u32,
+        /// The model's context window, in tokens; `None` for a run of calls no model made
+        /// (an MCP client's own).
+        context_window: Option<u32>,
         /// The verification command, if there was one.
         verification: Option<String>,
-        /// The budgets the run was given.
-        budgets: RecordedBudgets,
+        /// The budgets the run was given; `None` for a run of calls no model made.
+        budgets: Option<RecordedBudgets>,
     },
     /// A message the harness wrote to the model (the system prompt, the task, the head
     /// start's framing).

@@ -291,14 +291,14 @@ mod tests {
             format: FORMAT,
             task: "t".to_owned(),
             workspace: "/w".to_owned(),
-            context_window: 8192,
+            context_window: Some(8192),
             verification: None,
-            budgets: RecordedBudgets {
+            budgets: Some(RecordedBudgets {
                 max_steps: 3,
                 max_seconds: 60.0,
                 max_failed_calls: 5,
                 max_tokens: None,
-            },
+            }),
         }
     }
 

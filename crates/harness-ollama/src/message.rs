@@ -107,6 +107,8 @@ pub enum CallOrigin {
     /// The model wrote the edit into its answer as a block (a whole file under its path, or
     /// a search/replace block), which the caller turned into this call.
     EditBlock,
+    /// No model made it: a client of the tools called them itself (an MCP client).
+    Client,
 }
 
 #[cfg(test)]

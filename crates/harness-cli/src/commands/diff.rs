@@ -47,7 +47,7 @@ pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// One line per file, `M  src/lib.rs  +3 −1` (binary files say so), then the totals.
-fn stat(diff: &Diff) -> Shown {
+pub(crate) fn stat(diff: &Diff) -> Shown {
     let mut text = Shown::default();
     for file in &diff.files {
         let status = match file.status {

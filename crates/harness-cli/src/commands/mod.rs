@@ -6,12 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use harness_exec::Sandbox;
 use harness_undo::{RunId, Session};
 
+use crate::config::Overrides;
+
 mod accept;
-mod diff;
+pub(crate) mod diff;
+mod mcp;
 mod redo;
-mod run;
+pub(crate) mod run;
 mod runs;
 mod sandbox;
 mod show;
@@ -29,6 +33,7 @@ pub(crate) enum Command {
     Runs(runs::RunsCommand),
     Show(show::ShowCommand),
     Tool(tool::ToolCommand),
+    Mcp(mcp::McpCommand),
     Sandbox(sandbox::SandboxCommand),
 }
 
@@ -44,7 +49,53 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Runs(command) => runs::exec(command),
         Command::Show(command) => show::exec(command),
         Command::Tool(command) => tool::exec(command),
+        Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
+    }
+}
+
+/// How commands are confined: the flags `harness run`, `harness tool` and `harness mcp`
+/// share, so each is confined the same way by the same words.
+#[derive(Debug, Args)]
+pub(crate) struct ConfinementFlags {
+    /// Allow only this program to run (repeat for more), instead of the configuration's
+    /// `allow`. Without either, a blocklist of accidents (sudo, rm -rf /, mkfs, ...) applies.
+    /// In `harness run`, the verification command's program must be allowed too.
+    #[arg(long = "allow", value_name = "PROGRAM")]
+    allow: Vec<String>,
+
+    /// The isolation tier commands (the verification command's too) run under: auto (the
+    /// strongest that works here), bwrap, landlock or none. [default: the configuration's
+    /// sandbox, else auto]
+    #[arg(long, value_name = "TIER")]
+    sandbox: Option<Sandbox>,
+
+    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
+    #[arg(long, value_name = "PATH")]
+    writable: Vec<PathBuf>,
+
+    /// Let commands use the network.
+    #[arg(long)]
+    network: bool,
+
+    /// Let write_file and edit_file change test code (test files by each ecosystem's
+    /// conventions, the configuration's `tests` globs, Rust #[cfg(test)] modules), which
+    /// they refuse by default.
+    #[arg(long)]
+    allow_test_edits: bool,
+}
+
+impl ConfinementFlags {
+    /// `overrides` with what these flags say.
+    pub(crate) fn apply(&self, overrides: Overrides) -> Overrides {
+        Overrides {
+            allow: self.allow.clone(),
+            sandbox: self.sandbox,
+            writable: self.writable.clone(),
+            network: self.network,
+            allow_test_edits: self.allow_test_edits,
+            ..overrides
+        }
     }
 }
 

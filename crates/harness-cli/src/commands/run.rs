@@ -11,7 +11,6 @@ use clap::Args;
 use harness_agent::{
     Agent, Budgets, EditFormat, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
 };
-use harness_exec::Sandbox;
 use harness_exec::preflight::Choice;
 use harness_ollama::Client;
 use harness_tools::{TestCode, Toolbox};
@@ -19,6 +18,7 @@ use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
 use crate::boundary;
+use crate::commands::ConfinementFlags;
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
@@ -92,24 +92,8 @@ pub(crate) struct RunCommand {
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
-    /// Allow only this program to run (repeat for more); without it, a blocklist of
-    /// accidents applies. The verification command's program must be allowed too.
-    #[arg(long = "allow", value_name = "PROGRAM")]
-    allow: Vec<String>,
-
-    /// The isolation tier commands (the verification command's too) run under: auto (the
-    /// strongest that works here), bwrap, landlock or none. [default: the configuration's
-    /// sandbox, else auto]
-    #[arg(long, value_name = "TIER")]
-    sandbox: Option<Sandbox>,
-
-    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
-    #[arg(long, value_name = "PATH")]
-    writable: Vec<PathBuf>,
-
-    /// Let commands use the network.
-    #[arg(long)]
-    network: bool,
+    #[command(flatten)]
+    confinement: ConfinementFlags,
 
     /// Which edits the model writes into an answer, instead of calling a tool, are applied
     /// (through the same tools, so every guard holds): auto (whole files under their path
@@ -117,11 +101,6 @@ pub(crate) struct RunCommand {
     /// [default: the configuration's edit_format, else auto]
     #[arg(long, value_name = "FORMAT", value_parser = parse_edit_format)]
     edit_format: Option<EditFormat>,
-
-    /// Let the file tools change test code (test files by each ecosystem's conventions,
-    /// `tests` globs, Rust #[cfg(test)] modules), which they refuse by default.
-    #[arg(long)]
-    allow_test_edits: bool,
 
     /// Print the run as JSON lines (one event per line) instead of for a person.
     #[arg(long)]
@@ -135,21 +114,16 @@ pub(crate) struct RunCommand {
 impl RunCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
-        Overrides {
+        self.confinement.apply(Overrides {
             model: self.model.clone(),
             host: self.host.clone(),
             api: self.api.clone(),
             verify: self.verify.clone(),
-            allow: self.allow.clone(),
             timeout: self.timeout,
             max_steps: self.max_steps,
-            sandbox: self.sandbox,
-            writable: self.writable.clone(),
-            network: self.network,
             edit_format: self.edit_format,
-            allow_test_edits: self.allow_test_edits,
             ..Overrides::default()
-        }
+        })
     }
 }
 
@@ -182,19 +156,7 @@ fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
 pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let root = toolbox::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
-    if let Some(verification) = &settings.verification {
-        settings
-            .toolbox
-            .policy()
-            .check(verification.argv())
-            .map_err(|refusal| {
-                anyhow!(
-                    "the verification command `{}` would be refused ({refusal}); allow its \
-                     program with --allow",
-                    verification.command()
-                )
-            })?;
-    }
+    refuse_unrunnable_verification(&settings)?;
     let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
 
     tracing::info!(
@@ -255,16 +217,8 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         Box::new(Terminal::new(style))
     };
 
-    let budgets = Budgets {
-        max_steps: settings.max_steps,
-        max_duration: settings.timeout,
-        max_failed_calls: settings.max_failed_calls,
-        max_tokens: settings.max_tokens,
-        head_start_chars: settings.head_start_chars,
-        ..Budgets::default()
-    };
     let mut agent = Agent::new(Arc::new(client), &toolbox)
-        .budgets(budgets)
+        .budgets(budgets(&settings))
         .transcript(transcript)
         .edit_format(settings.edit_format)
         .stop_signal(stop);
@@ -325,8 +279,39 @@ fn tests_changed(settings: &Settings, diff: Option<&harness_undo::Diff>) -> Vec<
         .collect()
 }
 
+/// Refuses a verification command the command policy would refuse: the run could never be
+/// verified.
+pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Result<()> {
+    if let Some(verification) = &settings.verification {
+        settings
+            .toolbox
+            .policy()
+            .check(verification.argv())
+            .map_err(|refusal| {
+                anyhow!(
+                    "the verification command `{}` would be refused ({refusal}); allow its \
+                     program with --allow",
+                    verification.command()
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// The budgets of a run, from `settings`.
+pub(crate) fn budgets(settings: &Settings) -> Budgets {
+    Budgets {
+        max_steps: settings.max_steps,
+        max_duration: settings.timeout,
+        max_failed_calls: settings.max_failed_calls,
+        max_tokens: settings.max_tokens,
+        head_start_chars: settings.head_start_chars,
+        ..Budgets::default()
+    }
+}
+
 /// The client of the configured server and model.
-fn model_client(settings: &Settings) -> anyhow::Result<Client> {
+pub(crate) fn model_client(settings: &Settings) -> anyhow::Result<Client> {
     let mut config = harness_ollama::Config::new(settings.api, settings.model.clone());
     if let Some(host) = &settings.host {
         config.host = host.clone();
@@ -340,7 +325,7 @@ fn model_client(settings: &Settings) -> anyhow::Result<Client> {
 }
 
 /// How the undo record calls an outcome.
-fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
+pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
     match outcome {
         Outcome::Verified => harness_undo::Outcome::Succeeded,
         Outcome::VerificationFailed | Outcome::Unverified => harness_undo::Outcome::Failed,

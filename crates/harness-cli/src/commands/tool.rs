@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use harness_exec::Sandbox;
 use serde_json::Value;
 
+use crate::commands::ConfinementFlags;
 use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::exit;
@@ -41,32 +41,13 @@ pub(crate) struct ToolCommand {
     #[arg(long, value_name = "DIR", default_value = ".")]
     workspace: PathBuf,
 
-    /// Allow only this program to run (repeat for more), instead of the configuration's
-    /// `allow`. Without either, a blocklist of accidents (sudo, rm -rf /, mkfs, ...) applies.
-    #[arg(long = "allow", value_name = "PROGRAM")]
-    allow: Vec<String>,
-
     /// Seconds a command may run: the timeout of a call that sets none, and the most a call
     /// may ask for. [default: the configuration's command_timeout, else 30; at most 600]
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
-    /// The isolation tier commands run under: auto (the strongest that works here), bwrap,
-    /// landlock or none. [default: the configuration's sandbox, else auto]
-    #[arg(long, value_name = "TIER")]
-    sandbox: Option<Sandbox>,
-
-    /// Let commands also write under PATH (repeat for more), e.g. ~/.cargo/registry.
-    #[arg(long, value_name = "PATH")]
-    writable: Vec<PathBuf>,
-
-    /// Let commands use the network.
-    #[arg(long)]
-    network: bool,
-
-    /// Let write_file and edit_file change test code, which they refuse by default.
-    #[arg(long)]
-    allow_test_edits: bool,
+    #[command(flatten)]
+    confinement: ConfinementFlags,
 
     /// Print the tools' specs (name, description, JSON Schema of the arguments) as JSON, as
     /// the model is offered them.
@@ -86,16 +67,11 @@ pub(crate) struct ToolCommand {
 impl ToolCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
-        Overrides {
-            allow: self.allow.clone(),
+        self.confinement.apply(Overrides {
             command_timeout: self.timeout,
             max_command_timeout: self.timeout,
-            sandbox: self.sandbox,
-            writable: self.writable.clone(),
-            network: self.network,
-            allow_test_edits: self.allow_test_edits,
             ..Overrides::default()
-        }
+        })
     }
 }
 

@@ -1,0 +1,298 @@
+//! `harness mcp`: the model's tools over one workspace, served to an MCP client on stdio.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use harness_mcp::{Backend, Call, Reply, Server, ToolDef};
+use harness_tools::Toolbox;
+use serde_json::Value;
+
+mod record;
+mod runs;
+
+use crate::boundary;
+use crate::commands::ConfinementFlags;
+use crate::config::{Overrides, Settings};
+use crate::display::Out;
+use crate::shown::{Shown, shown};
+use crate::toolbox;
+
+/// Serve the model's tools over one workspace to an MCP client, on stdin and stdout.
+///
+/// An MCP client (Claude Desktop, Claude Code, Cursor, Zed, ...) starts this command and
+/// speaks the Model Context Protocol to it on stdin/stdout. It is offered the same tools a
+/// model gets in `harness run` (read_file, write_file, edit_file, list_dir, search_text,
+/// run_command), with the same JSON Schemas, and every call goes through exactly what a
+/// model's call goes through: the same settings (~/.config/harness/config.toml,
+/// harness.toml in the workspace, then the flags), argument validation, workspace
+/// confinement, deny rules, protected files (.git/, harness.toml), command policy,
+/// isolation tier, timeouts, environment and redaction. A refused call is a tool result
+/// with isError set and the message the model would read.
+///
+/// It also serves verified runs: run_task {task, verify, max_steps?, model?} gives a task
+/// to the harness's own model (--model, --host, --api, or the configuration's), exactly as
+/// `harness run --verify` does, with a progress notification per step; cancelling it stops
+/// the run as Ctrl-C does. diff_run, undo_run, redo_run and list_runs review runs. The
+/// client's own tool calls are recorded as a run of their own (named on stderr at the
+/// start): `harness show RUN` replays them, `harness undo RUN` takes them back.
+///
+/// The workspace is fixed when the server starts; no call can change it. It is refused as
+/// for `harness run`: not /, not your home directory, not the harness's own source, and not
+/// a git repository with uncommitted changes unless --allow-dirty is given.
+///
+/// Nothing but the protocol is written to stdout; what the server protects, and what it
+/// does not, is printed on stderr when it starts.
+///
+/// Exit status: 0 when the client closed the session, 2 for bad usage, a configuration
+/// error or a workspace that cannot be used.
+///
+/// Client configuration (the mcpServers entry):
+///
+///   {"mcpServers": {"harness": {"command": "harness",
+///     "args": ["mcp", "--workspace", "/path/to/repo"]}}}
+#[derive(Debug, Args)]
+#[command(
+    verbatim_doc_comment,
+    about = "Serve the model's tools over one workspace to an MCP client (stdio)"
+)]
+pub(crate) struct McpCommand {
+    /// The workspace the tools work in, fixed for the whole session: paths are confined to
+    /// it, commands run in it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+
+    /// Serve even with uncommitted changes in the workspace.
+    #[arg(long)]
+    allow_dirty: bool,
+
+    /// Seconds a command may run: the timeout of a call that sets none, and the most a call
+    /// may ask for. [default: the configuration's command_timeout, else 30; at most 600]
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+
+    /// The model `run_task` gives tasks to. [default: the configuration's model, else
+    /// qwen2.5-coder:7b]
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+
+    /// The model server's address, for `run_task`. [default: OLLAMA_HOST, else
+    /// http://127.0.0.1:11434; http://127.0.0.1:8080 with --api openai]
+    #[arg(long, value_name = "URL")]
+    host: Option<String>,
+
+    /// The model server's API, for `run_task`: ollama, or openai for OpenAI-compatible
+    /// servers. [default: ollama]
+    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
+    api: Option<String>,
+
+    #[command(flatten)]
+    confinement: ConfinementFlags,
+}
+
+impl McpCommand {
+    /// What the flags say, for [`Settings::resolve`].
+    fn overrides(&self) -> Overrides {
+        self.confinement.apply(Overrides {
+            model: self.model.clone(),
+            host: self.host.clone(),
+            api: self.api.clone(),
+            command_timeout: self.timeout,
+            max_command_timeout: self.timeout,
+            ..Overrides::default()
+        })
+    }
+}
+
+/// Checks the workspace, says what is active on stderr, and serves until the client is done.
+pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
+    let root = toolbox::workspace_root(&command.workspace)?;
+    let settings = Settings::resolve(&root, &command.overrides())?;
+    let (toolbox, choice) = toolbox::build(&root, &settings.toolbox)?;
+    if !command.allow_dirty {
+        harness_undo::check_clean(&root)?;
+    }
+    let recorder = record::Recorder::begin(&root, command.allow_dirty)?;
+    let run = recorder.id();
+    let served = Served::new(
+        toolbox,
+        recorder,
+        runs::Runs {
+            root: root.clone(),
+            overrides: command.overrides(),
+            allow_dirty: command.allow_dirty,
+        },
+    )?;
+
+    let state = Arc::clone(&served.state);
+    let mut err = Out::stderr();
+    err.line(&shown!(
+        "harness mcp: serving {} on stdin/stdout\n\
+         \x20 recorded:   as run {} (harness show {} / harness undo {})\n\
+         \x20 policy:     {}\n\
+         \x20 isolation:  {}\n\
+         {}",
+        root.display().to_string(),
+        run,
+        run,
+        run,
+        boundary::policy(&settings.toolbox.allow),
+        toolbox::isolation_summary(&choice, &settings.toolbox),
+        Shown::text(boundary::STATEMENT),
+    ))?;
+    for warning in toolbox::fallback_warnings(&choice) {
+        err.line(&Shown::line(&warning))?;
+    }
+    toolbox::adopt_escaping_commands();
+
+    let served = Server::new(served, "harness", env!("CARGO_PKG_VERSION"))
+        .instructions(format!(
+            "The tools of the harness, confined to the workspace {}. {}",
+            root.display(),
+            boundary::STATEMENT
+        ))
+        .serve_stdio()
+        .context("serving MCP on stdin/stdout");
+    // Whatever ended the session, its run is ended; a call still running (the client went
+    // away without cancelling it) is waited for.
+    state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .finish();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `harness mcp` serves: the toolbox `harness run` and `harness tool` build, and the
+/// run tools over it.
+struct Served {
+    /// Every tool call and run goes through it, one at a time, as a model's calls do.
+    state: Arc<Mutex<State>>,
+    /// The run tools.
+    runs: runs::Runs,
+    /// The toolbox's tools, then the run tools, as the client is offered them.
+    tools: Vec<ToolDef>,
+}
+
+impl Served {
+    fn new(
+        toolbox: Toolbox,
+        recorder: record::Recorder,
+        runs: runs::Runs,
+    ) -> anyhow::Result<Served> {
+        let mut tools = toolbox
+            .specs()
+            .iter()
+            .map(|spec| ToolDef::new(spec.name(), spec.description(), spec.parameters().clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        tools.extend(runs::tool_defs()?);
+        Ok(Served {
+            state: Arc::new(Mutex::new(State {
+                toolbox,
+                recorder: Some(recorder),
+            })),
+            runs,
+            tools,
+        })
+    }
+
+    /// One call, of a run tool or of the toolbox. A cancellation interrupts the command it
+    /// runs (SIGINT, as on Ctrl-C) and stops a run after its current step.
+    fn call_tool(&self, name: &str, arguments: &Value, call: &Call) -> Reply {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if call.is_cancelled() {
+            return Reply::error("Error: the call was cancelled before it started");
+        }
+        let scope = Scope::new(call);
+        if let Some(reply) = self.runs.call(name, arguments, &state.toolbox, &scope) {
+            return reply;
+        }
+        let interrupter = state.toolbox.interrupter();
+        scope.on_cancel(move || {
+            interrupter.interrupt();
+        });
+        let started = Instant::now();
+        let result = state.toolbox.call(name, arguments);
+        drop(scope);
+        let reply = if result.is_error() {
+            Reply::error(result.text())
+        } else {
+            Reply::success(result.text())
+        };
+        if let Some(recorder) = &state.recorder {
+            recorder.record(name, arguments, result, started.elapsed().as_secs_f64());
+        }
+        drop(state);
+        reply
+    }
+}
+
+/// What the calls share, one at a time.
+struct State {
+    toolbox: Toolbox,
+    /// The session's run; `None` once it is finished.
+    recorder: Option<record::Recorder>,
+}
+
+impl State {
+    /// Ends the session's run.
+    fn finish(&mut self) {
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish();
+        }
+    }
+}
+
+/// The part of a call that holds the toolbox: what a cancellation does acts only within
+/// it. The interrupter reaches every command of the toolbox, so a late cancellation must
+/// not interrupt the next call's command.
+pub(super) struct Scope<'a> {
+    call: &'a Call,
+    /// True until the scope ends; a stop runs only while it is true.
+    active: Arc<Mutex<bool>>,
+}
+
+impl<'a> Scope<'a> {
+    fn new(call: &'a Call) -> Scope<'a> {
+        Scope {
+            call,
+            active: Arc::new(Mutex::new(true)),
+        }
+    }
+
+    /// Runs `stop` when the client cancels the call, if the scope has not ended.
+    pub(super) fn on_cancel(&self, stop: impl FnOnce() + Send + 'static) {
+        let active = Arc::clone(&self.active);
+        self.call.on_cancel(move || {
+            // Held while stopping, so the scope cannot end meanwhile.
+            let active = active.lock().unwrap_or_else(PoisonError::into_inner);
+            if *active {
+                stop();
+            }
+        });
+    }
+
+    /// Tells the client how the call is going.
+    pub(super) fn progress(&self, message: String) {
+        self.call.progress(message);
+    }
+}
+
+impl Drop for Scope<'_> {
+    fn drop(&mut self) {
+        *self.active.lock().unwrap_or_else(PoisonError::into_inner) = false;
+    }
+}
+
+impl Backend for Served {
+    fn tools(&self) -> Vec<ToolDef> {
+        self.tools.clone()
+    }
+
+    fn call(&self, name: &str, arguments: Value, call: &Call) -> Reply {
+        self.call_tool(name, &arguments, call)
+    }
+}

@@ -1,0 +1,189 @@
+//! The record of an MCP session: the client's own tool calls, kept as a run of their own
+//! (the pre-session state, a checkpoint after each call that may have changed the
+//! workspace, a transcript), so `harness show` replays what the client did and `harness
+//! undo` takes it back, as for a model's run.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use harness_agent::{Outcome, Record, RunReport, TRANSCRIPT_FORMAT, Transcript};
+use harness_ollama::CallOrigin;
+use harness_tools::ToolResult;
+use harness_undo::{BeginOptions, Session};
+use serde_json::Value;
+
+/// The task an MCP session's run is recorded with.
+const TASK: &str = "MCP session: the tool calls of an MCP client";
+
+/// An MCP session's run, while the server serves. The run's [`Session`] lives on a thread
+/// of its own (git's handles stay on the thread that opened them); each call is handed to
+/// it and recorded, checkpoint included, before the next call starts.
+pub(super) struct Recorder {
+    /// Where calls go; closed to end the run.
+    calls: mpsc::Sender<Recorded>,
+    /// The thread that records them.
+    thread: JoinHandle<()>,
+    /// The run's id.
+    id: String,
+}
+
+/// One call, as it is recorded.
+struct Recorded {
+    tool: String,
+    arguments: Value,
+    result: ToolResult,
+    seconds: f64,
+    /// Told when the call is recorded.
+    done: mpsc::Sender<()>,
+}
+
+impl Recorder {
+    /// Records the state of `root` before the session (a dirty tree is refused unless
+    /// `allow_dirty`, and snapshotted with it) and starts the transcript.
+    pub(super) fn begin(root: &Path, allow_dirty: bool) -> anyhow::Result<Recorder> {
+        let root = root.to_owned();
+        let (started, start) = mpsc::channel();
+        let (calls, received) = mpsc::channel::<Recorded>();
+        let thread = std::thread::spawn(move || {
+            let mut log = match Log::begin(&root, allow_dirty) {
+                Ok(log) => {
+                    let _ = started.send(Ok(log.session.id().to_string()));
+                    log
+                }
+                Err(error) => {
+                    let _ = started.send(Err(error));
+                    return;
+                }
+            };
+            for call in received {
+                log.record(&call.tool, &call.arguments, &call.result, call.seconds);
+                let _ = call.done.send(());
+            }
+            log.finish();
+        });
+        let id = start.recv().map_err(|_| {
+            anyhow::anyhow!("the recorder of the MCP session stopped at its start")
+        })??;
+        Ok(Recorder { calls, thread, id })
+    }
+
+    /// The run's id.
+    pub(super) fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// Records the call of `tool` with `arguments` that returned `result` after `seconds`;
+    /// returns when it is recorded.
+    pub(super) fn record(&self, tool: &str, arguments: &Value, result: ToolResult, seconds: f64) {
+        let (done, recorded) = mpsc::channel();
+        let call = Recorded {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            result,
+            seconds,
+            done,
+        };
+        if self.calls.send(call).is_ok() {
+            let _ = recorded.recv();
+        } else {
+            tracing::warn!("the MCP session's recorder is gone: a call was not recorded");
+        }
+    }
+
+    /// Ends the run when the client is done.
+    pub(super) fn finish(self) {
+        drop(self.calls);
+        if self.thread.join().is_err() {
+            tracing::warn!("the MCP session's recorder failed at the end");
+        }
+    }
+}
+
+/// The run itself, on the recorder's thread.
+struct Log {
+    session: Session,
+    transcript: Transcript,
+    /// The calls recorded so far.
+    calls: u32,
+    started: Instant,
+}
+
+impl Log {
+    fn begin(root: &Path, allow_dirty: bool) -> anyhow::Result<Log> {
+        let session = Session::begin(
+            root,
+            BeginOptions {
+                allow_dirty,
+                task: TASK.to_owned(),
+                model: "an MCP client".to_owned(),
+                ..BeginOptions::default()
+            },
+        )?;
+        let mut transcript = Transcript::create(session.transcript_path())?;
+        transcript.record(Record::Run {
+            format: TRANSCRIPT_FORMAT,
+            task: TASK.to_owned(),
+            workspace: root.display().to_string(),
+            context_window: None,
+            verification: None,
+            budgets: None,
+        });
+        Ok(Log {
+            session,
+            transcript,
+            calls: 0,
+            started: Instant::now(),
+        })
+    }
+
+    /// Records the call as the agent records a model's call, and takes a checkpoint if it
+    /// may have changed the workspace.
+    fn record(&mut self, tool: &str, arguments: &Value, result: &ToolResult, seconds: f64) {
+        self.calls += 1;
+        self.transcript.record(Record::Tool {
+            step: self.calls,
+            id: format!("client_{}", self.calls),
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            origin: CallOrigin::Client,
+            summary: result.summary().to_string(),
+            is_error: result.is_error(),
+            may_have_changed_workspace: result.may_have_changed_workspace(),
+            result: result.text().to_owned(),
+            seconds,
+        });
+        if result.may_have_changed_workspace() {
+            let label = format!("call {}: {}", self.calls, result.summary());
+            match self.session.checkpoint(&label) {
+                Ok(Some(checkpoint)) => self.transcript.record(Record::Checkpoint {
+                    step: self.calls,
+                    number: checkpoint.number,
+                    label,
+                }),
+                Ok(None) => {}
+                Err(error) => self.transcript.record(Record::CheckpointFailed {
+                    step: self.calls,
+                    error: error.to_string(),
+                }),
+            }
+        }
+    }
+
+    /// Ends the run: nothing verified the calls, so it is recorded as unverified.
+    fn finish(mut self) {
+        self.transcript.record(Record::Outcome(RunReport::of_calls(
+            Outcome::Unverified,
+            "an MCP session: nothing verifies a client's own tool calls".to_owned(),
+            self.calls,
+            self.started.elapsed(),
+        )));
+        if let Err(error) = self
+            .session
+            .finish(harness_undo::Outcome::Failed, self.calls)
+        {
+            tracing::warn!("cannot record the end of the MCP session's run: {error}");
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The run tools `harness mcp` serves beside the toolbox: a verified agent run
+//! (`run_task`), and the review of runs (`diff_run`, `undo_run`, `redo_run`, `list_runs`),
+//! each what `harness run`, `harness diff`, `harness undo`, `harness redo` and `harness runs`
+//! do, through the same code.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use harness_agent::{Agent, Event, Observer, Outcome, StopSignal, Transcript};
+use harness_mcp::{Reply, ToolDef};
+use harness_tools::Toolbox;
+use harness_undo::{BeginOptions, DiffTarget, Force, RunId, Session};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Scope;
+use crate::commands::{diff, run};
+use crate::config::{Overrides, Settings};
+
+/// How often a cancelled run's commands are interrupted until it has stopped.
+const INTERRUPT_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The run tools, with the JSON Schemas of their arguments.
+pub(super) fn tool_defs() -> anyhow::Result<Vec<ToolDef>> {
+    let run = json!({"type": "string", "description":
+        "The run's id, as list_runs shows it. Default: the latest run."});
+    let defs = [
+        (
+            "run_task",
+            "Give a task to the harness's own (local) model, which works on it in the \
+             workspace with the confined tools; the run counts as done only when the \
+             verification command exits 0. Returns the outcome, the run id, the diff and a \
+             summary; undo_run takes the run's changes back.",
+            json!({"type": "object", "properties": {
+                "task": {"type": "string", "description": "What to do, in words."},
+                "verify": {"type": "string", "description":
+                    "The command that checks the task, e.g. \"python3 -m unittest -q\" (split \
+                     like a shell would, run without one); the run succeeds only if it exits 0."},
+                "max_steps": {"type": "integer", "minimum": 1, "description":
+                    "The most model turns. Default: the configuration's max_steps, else 40."},
+                "model": {"type": "string", "description":
+                    "The model. Default: the server's --model, else the configuration's."}
+            }, "required": ["task", "verify"], "additionalProperties": false}),
+        ),
+        (
+            "diff_run",
+            "What a run changed, as a unified diff (or, with stat, one line per file).",
+            json!({"type": "object", "properties": {"run": run, "stat": {"type": "boolean",
+                "description": "One line per file instead of the diff."}},
+                "additionalProperties": false}),
+        ),
+        (
+            "undo_run",
+            "Put the workspace back as it was before a run (redo_run brings the run's work \
+             back). Refused if files changed since the run ended.",
+            json!({"type": "object", "properties": {"run": run},
+                "additionalProperties": false}),
+        ),
+        (
+            "redo_run",
+            "Bring back the work of a run that undo_run took back.",
+            json!({"type": "object", "properties": {"run": run},
+                "additionalProperties": false}),
+        ),
+        (
+            "list_runs",
+            "The runs recorded in the workspace, newest last: id, task, outcome, steps.",
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        ),
+    ];
+    defs.into_iter()
+        .map(|(name, description, schema)| {
+            ToolDef::new(name, description, schema).map_err(anyhow::Error::from)
+        })
+        .collect()
+}
+
+/// What the run tools need beyond the toolbox: the workspace and the server's flags.
+pub(super) struct Runs {
+    /// The workspace, canonical; fixed for the server's life.
+    pub(super) root: PathBuf,
+    /// The server's flags, which each run's settings are resolved with (as `harness run`
+    /// resolves its own), plus what the call sets.
+    pub(super) overrides: Overrides,
+    /// Whether a run may start on uncommitted changes (`--allow-dirty`).
+    pub(super) allow_dirty: bool,
+}
+
+impl Runs {
+    /// Calls the run tool `name`, or returns `None` if `name` is none of them.
+    pub(super) fn call(
+        &self,
+        name: &str,
+        arguments: &Value,
+        toolbox: &Toolbox,
+        call: &Scope<'_>,
+    ) -> Option<Reply> {
+        let result = match name {
+            "run_task" => {
+                parse(name, arguments).and_then(|args| self.run_task(args, toolbox, call))
+            }
+            "diff_run" => parse(name, arguments).and_then(|args| self.diff_run(args)),
+            "undo_run" => parse(name, arguments).and_then(|args| self.undo_run(args)),
+            "redo_run" => parse(name, arguments).and_then(|args| self.redo_run(args)),
+            "list_runs" => parse::<NoArgs>(name, arguments).and_then(|_| self.list_runs()),
+            _ => return None,
+        };
+        Some(result.unwrap_or_else(|error| Reply::error(format!("Error: {error:#}"))))
+    }
+
+    /// A verified run, exactly as `harness run --verify VERIFY TASK` makes it, reporting
+    /// each step as progress; a cancellation stops it as Ctrl-C does.
+    fn run_task(
+        &self,
+        args: RunTaskArgs,
+        toolbox: &Toolbox,
+        call: &Scope<'_>,
+    ) -> anyhow::Result<Reply> {
+        let mut overrides = self.overrides.clone();
+        overrides.verify = Some(args.verify);
+        overrides.max_steps = args.max_steps.or(overrides.max_steps);
+        overrides.model = args.model.or(overrides.model);
+        let settings = Settings::resolve(&self.root, &overrides)?;
+        run::refuse_unrunnable_verification(&settings)?;
+        let client = run::model_client(&settings)?;
+        client
+            .context_length()
+            .context("asking the model server about the model")?;
+        let mut session = Session::begin(
+            &self.root,
+            BeginOptions {
+                allow_dirty: self.allow_dirty,
+                task: args.task.clone(),
+                model: settings.model.clone(),
+                ..BeginOptions::default()
+            },
+        )?;
+        let transcript = Transcript::create(session.transcript_path())?;
+        let stop = StopSignal::new();
+        let stopper = stop.clone();
+        let interrupter = toolbox.interrupter();
+        let running = Arc::new(AtomicBool::new(true));
+        let still_running = Arc::clone(&running);
+        // As Ctrl-C: the run stops after the current tool call, and its command is
+        // interrupted. The loop looks at the stop signal only between steps, so a command
+        // that starts after the cancellation (the step's next call) is interrupted too,
+        // until the run has stopped.
+        call.on_cancel(move || {
+            stopper.request();
+            std::thread::spawn(move || {
+                while still_running.load(Ordering::SeqCst) {
+                    interrupter.interrupt();
+                    std::thread::sleep(INTERRUPT_INTERVAL);
+                }
+            });
+        });
+        let mut agent = Agent::new(Arc::new(client), toolbox)
+            .budgets(run::budgets(&settings))
+            .transcript(transcript)
+            .stop_signal(stop);
+        if let Some(verification) = settings.verification.clone() {
+            agent = agent.verification(verification);
+        }
+        let report = agent.run(&args.task, &mut Progress { call }, &mut session);
+        running.store(false, Ordering::SeqCst);
+        let finished = session.finish(run::undo_outcome(report.outcome), report.steps);
+        let diff = session.diff(DiffTarget::WorkingTree)?;
+        let mut warnings = report.warnings.clone();
+        warnings.extend(finished.err().map(|error| error.to_string()));
+        let summary = json!({
+            "run": session.id().to_string(),
+            "outcome": report.outcome,
+            "reason": report.reason,
+            "verification": report.verification,
+            "steps": report.steps,
+            "tool_calls": report.tool_calls,
+            "summary": report.final_text,
+            "files_changed": diff.files.iter().map(|file| json!({
+                "path": file.path.display().to_string(),
+                "added": file.additions,
+                "removed": file.deletions,
+            })).collect::<Vec<_>>(),
+            "diff": diff.to_string(),
+            "warnings": warnings,
+            "undo": format!("undo_run {{\"run\": \"{}\"}}", session.id()),
+        });
+        let text = serde_json::to_string_pretty(&summary).context("writing the run's summary")?;
+        // Done means verified: anything else is reported as a failed call.
+        Ok(if report.outcome == Outcome::Verified {
+            Reply::success(text)
+        } else {
+            Reply::error(text)
+        })
+    }
+
+    fn diff_run(&self, args: DiffArgs) -> anyhow::Result<Reply> {
+        let mut session = self.open(args.run.as_deref())?;
+        let diff = session.diff(DiffTarget::WorkingTree)?;
+        Ok(Reply::success(if diff.is_empty() {
+            format!("run {} changed nothing", session.id())
+        } else if args.stat {
+            diff::stat(&diff).as_str().to_owned()
+        } else {
+            diff.to_string()
+        }))
+    }
+
+    fn undo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
+        let mut session = self.open(args.run.as_deref())?;
+        let restored = session.undo(Force::No)?;
+        Ok(Reply::success(restored_text("undid", &session, &restored)))
+    }
+
+    fn redo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
+        let mut session = self.open(args.run.as_deref())?;
+        let restored = session.redo(Force::No)?;
+        Ok(Reply::success(restored_text("redid", &session, &restored)))
+    }
+
+    fn list_runs(&self) -> anyhow::Result<Reply> {
+        let runs: Vec<Value> = Session::runs(&self.root)?
+            .into_iter()
+            .map(|run| {
+                json!({
+                    "run": run.id.to_string(),
+                    "task": run.task,
+                    "outcome": run.outcome,
+                    "steps": run.steps,
+                })
+            })
+            .collect();
+        Ok(Reply::success(
+            serde_json::to_string_pretty(&runs).context("writing the list of runs")?,
+        ))
+    }
+
+    /// The run `id`, or the latest.
+    fn open(&self, id: Option<&str>) -> anyhow::Result<Session> {
+        open_run(&self.root, id)
+    }
+}
+
+/// The run `id` of the workspace `root`, or its latest run.
+fn open_run(root: &Path, id: Option<&str>) -> anyhow::Result<Session> {
+    let id = match id {
+        Some(text) => text.parse::<RunId>()?,
+        None => {
+            Session::latest(root)?
+                .ok_or_else(|| anyhow!("no harness run is recorded in {}", root.display()))?
+                .id
+        }
+    };
+    Ok(Session::open(root, &id)?)
+}
+
+/// What an undo or redo did, in a line.
+fn restored_text(verb: &str, session: &Session, restored: &harness_undo::Restored) -> String {
+    if restored.saved.is_none() && restored.changed.is_empty() {
+        return format!(
+            "run {}: nothing to change, the workspace is already so",
+            session.id()
+        );
+    }
+    let paths: Vec<String> = restored
+        .changed
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!(
+        "{verb} run {}: restored {} file{}: {}",
+        session.id(),
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        paths.join(", ")
+    )
+}
+
+/// The arguments of `name`, or an error the caller can fix.
+fn parse<T: serde::de::DeserializeOwned>(name: &str, arguments: &Value) -> anyhow::Result<T> {
+    T::deserialize(arguments).map_err(|error| anyhow!("invalid arguments for {name}: {error}"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunTaskArgs {
+    task: String,
+    verify: String,
+    max_steps: Option<u32>,
+    model: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    run: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffArgs {
+    run: Option<String>,
+    #[serde(default)]
+    stat: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// Tells the client of each step of a run, once per model turn.
+struct Progress<'a, 'b> {
+    call: &'a Scope<'b>,
+}
+
+impl Observer for Progress<'_, '_> {
+    fn on_event(&mut self, event: &Event<'_>) {
+        if let Event::Replied {
+            step, tool_calls, ..
+        } = event
+        {
+            self.call.progress(format!(
+                "step {step}: the model answered with {tool_calls} tool call{}",
+                if *tool_calls == 1 { "" } else { "s" }
+            ));
+        }
+    }
+}
