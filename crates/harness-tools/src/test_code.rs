@@ -4,9 +4,12 @@
 //! assertion, deletes a test, or hard-codes the value a test expects. Refusing changes to
 //! test code keeps a passing verification meaning that the code was fixed.
 
+use std::sync::LazyLock;
+
 use camino::Utf8Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use harness_edit::WriteGuard;
+use regex::Regex;
 
 /// Test files by each ecosystem's conventions, matched against the path relative to the
 /// workspace root at any depth.
@@ -169,78 +172,47 @@ fn is_ident(c: char) -> bool {
 }
 
 /// The end (one past the `}`) of the block whose `{` is at `open`, skipping braces in
-/// strings, raw strings, characters and comments. `None` when the block is not closed.
+/// strings, raw strings, characters and comments. `None` when no block starts at `open`
+/// or it is not closed.
 fn matching_brace(source: &str, open: usize) -> Option<usize> {
-    let bytes = source.as_bytes();
+    let rest = source.get(open..)?;
+    if !rest.starts_with('{') {
+        return None;
+    }
     let mut depth = 0usize;
-    // The first byte not inside a string, character or comment seen so far.
-    let mut next = open;
-    for (at, &byte) in bytes.iter().enumerate().skip(open) {
-        if at < next {
-            continue;
+    for token in TOKENS.find_iter(rest) {
+        match token.as_str() {
+            "{" => depth += 1,
+            "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + token.end());
+                }
+            }
+            // A string, a character or a comment: its braces are not the code's.
+            _ => {}
         }
-        let rest = &source[at..];
-        next = match byte {
-            b'{' => {
-                depth += 1;
-                at + 1
-            }
-            b'}' if depth == 1 => return Some(at + 1),
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                at + 1
-            }
-            b'/' if rest.starts_with("//") => at + rest.find('\n').unwrap_or(rest.len()),
-            b'/' if rest.starts_with("/*") => at + rest.find("*/").map_or(rest.len(), |n| n + 2),
-            b'"' => at + quoted_len(&rest[1..]) + 1,
-            b'r' if at == 0 || !is_ident(char::from(bytes[at - 1])) => {
-                at + raw_string_len(rest).unwrap_or(1)
-            }
-            b'\'' => at + char_literal_len(rest),
-            _ => at + 1,
-        };
     }
     None
 }
 
-/// The length of a string's body and its closing `"`, `body` starting after the opening one.
-fn quoted_len(body: &str) -> usize {
-    let mut escaped = false;
-    for (at, c) in body.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => return at + 1,
-            _ => {}
-        }
-    }
-    body.len()
-}
-
-/// The length of the raw string (`r"…"`, `r#"…"#`) at the start of `rest`, or `None` when
-/// `rest` starts with no raw string (an identifier that begins with `r`).
-fn raw_string_len(rest: &str) -> Option<usize> {
-    let hashes = rest[1..].bytes().take_while(|b| *b == b'#').count();
-    let body = rest.get(1 + hashes..)?.strip_prefix('"')?;
-    let closing = format!("\"{}", "#".repeat(hashes));
-    let inside = body.find(&closing).unwrap_or(body.len());
-    Some((2 + hashes + inside + closing.len()).min(rest.len()))
-}
-
-/// The length of the character literal at the start of `rest` (`'}'`, `'\''`), or 1 when
-/// it is a lifetime or a label (`'a`), which has no closing quote.
-fn char_literal_len(rest: &str) -> usize {
-    let mut chars = rest.char_indices().skip(1);
-    match chars.next() {
-        // The escaped character may itself be a quote: the closing one comes after it.
-        Some((_, '\\')) => rest
-            .get(3..)
-            .and_then(|tail| tail.find('\''))
-            .map_or(1, |n| n + 4),
-        Some((at, c)) if rest[at + c.len_utf8()..].starts_with('\'') => at + c.len_utf8() + 1,
-        _ => 1,
-    }
-}
+/// The tokens of Rust source that can hold a brace that is not one: comments, strings (an
+/// unclosed one runs to the end), raw strings with up to three `#`, character literals;
+/// and the braces themselves. Leftmost first, so a `"` inside a comment is the comment's.
+static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?s)//[^\n]*",
+        r"|/\*.*?(?:\*/|$)",
+        r##"|\br".*?""##,
+        r###"|\br#".*?"#"###,
+        r####"|\br##".*?"##"####,
+        r#####"|\br###".*?"###"#####,
+        r#"|"(?:\\.|[^"\\])*(?:"|$)"#,
+        r"|'(?:\\(?:'|[^']+)|[^'\\])'",
+        r"|[{}]",
+    ))
+    .expect("the token pattern is written here and compiles (tested)")
+});
 
 #[cfg(test)]
 mod tests {
@@ -323,19 +295,28 @@ mod tests {
         let cases = [
             ("{ }", Some(3)),
             ("{ { } }", Some(7)),
-            ("{ \"}\" }", Some(7)),
-            ("{ \"\\\"}\" }", Some(9)),
-            ("{ r\"}\" }", Some(8)),
-            ("{ r#\"\"}\"# }", Some(11)),
+            ("{ \"ab}cd\" }", Some(11)),
+            ("{ \"a\\\"}b\" }", Some(11)),
+            ("{ r\"a}b\" }", Some(10)),
+            ("{ r#\"a\"}b\"# }", Some(13)),
+            ("{ r##\"\"#}\"## }", Some(14)),
+            ("{ r###\"}\"###\n}", Some(14)),
+            ("{ ar\"\\\"}\" }", Some(11)),
             ("{ '}' }", Some(7)),
-            ("{ '\\'' } }", Some(8)),
+            ("{ '\"' }", Some(7)),
+            ("{ '\\'' '}' }", Some(12)),
             ("{ '\\u{7d}' }", Some(12)),
+            ("{ &'a} }", Some(6)),
             ("{ fn f<'a>(x: &'a str) {} }", Some(27)),
-            ("{ // }\n }", Some(9)),
-            ("{ /* } */ }", Some(11)),
+            ("{ x; // } y\n }", Some(14)),
+            ("{ x; /* } */ \"}\" }", Some(18)),
+            ("{ /* \"\n */ }", Some(12)),
+            ("{ a / b }", Some(9)),
             ("{ br }", Some(6)),
             ("{ {", None),
             ("{ \"}", None),
+            ("{ /* }", None),
+            ("x {}", None),
         ];
         for (text, end) in cases {
             assert_eq!(matching_brace(text, 0), end, "{text:?}");
