@@ -449,6 +449,37 @@ fn the_clients_own_calls_are_recorded_as_a_run_that_harness_show_replays_and_har
 }
 
 #[test]
+fn a_file_git_ignores_that_the_client_overwrites_is_saved_first_and_undo_brings_it_back() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".gitignore", "local.cfg\n");
+    repo.commit_all("ignore local.cfg");
+    repo.file("local.cfg", "user_setting = 42\n");
+    let before = repo.snapshot();
+    let calls = [call(
+        "write_file",
+        json!({"path": "local.cfg", "content": "overwritten\n", "overwrite": true}),
+    )];
+    let Some(report) = drive(&repo, "session", &[], &calls) else {
+        return;
+    };
+    result(&report, 0, false);
+    assert_eq!(repo.read("local.cfg"), "overwritten\n");
+    let stderr = report["server_stderr"].as_str().expect("stderr");
+    let id = stderr
+        .split("recorded:   as run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the run's id is named at the start")
+        .to_owned();
+    repo.harness(&["undo", &id]).assert_exit(0);
+    assert_eq!(
+        repo.snapshot(),
+        before,
+        "the ignored file is back, byte for byte"
+    );
+}
+
+#[test]
 fn a_cancelled_run_task_stops_its_command_and_the_run_as_ctrl_c_does() {
     let repo = Repo::from_fixture("calc");
     let model = Model::start();

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use harness_mcp::{Backend, Call, Reply, Server, ToolDef};
+use harness_schema::ToolName;
 use harness_tools::Toolbox;
 use serde_json::Value;
 
@@ -214,6 +215,15 @@ impl Served {
         scope.on_cancel(move || {
             interrupter.interrupt();
         });
+        // A file git ignores is in no snapshot: saved first, as in a model's run.
+        if ToolName::parse(name).is_some_and(ToolName::changes_files)
+            && let (Some(recorder), Some(path)) = (
+                &state.recorder,
+                arguments.get("path").and_then(Value::as_str),
+            )
+        {
+            recorder.protect(path);
+        }
         let started = Instant::now();
         let result = state.toolbox.call(name, arguments);
         drop(scope);

@@ -22,11 +22,23 @@ const TASK: &str = "MCP session: the tool calls of an MCP client";
 /// it and recorded, checkpoint included, before the next call starts.
 pub(super) struct Recorder {
     /// Where calls go; closed to end the run.
-    calls: mpsc::Sender<Recorded>,
+    calls: mpsc::Sender<Message>,
     /// The thread that records them.
     thread: JoinHandle<()>,
     /// The run's id.
     id: String,
+}
+
+/// What the recorder's thread is asked to do.
+enum Message {
+    /// Save a file before a tool writes it, so that undo covers it even where no snapshot
+    /// would (a file git ignores); then say so.
+    Protect {
+        path: String,
+        done: mpsc::Sender<()>,
+    },
+    /// Record a call that was made.
+    Call(Recorded),
 }
 
 /// One call, as it is recorded.
@@ -45,7 +57,7 @@ impl Recorder {
     pub(super) fn begin(root: &Path, allow_dirty: bool) -> anyhow::Result<Recorder> {
         let root = root.to_owned();
         let (started, start) = mpsc::channel();
-        let (calls, received) = mpsc::channel::<Recorded>();
+        let (calls, received) = mpsc::channel::<Message>();
         let thread = std::thread::spawn(move || {
             let mut log = match Log::begin(&root, allow_dirty) {
                 Ok(log) => {
@@ -57,9 +69,17 @@ impl Recorder {
                     return;
                 }
             };
-            for call in received {
-                log.record(&call.tool, &call.arguments, &call.result, call.seconds);
-                let _ = call.done.send(());
+            for message in received {
+                match message {
+                    Message::Protect { path, done } => {
+                        log.protect(&path);
+                        let _ = done.send(());
+                    }
+                    Message::Call(call) => {
+                        log.record(&call.tool, &call.arguments, &call.result, call.seconds);
+                        let _ = call.done.send(());
+                    }
+                }
             }
             log.finish();
         });
@@ -85,10 +105,25 @@ impl Recorder {
             seconds,
             done,
         };
-        if self.calls.send(call).is_ok() {
+        if self.calls.send(Message::Call(call)).is_ok() {
             let _ = recorded.recv();
         } else {
             tracing::warn!("the MCP session's recorder is gone: a call was not recorded");
+        }
+    }
+
+    /// Saves the file at `path` (as the client gave it) before a tool writes it, as a
+    /// model's run does; returns when it is saved.
+    pub(super) fn protect(&self, path: &str) {
+        let (done, saved) = mpsc::channel();
+        let message = Message::Protect {
+            path: path.to_owned(),
+            done,
+        };
+        if self.calls.send(message).is_ok() {
+            let _ = saved.recv();
+        } else {
+            tracing::warn!("the MCP session's recorder is gone: {path} was not saved first");
         }
     }
 
@@ -136,6 +171,17 @@ impl Log {
             calls: 0,
             started: Instant::now(),
         })
+    }
+
+    /// Saves `path` before a tool writes it; a failure is recorded and the call goes on, as
+    /// in a model's run.
+    fn protect(&mut self, path: &str) {
+        if let Err(error) = self.session.protect(Path::new(path)) {
+            self.transcript.record(Record::CheckpointFailed {
+                step: self.calls + 1,
+                error: format!("saving {path} before the call failed: {error}"),
+            });
+        }
     }
 
     /// Records the call as the agent records a model's call, and takes a checkpoint if it
