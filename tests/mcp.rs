@@ -413,11 +413,13 @@ fn the_clients_own_calls_are_recorded_as_a_run_that_harness_show_replays_and_har
             json!({"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}),
         ),
         call("read_file", json!({"path": "../../etc/passwd"})),
+        call("list_runs", json!({})),
     ];
     let Some(report) = drive(&repo, "session", &[], &calls) else {
         return;
     };
     result(&report, 2, true);
+    result(&report, 3, false);
     let stderr = report["server_stderr"].as_str().expect("stderr");
     let id = stderr
         .split("recorded:   as run ")
@@ -427,7 +429,12 @@ fn the_clients_own_calls_are_recorded_as_a_run_that_harness_show_replays_and_har
         .to_owned();
     let tools = repo.records("tool");
     let names: Vec<&str> = tools.iter().filter_map(|r| r["tool"].as_str()).collect();
-    assert_eq!(names, ["write_file", "edit_file", "read_file"], "{tools:?}");
+    // The run tools' calls too, so the transcript shows everything the client did.
+    assert_eq!(
+        names,
+        ["write_file", "edit_file", "read_file", "list_runs"],
+        "{tools:?}"
+    );
     assert_eq!(tools[2]["is_error"], true);
     assert_eq!(repo.records("outcome")[0]["outcome"], "unverified");
     repo.harness(&["show", &id])

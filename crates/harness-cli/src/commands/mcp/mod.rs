@@ -208,7 +208,11 @@ impl Served {
             return Reply::error("Error: the call was cancelled before it started");
         }
         let scope = Scope::new(call);
+        let started = Instant::now();
         if let Some(reply) = self.runs.call(name, arguments, &state.toolbox, &scope) {
+            if let Some(recorder) = &state.recorder {
+                recorder.record_run_tool(name, arguments, &reply, started.elapsed().as_secs_f64());
+            }
             return reply;
         }
         let interrupter = state.toolbox.interrupter();

@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use harness_agent::{Outcome, Record, RunReport, TRANSCRIPT_FORMAT, Transcript};
+use harness_mcp::Reply;
 use harness_ollama::CallOrigin;
 use harness_tools::ToolResult;
 use harness_undo::{BeginOptions, Session};
@@ -37,18 +38,25 @@ enum Message {
         path: String,
         done: mpsc::Sender<()>,
     },
-    /// Record a call that was made.
-    Call(Recorded),
+    /// Record a call that was made; then say so.
+    Call {
+        call: Recorded,
+        done: mpsc::Sender<()>,
+    },
 }
 
 /// One call, as it is recorded.
 struct Recorded {
     tool: String,
     arguments: Value,
-    result: ToolResult,
+    /// Its one-line summary, as the display shows it.
+    summary: String,
+    /// What the client read.
+    text: String,
+    is_error: bool,
+    /// Whether it may have changed the workspace: a checkpoint follows.
+    changing: bool,
     seconds: f64,
-    /// Told when the call is recorded.
-    done: mpsc::Sender<()>,
 }
 
 impl Recorder {
@@ -75,9 +83,9 @@ impl Recorder {
                         log.protect(&path);
                         let _ = done.send(());
                     }
-                    Message::Call(call) => {
-                        log.record(&call.tool, &call.arguments, &call.result, call.seconds);
-                        let _ = call.done.send(());
+                    Message::Call { call, done } => {
+                        log.record(&call);
+                        let _ = done.send(());
                     }
                 }
             }
@@ -97,15 +105,43 @@ impl Recorder {
     /// Records the call of `tool` with `arguments` that returned `result` after `seconds`;
     /// returns when it is recorded.
     pub(super) fn record(&self, tool: &str, arguments: &Value, result: ToolResult, seconds: f64) {
-        let (done, recorded) = mpsc::channel();
-        let call = Recorded {
+        self.send(Recorded {
             tool: tool.to_owned(),
             arguments: arguments.clone(),
-            result,
+            summary: result.summary().to_string(),
+            is_error: result.is_error(),
+            changing: result.may_have_changed_workspace(),
+            text: result.into_text(),
             seconds,
-            done,
-        };
-        if self.calls.send(Message::Call(call)).is_ok() {
+        });
+    }
+
+    /// Records a call of one of the run tools (`run_task`, `undo_run`, ...), so that the
+    /// session's transcript shows everything the client did, in order. No checkpoint
+    /// follows: a run is recorded as a run of its own, and undo and redo put back states
+    /// other runs recorded.
+    pub(super) fn record_run_tool(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        reply: &Reply,
+        seconds: f64,
+    ) {
+        self.send(Recorded {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            summary: format!("{tool}{}", if reply.is_error() { "  error" } else { "" }),
+            is_error: reply.is_error(),
+            changing: false,
+            text: reply.text().to_owned(),
+            seconds,
+        });
+    }
+
+    /// Hands `call` to the recorder's thread and waits until it is recorded.
+    fn send(&self, call: Recorded) {
+        let (done, recorded) = mpsc::channel();
+        if self.calls.send(Message::Call { call, done }).is_ok() {
             let _ = recorded.recv();
         } else {
             tracing::warn!("the MCP session's recorder is gone: a call was not recorded");
@@ -186,22 +222,22 @@ impl Log {
 
     /// Records the call as the agent records a model's call, and takes a checkpoint if it
     /// may have changed the workspace.
-    fn record(&mut self, tool: &str, arguments: &Value, result: &ToolResult, seconds: f64) {
+    fn record(&mut self, call: &Recorded) {
         self.calls += 1;
         self.transcript.record(Record::Tool {
             step: self.calls,
             id: format!("client_{}", self.calls),
-            tool: tool.to_owned(),
-            arguments: arguments.clone(),
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
             origin: CallOrigin::Client,
-            summary: result.summary().to_string(),
-            is_error: result.is_error(),
-            may_have_changed_workspace: result.may_have_changed_workspace(),
-            result: result.text().to_owned(),
-            seconds,
+            summary: call.summary.clone(),
+            is_error: call.is_error,
+            may_have_changed_workspace: call.changing,
+            result: call.text.clone(),
+            seconds: call.seconds,
         });
-        if result.may_have_changed_workspace() {
-            let label = format!("call {}: {}", self.calls, result.summary());
+        if call.changing {
+            let label = format!("call {}: {}", self.calls, call.summary);
             match self.session.checkpoint(&label) {
                 Ok(Some(checkpoint)) => self.transcript.record(Record::Checkpoint {
                     step: self.calls,
