@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use harness_agent::{Agent, Budgets, FakeChat, Reply, Transcript};
 use harness_sandbox::Workspace;
@@ -30,13 +30,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A committed repository with a gitignored `local.cfg`, and the store isolated.
-fn repository() -> (tempfile::TempDir, tempfile::TempDir) {
-    let state = tempfile::tempdir().expect("a state directory");
-    // nextest runs each test in its own process, and this is set before anything reads it.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::env::set_var("XDG_STATE_HOME", state.path());
-    }
+fn repository() -> tempfile::TempDir {
+    isolate_the_store();
     let dir = tempfile::tempdir().expect("a workspace");
     std::fs::write(dir.path().join(".gitignore"), "*.cfg\n").expect("write");
     std::fs::write(dir.path().join("main.txt"), "main\n").expect("write");
@@ -44,12 +39,29 @@ fn repository() -> (tempfile::TempDir, tempfile::TempDir) {
     git(dir.path(), &["init", "-q"]);
     git(dir.path(), &["add", "."]);
     git(dir.path(), &["commit", "-qm", "initial"]);
-    (state, dir)
+    dir
+}
+
+/// Points `XDG_STATE_HOME` at one temporary directory for the whole test process, set
+/// once before any test reads it. `cargo test` runs the tests of this file as threads of
+/// one process: a directory per test, set by each, raced (one test's store was looked for
+/// under the other's directory). Stores are per workspace, so the tests can share it.
+fn isolate_the_store() {
+    static STATE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let state = tempfile::tempdir().expect("a state directory");
+        // Set inside the initializer: every other test waits for it before reading.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("XDG_STATE_HOME", state.path());
+        }
+        state
+    });
 }
 
 #[test]
 fn a_command_that_deletes_the_runs_tag_is_reported_and_undone_and_the_model_told() {
-    let (_state, dir) = repository();
+    let dir = repository();
     let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
     let id = session.id().to_string();
     let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
@@ -104,7 +116,7 @@ fn a_command_that_deletes_the_runs_tag_is_reported_and_undone_and_the_model_told
 
 #[test]
 fn a_gitignored_file_a_tool_overwrites_is_saved_first_and_undo_restores_it() {
-    let (_state, dir) = repository();
+    let dir = repository();
     let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
     let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
     let chat = Arc::new(FakeChat::new([
