@@ -9,10 +9,13 @@
 
 #![allow(clippy::print_stdout, missing_docs)]
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use harness_agent::{Agent, Budgets, FakeChat, NoCheckpoints, Reply, Transcript};
+use harness_agent::{
+    Agent, Budgets, ChatClient, ChatError, Message, NoCheckpoints, Reply, Transcript,
+};
 use harness_sandbox::Workspace;
 use harness_tools::Toolbox;
 use serde_json::json;
@@ -47,7 +50,7 @@ fn main() {
                 .map(|step| Reply::call("read_file", call(step)))
                 .chain([Reply::text("Done.")])
                 .collect();
-            let chat = Arc::new(FakeChat::new(replies).with_context_window(1_000_000));
+            let chat = Arc::new(Scripted(Mutex::new(replies.into())));
             let transcript =
                 Transcript::create(dir.path().join("transcript.jsonl")).expect("transcript");
             let budgets = Budgets {
@@ -80,6 +83,28 @@ fn main() {
             format!("{:.3} ms", ms(tool)),
             format!("{:.3} ms", ms(step.saturating_sub(tool))),
         );
+    }
+}
+
+/// A model that answers at once from a script, and keeps nothing of what it is sent (the
+/// test double `FakeChat` records every request, which would be measured as the loop's).
+struct Scripted(Mutex<VecDeque<Reply>>);
+
+impl ChatClient for Scripted {
+    fn chat(
+        &self,
+        _messages: &[Message],
+        _tools: &[serde_json::Value],
+        _on_text: &mut dyn FnMut(&str),
+    ) -> Result<Reply, ChatError> {
+        let mut replies = self.0.lock().map_err(|_| ChatError::new("poisoned"))?;
+        replies
+            .pop_front()
+            .ok_or_else(|| ChatError::new("the script ended"))
+    }
+
+    fn context_window(&self) -> Result<u32, ChatError> {
+        Ok(1_000_000)
     }
 }
 
