@@ -49,10 +49,13 @@ impl Interrupter {
     pub fn interrupt(&self) -> usize {
         let running = self.lock();
         for command in running.iter() {
-            command.group.signal_group(Signal::INT);
-            // The eventfd counter only grows; a failed write (the counter is
-            // full) still leaves the watcher woken.
+            // The watcher is told before the signal is sent: a command that dies of
+            // the SIGINT at once is then always seen as interrupted, never as one
+            // killed by a signal of unknown origin (the watcher can see the exit in
+            // the same wake-up as the note, not before it). The eventfd counter only
+            // grows; a failed write (the counter is full) still leaves it woken.
             let _ = rustix::io::write(&*command.wake, &1u64.to_ne_bytes());
+            command.group.signal_group(Signal::INT);
         }
         running.len()
     }
