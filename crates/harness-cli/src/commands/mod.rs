@@ -99,6 +99,37 @@ impl ConfinementFlags {
     }
 }
 
+/// Which model server and model a run asks: the flags `harness run` and `harness mcp`
+/// (for `run_task`) share.
+#[derive(Debug, Args)]
+pub(crate) struct ModelFlags {
+    /// The model. [default: the configuration's model, else qwen2.5-coder:7b]
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+
+    /// The model server's address. [default: OLLAMA_HOST, else http://127.0.0.1:11434;
+    /// http://127.0.0.1:8080 with --api openai]
+    #[arg(long, value_name = "URL")]
+    host: Option<String>,
+
+    /// The server's API: ollama, or openai for OpenAI-compatible servers (llama.cpp's
+    /// llama-server, vLLM, LM Studio). [default: ollama]
+    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
+    api: Option<String>,
+}
+
+impl ModelFlags {
+    /// `overrides` with what these flags say.
+    pub(crate) fn apply(&self, overrides: Overrides) -> Overrides {
+        Overrides {
+            model: self.model.clone(),
+            host: self.host.clone(),
+            api: self.api.clone(),
+            ..overrides
+        }
+    }
+}
+
 /// Which run of which repository a review command is about.
 #[derive(Debug, Args)]
 pub(crate) struct RunSelector {

@@ -18,7 +18,7 @@ use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
 use crate::boundary;
-use crate::commands::ConfinementFlags;
+use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
@@ -70,19 +70,8 @@ pub(crate) struct RunCommand {
     #[arg(long, value_name = "CMD")]
     verify: Option<String>,
 
-    /// The model. [default: qwen2.5-coder:7b]
-    #[arg(long, value_name = "M")]
-    model: Option<String>,
-
-    /// The model server's address. [default: OLLAMA_HOST, else http://127.0.0.1:11434;
-    /// http://127.0.0.1:8080 with --api openai]
-    #[arg(long, value_name = "URL")]
-    host: Option<String>,
-
-    /// The server's API: ollama, or openai for OpenAI-compatible servers (llama.cpp's
-    /// llama-server, vLLM, LM Studio). [default: ollama]
-    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
-    api: Option<String>,
+    #[command(flatten)]
+    server: ModelFlags,
 
     /// The most model turns. [default: 40]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -114,16 +103,13 @@ pub(crate) struct RunCommand {
 impl RunCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
-        self.confinement.apply(Overrides {
-            model: self.model.clone(),
-            host: self.host.clone(),
-            api: self.api.clone(),
+        self.confinement.apply(self.server.apply(Overrides {
             verify: self.verify.clone(),
             timeout: self.timeout,
             max_steps: self.max_steps,
             edit_format: self.edit_format,
             ..Overrides::default()
-        })
+        }))
     }
 }
 

@@ -16,7 +16,7 @@ mod record;
 mod runs;
 
 use crate::boundary;
-use crate::commands::ConfinementFlags;
+use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::shown::{Shown, shown};
@@ -75,20 +75,9 @@ pub(crate) struct McpCommand {
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
 
-    /// The model `run_task` gives tasks to. [default: the configuration's model, else
-    /// qwen2.5-coder:7b]
-    #[arg(long, value_name = "M")]
-    model: Option<String>,
-
-    /// The model server's address, for `run_task`. [default: OLLAMA_HOST, else
-    /// http://127.0.0.1:11434; http://127.0.0.1:8080 with --api openai]
-    #[arg(long, value_name = "URL")]
-    host: Option<String>,
-
-    /// The model server's API, for `run_task`: ollama, or openai for OpenAI-compatible
-    /// servers. [default: ollama]
-    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
-    api: Option<String>,
+    /// The model server and model `run_task` gives tasks to.
+    #[command(flatten)]
+    server: ModelFlags,
 
     #[command(flatten)]
     confinement: ConfinementFlags,
@@ -97,14 +86,11 @@ pub(crate) struct McpCommand {
 impl McpCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
-        self.confinement.apply(Overrides {
-            model: self.model.clone(),
-            host: self.host.clone(),
-            api: self.api.clone(),
+        self.confinement.apply(self.server.apply(Overrides {
             command_timeout: self.timeout,
             max_command_timeout: self.timeout,
             ..Overrides::default()
-        })
+        }))
     }
 }
 
