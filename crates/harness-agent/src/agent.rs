@@ -803,10 +803,11 @@ impl Run<'_> {
 
     /// Lets the undo record save the file `call` is about to write, if it must.
     fn protect(&mut self, call: &ToolCall) {
-        let Some(path) = call.arguments.get("path").and_then(Value::as_str) else {
+        // Read as the tool reads it, so the file saved is the file the call changes.
+        let Some(path) = self.toolbox.written_path(&call.name, &call.arguments) else {
             return; // Invalid arguments: the tool refuses the call.
         };
-        if let Err(error) = self.checkpoints.protect(path) {
+        if let Err(error) = self.checkpoints.protect(&path) {
             self.warn(format!(
                 "saving {path} before step {} failed: {error}",
                 self.step

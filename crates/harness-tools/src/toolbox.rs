@@ -66,6 +66,18 @@ impl Toolbox {
         self.runner.interrupter()
     }
 
+    /// The file a call of `name` with `arguments` would write or edit, read as
+    /// [`Toolbox::call`] reads it (a number sent as the path included), so that a caller
+    /// saving the file first saves the very file the call changes. `None` for a call that
+    /// writes no file, or whose arguments the tool would refuse.
+    pub fn written_path(&self, name: &str, arguments: &Value) -> Option<String> {
+        match parse_call_forgiving(name, arguments).ok()?.args {
+            ToolArgs::WriteFile(args) => Some(args.path),
+            ToolArgs::EditFile(args) => Some(args.path),
+            _ => None,
+        }
+    }
+
     /// Calls the tool `name` with the `arguments` the model sent (a JSON object, or a string
     /// holding one), and returns what the model should read.
     ///

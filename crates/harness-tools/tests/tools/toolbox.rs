@@ -44,3 +44,36 @@ fn a_given_runner_keeps_what_the_builder_does_not_set() {
     );
     assert_eq!(ok(&result), "exit=0\nbonjour");
 }
+
+#[test]
+fn the_written_path_is_the_one_the_call_writes_as_the_tool_reads_it() {
+    let fixture = Fixture::new();
+    let toolbox = fixture.builder().build();
+    for (tool, arguments, path) in [
+        (
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+            Some("a.txt"),
+        ),
+        (
+            "edit_file",
+            json!({"path": "b.txt", "old_text": "x", "new_text": "y"}),
+            Some("b.txt"),
+        ),
+        // A number sent as the path is the file the tool writes: "123".
+        (
+            "write_file",
+            json!({"path": 123, "content": "x"}),
+            Some("123"),
+        ),
+        ("read_file", json!({"path": "a.txt"}), None),
+        ("write_file", json!({"path": "a.txt"}), None),
+        ("run_command", json!({"argv": ["ls"]}), None),
+    ] {
+        assert_eq!(
+            toolbox.written_path(tool, &arguments).as_deref(),
+            path,
+            "{tool} {arguments}"
+        );
+    }
+}

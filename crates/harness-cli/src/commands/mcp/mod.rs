@@ -8,7 +8,6 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use harness_mcp::{Backend, Call, Reply, Server, ToolDef};
-use harness_schema::ToolName;
 use harness_tools::Toolbox;
 use serde_json::Value;
 
@@ -206,13 +205,10 @@ impl Served {
             interrupter.interrupt();
         });
         // A file git ignores is in no snapshot: saved first, as in a model's run.
-        if ToolName::parse(name).is_some_and(ToolName::changes_files)
-            && let (Some(recorder), Some(path)) = (
-                &state.recorder,
-                arguments.get("path").and_then(Value::as_str),
-            )
+        if let (Some(recorder), Some(path)) =
+            (&state.recorder, state.toolbox.written_path(name, arguments))
         {
-            recorder.protect(path);
+            recorder.protect(&path);
         }
         let started = Instant::now();
         let result = state.toolbox.call(name, arguments);
