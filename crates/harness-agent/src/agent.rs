@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use harness_ollama::{CallOrigin, Message, ToolCall};
-use harness_schema::ToolName;
+use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
 use harness_tools::{ToolResult, Toolbox};
 use serde_json::{Value, json};
 
@@ -156,6 +156,7 @@ impl<'a> Agent<'a> {
             edited: false,
             final_text: String::new(),
             warnings: Vec::new(),
+            read: Vec::new(),
         };
         let (outcome, reason) = run.go(task);
         run.finish(outcome, reason)
@@ -214,6 +215,9 @@ struct Run<'a> {
     final_text: String,
     /// Problems that did not end the run.
     warnings: Vec<String>,
+    /// The files read for the model so far (by the head start or its own calls), where a
+    /// code block in an answer that names no file may belong.
+    read: Vec<String>,
 }
 
 /// How the model's answer to one request came out.
@@ -639,9 +643,12 @@ impl Run<'_> {
     /// answer. `None` when the answer holds none.
     fn edit_blocks(&mut self, text: &str) -> Option<TurnEnd> {
         let workspace = self.toolbox.workspace();
-        let found = blocks::edits(text, self.edit_format, &|path| {
-            workspace.read_to_string(path).ok()
-        });
+        let found = blocks::edits(
+            text,
+            self.edit_format,
+            &|path| workspace.read_to_string(path).ok(),
+            &self.read,
+        );
         if found.calls.is_empty() {
             if found.problems.is_empty() {
                 return None;
@@ -776,6 +783,13 @@ impl Run<'_> {
         let began = Instant::now();
         let result = self.toolbox.call(&call.name, &call.arguments);
         let took = began.elapsed();
+        if !result.is_error()
+            && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
+            && let ToolArgs::ReadFile(read) = parsed.args
+            && !self.read.contains(&read.path)
+        {
+            self.read.push(read.path);
+        }
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::ToolFinished {
             step: self.step,

@@ -97,6 +97,7 @@
 //! undo: [`Checkpoints`] records the steps, `harness-undo` restores them.
 
 mod agent;
+mod anchor;
 mod blocks;
 mod budget;
 mod chat;

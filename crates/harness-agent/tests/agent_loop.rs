@@ -1322,9 +1322,63 @@ fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verifie
 }
 
 #[test]
-fn a_snippet_is_not_written_over_the_file_and_the_model_is_told_how_to_edit() {
+fn a_function_shown_under_the_file_s_path_is_put_in_place_not_written_over_the_file() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let snippet = Reply::text("calc.py\n```python\ndef add(a, b):\n    return a + b\n```");
+    let ran = run_format(&toolbox, vec![snippet], EditFormat::Auto);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    // `sub`, which the snippet did not repeat, is still there.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let finished = ran.events_named("tool_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["tool"], "edit_file");
+    assert_eq!(ran.checkpoints.len(), 2, "{:?}", ran.checkpoints);
+}
+
+#[test]
+fn a_function_shown_under_no_path_goes_to_the_file_the_model_read() {
+    let snippet = || Reply::text("Change add:\n```python\ndef add(a, b):\n    return a + b\n```");
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            snippet(),
+        ],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    // Code for a file the model has not read is an example: it changes nothing.
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![snippet(), Reply::text("Done."), Reply::text("Done.")],
+        EditFormat::Auto,
+    );
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::VerificationFailed,
+        "{:?}",
+        ran.report
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        BROKEN
+    );
+    assert!(ran.events_named("tool_finished").is_empty());
+}
+
+#[test]
+fn a_snippet_that_cannot_be_put_in_place_is_not_written_and_the_model_is_told_how_to_edit() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let snippet = Reply::text("calc.py\n```python\n    return a + b\n```");
     let ran = run_format(
         &toolbox,
         vec![
