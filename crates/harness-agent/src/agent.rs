@@ -769,6 +769,7 @@ impl Run<'_> {
             attempt,
             self.budgets.max_verifications,
             self.edited,
+            self.edit_format,
         ));
         None
     }

@@ -626,8 +626,9 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
     );
     assert!(
         told.content
-            .contains(r#"{"name": "edit_file", "arguments": {"path": "<file>""#),
-        "a model that described a change is shown the call to make: {}",
+            .contains("answering with the path of the file to fix on a line by itself"),
+        "a model that described a change is shown how to write it, in the run's edit format \
+         (auto: a code block): {}",
         told.content
     );
 
