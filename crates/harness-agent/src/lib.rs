@@ -60,6 +60,12 @@
 //!    command has failed [`Budgets::max_verifications`] times
 //!    ([`Outcome::VerificationFailed`]). Without one the run ends [`Outcome::Unverified`]:
 //!    nothing checked the model's claim.
+//! 7. The task's measure of done is the verification command, not the model's word: when
+//!    the model itself runs that command (the same words) after an edit and it passes, the
+//!    harness checks at once as in 6; and a run that ends on its own after an edit (stuck,
+//!    out of steps or tokens) is checked once on the files as they were left, so a model
+//!    that fixed the code and then looped still ends [`Outcome::Verified`], with a reason
+//!    that says so. A run stopped on request or out of time is not checked.
 //!
 //! # Budgets and stuck runs
 //!

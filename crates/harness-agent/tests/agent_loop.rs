@@ -1465,3 +1465,119 @@ fn an_edit_block_is_refused_where_a_tool_call_would_be() {
         "KEY=1\n"
     );
 }
+
+/// An edit that makes `grep -q good state.txt` pass.
+fn fix_state() -> Reply {
+    Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "good"}),
+    )
+}
+
+fn check_state() -> Reply {
+    Reply::call(
+        "run_command",
+        json!({"argv": ["grep", "-q", "good", "state.txt"]}),
+    )
+}
+
+fn checks(ran: &Ran) -> Vec<bool> {
+    ran.events_named("verification_finished")
+        .iter()
+        .map(|event| event["passed"] == true)
+        .collect()
+}
+
+#[test]
+fn the_model_s_own_passing_run_of_the_verification_after_an_edit_ends_the_run_verified() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let looping = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), check_state(), looping(), looping()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    // The harness checked at once, after the model's own passing run: it was not asked again.
+    assert_eq!(ran.chat.requests().len(), 2);
+    assert_eq!(ran.chat.remaining(), 2);
+    assert_eq!(checks(&ran), [true]);
+}
+
+#[test]
+fn a_passing_run_of_another_command_or_before_any_edit_is_not_taken_for_done() {
+    for replies in [
+        // The check passes before the model changed anything (the file is already good):
+        // the model may still be looking.
+        vec![check_state(), Reply::text("Done.")],
+        // After the edit, a command that is not the verification passed.
+        vec![
+            fix_state(),
+            Reply::call(
+                "run_command",
+                json!({"argv": ["grep", "-q", "o", "state.txt"]}),
+            ),
+            Reply::text("Done."),
+        ],
+    ] {
+        let (_dir, toolbox) = workspace(&[("state.txt", "good bad\n")]);
+        let ran = run(&toolbox, replies, Some("grep -q good state.txt"));
+        assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+        assert_eq!(ran.chat.remaining(), 0, "every reply was asked for");
+        assert_eq!(checks(&ran), [true]);
+    }
+}
+
+#[test]
+fn a_run_that_ends_stuck_or_out_of_steps_after_an_edit_is_checked_once_on_what_was_left() {
+    let same = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.starts_with(
+            "`grep -q good state.txt` exited 0 on the files as the model left them, after the \
+             run ended: the model called read_file with the same arguments 5 times"
+        ),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(checks(&ran), [true]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+
+    // Out of steps, with an edit that did not fix it: checked, and still out of steps.
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let wrong = Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "worse"}),
+    );
+    let budgets = Budgets {
+        max_steps: 2,
+        ..no_head_start()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![wrong, same(), same()]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::StepLimit, "{:?}", ran.report);
+    assert_eq!(checks(&ran), [false]);
+
+    // Stuck without any edit: nothing the model did to check.
+    let (_dir, toolbox) = workspace(&[("state.txt", "good\n")]);
+    let ran = run(
+        &toolbox,
+        vec![same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
+    assert_eq!(checks(&ran), Vec::<bool>::new());
+}
