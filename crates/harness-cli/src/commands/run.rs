@@ -18,6 +18,7 @@ use harness_undo::{BeginOptions, DiffTarget, Session};
 use serde_json::json;
 
 use crate::boundary;
+use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
@@ -211,7 +212,11 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     if let Some(verification) = settings.verification.clone() {
         agent = agent.verification(verification);
     }
-    let report = agent.run(&command.task, observer.as_mut(), &mut session);
+    let report = agent.run(
+        &command.task,
+        observer.as_mut(),
+        &mut SessionCheckpoints(&mut session),
+    );
     drop(observer);
 
     let finished = session.finish(undo_outcome(report.outcome), report.steps);

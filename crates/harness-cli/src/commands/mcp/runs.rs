@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Scope;
+use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{diff, run};
 use crate::config::{Overrides, Settings};
 
@@ -164,7 +165,11 @@ impl Runs {
         if let Some(verification) = settings.verification.clone() {
             agent = agent.verification(verification);
         }
-        let report = agent.run(&args.task, &mut Progress { call }, &mut session);
+        let report = agent.run(
+            &args.task,
+            &mut Progress { call },
+            &mut SessionCheckpoints(&mut session),
+        );
         running.store(false, Ordering::SeqCst);
         let finished = session.finish(run::undo_outcome(report.outcome), report.steps);
         let diff = session.diff(DiffTarget::WorkingTree)?;
