@@ -48,7 +48,7 @@ mod tests {
     use std::process::Command;
     use std::sync::{Arc, OnceLock};
 
-    use harness_agent::{Agent, Budgets, FakeChat, Record, Reply, Transcript};
+    use harness_agent::{Agent, Budgets, FakeChat, Record, Reply, RunReport, Transcript};
     use harness_sandbox::Workspace;
     use harness_tools::Toolbox;
     use harness_undo::{BeginOptions, DiffTarget, Force, Session};
@@ -103,12 +103,27 @@ mod tests {
         });
     }
 
-    /// No head start: the scripted replies are the whole run.
-    fn budgets() -> Budgets {
-        Budgets {
+    /// Runs the loop over `session` in `dir`, the model scripted to make `call` and then say
+    /// it is done, with no head start and the run's transcript written: the report, the
+    /// events and the model (which keeps the requests it was sent).
+    fn run_one_call(
+        dir: &Path,
+        session: &mut Session,
+        call: Reply,
+    ) -> (RunReport, Vec<Value>, Arc<FakeChat>) {
+        let toolbox = Toolbox::new(Workspace::new(dir).expect("a workspace"));
+        let chat = Arc::new(FakeChat::new([call, Reply::text("Done.")]));
+        let transcript = Transcript::create(session.transcript_path()).expect("a transcript");
+        let budgets = Budgets {
             head_start_chars: 0,
             ..Budgets::default()
-        }
+        };
+        let mut events: Vec<Value> = Vec::new();
+        let report = Agent::new(chat.clone(), &toolbox)
+            .budgets(budgets)
+            .transcript(transcript)
+            .run("t", &mut events, &mut SessionCheckpoints(session));
+        (report, events, chat)
     }
 
     #[test]
@@ -116,20 +131,11 @@ mod tests {
         let dir = repository();
         let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
         let id = session.id().to_string();
-        let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
-        let chat = Arc::new(FakeChat::new([
-            Reply::call(
-                "run_command",
-                json!({"argv": ["git", "tag", "-d", format!("harness/{id}")]}),
-            ),
-            Reply::text("Done."),
-        ]));
-        let transcript = session.transcript_path();
-        let mut events: Vec<Value> = Vec::new();
-        let report = Agent::new(chat.clone(), &toolbox)
-            .budgets(budgets())
-            .transcript(Transcript::create(&transcript).expect("a transcript"))
-            .run("t", &mut events, &mut SessionCheckpoints(&mut session));
+        let call = Reply::call(
+            "run_command",
+            json!({"argv": ["git", "tag", "-d", format!("harness/{id}")]}),
+        );
+        let (report, events, chat) = run_one_call(dir.path(), &mut session, call);
 
         let tampered: Vec<&Value> = events.iter().filter(|e| e["event"] == "tampered").collect();
         assert_eq!(tampered.len(), 1, "{events:?}");
@@ -153,7 +159,7 @@ mod tests {
             "{:?}",
             report.warnings
         );
-        let records = Transcript::read(&transcript).expect("the transcript");
+        let records = Transcript::read(session.transcript_path()).expect("the transcript");
         assert!(
             records
                 .iter()
@@ -166,20 +172,11 @@ mod tests {
     fn a_gitignored_file_a_tool_overwrites_is_saved_first_and_undo_restores_it() {
         let dir = repository();
         let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
-        let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
-        let chat = Arc::new(FakeChat::new([
-            Reply::call(
-                "write_file",
-                json!({"path": "local.cfg", "content": "the model's\n", "overwrite": true}),
-            ),
-            Reply::text("Done."),
-        ]));
-        let mut events: Vec<Value> = Vec::new();
-        Agent::new(chat, &toolbox).budgets(budgets()).run(
-            "t",
-            &mut events,
-            &mut SessionCheckpoints(&mut session),
+        let call = Reply::call(
+            "write_file",
+            json!({"path": "local.cfg", "content": "the model's\n", "overwrite": true}),
         );
+        let (_, events, _) = run_one_call(dir.path(), &mut session, call);
         let cfg = dir.path().join("local.cfg");
         assert_eq!(
             std::fs::read_to_string(&cfg).expect("read"),
@@ -199,20 +196,11 @@ mod tests {
     fn a_step_that_changes_a_file_is_a_checkpoint_of_the_session() {
         let dir = repository();
         let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
-        let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
-        let chat = Arc::new(FakeChat::new([
-            Reply::call(
-                "write_file",
-                json!({"path": "main.txt", "content": "changed\n", "overwrite": true}),
-            ),
-            Reply::text("Done."),
-        ]));
-        let mut events: Vec<Value> = Vec::new();
-        Agent::new(chat, &toolbox).budgets(budgets()).run(
-            "t",
-            &mut events,
-            &mut SessionCheckpoints(&mut session),
+        let call = Reply::call(
+            "write_file",
+            json!({"path": "main.txt", "content": "changed\n", "overwrite": true}),
         );
+        let (_, events, _) = run_one_call(dir.path(), &mut session, call);
         let checkpoints: Vec<&Value> = events
             .iter()
             .filter(|e| e["event"] == "checkpoint")
