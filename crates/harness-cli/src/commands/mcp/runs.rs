@@ -125,8 +125,8 @@ impl Runs {
         overrides.max_steps = args.max_steps.or(overrides.max_steps);
         overrides.model = args.model.or(overrides.model);
         let settings = Settings::resolve(&self.root, &overrides)?;
-        run::refuse_unrunnable_verification(&settings)?;
-        let client = run::model_client(&settings)?;
+        run::verify::refuse_unrunnable_verification(&settings)?;
+        let client = settings.model_client()?;
         client
             .context_length()
             .context("asking the model server about the model")?;
@@ -159,7 +159,7 @@ impl Runs {
             });
         });
         let mut agent = Agent::new(Arc::new(client), toolbox)
-            .budgets(run::budgets(&settings))
+            .budgets(settings.budgets())
             .transcript(transcript)
             .stop_signal(stop);
         if let Some(verification) = settings.verification.clone() {

@@ -1,29 +1,34 @@
 //! `harness run`: give a task to the model, in a workspace it cannot leave, and report how
 //! it went.
+//!
+//! [`exec`] reads as the steps of a run; each step's detail is beside it: the settings in
+//! `config` (files and flags, the budgets and the model client), what makes a verification
+//! count in [`verify`], the header shown before the first step in `header`, and the
+//! summary shown after the last in `summary`.
 
-use std::path::PathBuf;
+mod header;
+mod summary;
+pub(crate) mod verify;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use clap::Args;
-use harness_agent::{
-    Agent, Budgets, EditFormat, Observer, Outcome, RunReport, StopSignal, Transcript, Verification,
-};
-use harness_exec::preflight::Choice;
+use harness_agent::{Agent, EditFormat, Observer, Outcome, StopSignal, Transcript};
 use harness_ollama::Client;
-use harness_tools::{TestCode, Toolbox};
-use harness_undo::{BeginOptions, DiffTarget, Session};
-use serde_json::json;
+use harness_tools::Toolbox;
+use harness_undo::{BeginOptions, Session};
 
-use crate::boundary;
+use self::header::Header;
+use self::summary::Summary;
 use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
-use crate::shown::{Shown, Visible, shown};
+use crate::shown::{Shown, shown};
 use crate::toolbox;
 
 /// Give a task to the model and let it work in a git repository, confined to it.
@@ -101,6 +106,47 @@ pub(crate) struct RunCommand {
     task: String,
 }
 
+/// Runs the task and reports; the exit status says how it ended.
+pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
+    let root = toolbox::workspace_root(&command.workspace)?;
+    let settings = Settings::resolve(&root, &command.overrides())?;
+    verify::refuse_unrunnable_verification(&settings)?;
+    let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
+    tracing::info!(
+        workspace = %root.display(),
+        config_files = ?settings.files,
+        allow = ?settings.toolbox.allow,
+        "settings resolved"
+    );
+    command.refuse_what_begin_would(&root)?;
+    let (client, context_window) = ask_the_model_server(&settings)?;
+    let mut session = command.begin(&root, &settings)?;
+    let transcript = Transcript::create(session.transcript_path())?;
+    let stop = prepare_to_stop(&toolbox, &root);
+
+    let header = Header {
+        run: session.id().to_string(),
+        root: root.display().to_string(),
+        settings: &settings,
+        base_url: client.base_url().to_owned(),
+        context_window,
+        isolation: &isolation,
+    };
+    let view = View::new(command.json);
+    let mut observer = view.start(&header)?;
+    let report = agent(client, &toolbox, &settings, transcript, stop).run(
+        &command.task,
+        observer.as_mut(),
+        &mut SessionCheckpoints(&mut session),
+    );
+    drop(observer);
+
+    let finished = session.finish(undo_outcome(report.outcome), report.steps);
+    let summary = Summary::new(&report, &mut session, finished, &root, &settings);
+    view.finish(&summary);
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
 impl RunCommand {
     /// What the flags say, for [`Settings::resolve`].
     fn overrides(&self) -> Overrides {
@@ -112,21 +158,113 @@ impl RunCommand {
             ..Overrides::default()
         }))
     }
+
+    /// Refuses what `Session::begin` would refuse (not a repository, no commit, a dirty
+    /// tree) before the model server is asked, so the user hears of it first, whatever the
+    /// state of the server.
+    fn refuse_what_begin_would(&self, root: &Path) -> anyhow::Result<()> {
+        if !self.init && !self.allow_dirty {
+            harness_undo::check_clean(root)?;
+        }
+        Ok(())
+    }
+
+    /// Records the state of the repository before the run, so it can be undone.
+    fn begin(&self, root: &Path, settings: &Settings) -> anyhow::Result<Session> {
+        let session = Session::begin(
+            root,
+            BeginOptions {
+                allow_dirty: self.allow_dirty,
+                init: self.init,
+                task: self.task.clone(),
+                model: settings.model.clone(),
+                ..BeginOptions::default()
+            },
+        )?;
+        tracing::info!(run = %session.id(), "recorded the state before the run");
+        Ok(session)
+    }
 }
 
-/// How the model's changes are made, for the header.
-fn edits(format: EditFormat) -> &'static str {
-    match format {
-        EditFormat::Tools => "tool calls only (--edit-format tools)",
-        EditFormat::Whole => {
-            "tool calls, and whole files written into answers (--edit-format whole)"
+/// The client of the configured model, and the model's context window as its server
+/// reports it.
+fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, u32)> {
+    let client = settings.model_client()?;
+    tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
+    let context_window = client
+        .context_length()
+        .context("asking the model server about the model")?;
+    tracing::info!(context_window, "the model server answered");
+    Ok((client, context_window))
+}
+
+/// The loop, over the model, the toolbox and the settings, writing `transcript`.
+fn agent<'a>(
+    client: Client,
+    toolbox: &'a Toolbox,
+    settings: &Settings,
+    transcript: Transcript,
+    stop: StopSignal,
+) -> Agent<'a> {
+    let agent = Agent::new(Arc::new(client), toolbox)
+        .budgets(settings.budgets())
+        .transcript(transcript)
+        .edit_format(settings.edit_format)
+        .stop_signal(stop);
+    match settings.verification.clone() {
+        Some(verification) => agent.verification(verification),
+        None => agent,
+    }
+}
+
+/// Makes the run stoppable: commands that leave their process group are adopted, so they
+/// are still found and stopped, and Ctrl-C raises the returned signal.
+fn prepare_to_stop(toolbox: &Toolbox, root: &Path) -> StopSignal {
+    toolbox::adopt_escaping_commands();
+    let stop = StopSignal::new();
+    install_interrupt_handler(&stop, toolbox, root);
+    stop
+}
+
+/// How the run is shown: one JSON object per line for scripts (`--json`), or text for a
+/// person.
+enum View {
+    Json,
+    Text(Style),
+}
+
+impl View {
+    fn new(json: bool) -> View {
+        if json {
+            View::Json
+        } else {
+            View::Text(Style::for_stdout())
         }
-        EditFormat::Diff => {
-            "tool calls, and search/replace blocks written into answers (--edit-format diff)"
+    }
+
+    /// Shows the isolation's fallback warnings (on stderr) and the header, and returns what
+    /// shows each step of the run.
+    fn start(&self, header: &Header<'_>) -> anyhow::Result<Box<dyn Observer>> {
+        for warning in toolbox::fallback_warnings(header.isolation) {
+            Out::stderr().line(&Shown::line(&warning))?;
         }
-        _ => {
-            "tool calls, or whole files and search/replace blocks written into answers, applied \
-             through the same tools (--edit-format auto)"
+        Ok(match self {
+            View::Json => {
+                JsonLines::print(&header.to_json());
+                Box::new(JsonLines)
+            }
+            View::Text(style) => {
+                header.print(*style);
+                Box::new(Terminal::new(*style))
+            }
+        })
+    }
+
+    /// Shows the summary.
+    fn finish(&self, summary: &Summary<'_>) {
+        match self {
+            View::Json => JsonLines::print(&summary.to_json()),
+            View::Text(style) => summary.print(*style),
         }
     }
 }
@@ -137,182 +275,6 @@ fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
         let names: Vec<&str> = EditFormat::ALL.iter().map(|(name, _)| *name).collect();
         format!("use one of: {}", names.join(", "))
     })
-}
-
-/// Runs the task and reports; the exit status says how it ended.
-pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
-    let root = toolbox::workspace_root(&command.workspace)?;
-    let settings = Settings::resolve(&root, &command.overrides())?;
-    refuse_unrunnable_verification(&settings)?;
-    let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
-
-    tracing::info!(
-        workspace = %root.display(),
-        config_files = ?settings.files,
-        allow = ?settings.toolbox.allow,
-        "settings resolved"
-    );
-    // What `Session::begin` would refuse (not a repository, no commit, a dirty tree) is
-    // refused before the model server is asked, so the user hears of it first, whatever
-    // the state of the server.
-    if !command.init && !command.allow_dirty {
-        harness_undo::check_clean(&root)?;
-    }
-
-    let client = model_client(&settings)?;
-    tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
-    let context_window = client
-        .context_length()
-        .context("asking the model server about the model")?;
-    tracing::info!(context_window, "the model server answered");
-
-    let mut session = Session::begin(
-        &root,
-        BeginOptions {
-            allow_dirty: command.allow_dirty,
-            init: command.init,
-            task: command.task.clone(),
-            model: settings.model.clone(),
-            ..BeginOptions::default()
-        },
-    )?;
-    tracing::info!(run = %session.id(), "recorded the state before the run");
-    let transcript = Transcript::create(session.transcript_path())?;
-
-    toolbox::adopt_escaping_commands();
-    let stop = StopSignal::new();
-    install_interrupt_handler(&stop, &toolbox, &root);
-
-    let header = Header {
-        run: session.id().to_string(),
-        root: root.display().to_string(),
-        settings: &settings,
-        base_url: client.base_url().to_owned(),
-        context_window,
-        files: settings.files.clone(),
-        isolation: &isolation,
-    };
-    for warning in toolbox::fallback_warnings(&isolation) {
-        Out::stderr().line(&Shown::line(&warning))?;
-    }
-    let style = Style::for_stdout();
-    let mut observer: Box<dyn Observer> = if command.json {
-        JsonLines::print(&header.to_json());
-        Box::new(JsonLines)
-    } else {
-        header.print(style);
-        Box::new(Terminal::new(style))
-    };
-
-    let mut agent = Agent::new(Arc::new(client), &toolbox)
-        .budgets(budgets(&settings))
-        .transcript(transcript)
-        .edit_format(settings.edit_format)
-        .stop_signal(stop);
-    if let Some(verification) = settings.verification.clone() {
-        agent = agent.verification(verification);
-    }
-    let report = agent.run(
-        &command.task,
-        observer.as_mut(),
-        &mut SessionCheckpoints(&mut session),
-    );
-    drop(observer);
-
-    let finished = session.finish(undo_outcome(report.outcome), report.steps);
-    let changed = session.diff(DiffTarget::WorkingTree);
-    let summary = Summary {
-        report: &report,
-        run: session.id().to_string(),
-        root: &root,
-        changed: changed
-            .as_ref()
-            .map(|diff| {
-                diff.files
-                    .iter()
-                    .map(|file| {
-                        (
-                            file.path.display().to_string(),
-                            file.additions,
-                            file.deletions,
-                        )
-                    })
-                    .collect()
-            })
-            .map_err(ToString::to_string),
-        finish_error: finished.err().map(|error| error.to_string()),
-        // Best effort: a summary that cannot list them says nothing false.
-        not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
-        tests_changed: tests_changed(&settings, changed.as_ref().ok()),
-    };
-    if command.json {
-        JsonLines::print(&summary.to_json());
-    } else {
-        summary.print(style);
-    }
-    Ok(ExitCode::from(summary.exit_code()))
-}
-
-/// The test files the run changed, when the tools were kept from changing test code: a
-/// command changed them, so a passing verification may not mean the code was fixed.
-fn tests_changed(settings: &Settings, diff: Option<&harness_undo::Diff>) -> Vec<String> {
-    if settings.toolbox.allow_test_edits {
-        return Vec::new();
-    }
-    let globs: Vec<&str> = settings.toolbox.tests.iter().map(String::as_str).collect();
-    let (Ok(tests), Some(diff)) = (TestCode::new(&globs), diff) else {
-        return Vec::new();
-    };
-    diff.files
-        .iter()
-        .map(|file| file.path.display().to_string())
-        .filter(|path| tests.is_test_file(path))
-        .collect()
-}
-
-/// Refuses a verification command the command policy would refuse: the run could never be
-/// verified.
-pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Result<()> {
-    if let Some(verification) = &settings.verification {
-        settings
-            .toolbox
-            .policy()
-            .check(verification.argv())
-            .map_err(|refusal| {
-                anyhow!(
-                    "the verification command `{}` would be refused ({refusal}); allow its \
-                     program with --allow",
-                    verification.command()
-                )
-            })?;
-    }
-    Ok(())
-}
-
-/// The budgets of a run, from `settings`.
-pub(crate) fn budgets(settings: &Settings) -> Budgets {
-    Budgets {
-        max_steps: settings.max_steps,
-        max_duration: settings.timeout,
-        max_failed_calls: settings.max_failed_calls,
-        max_tokens: settings.max_tokens,
-        head_start_chars: settings.head_start_chars,
-        ..Budgets::default()
-    }
-}
-
-/// The client of the configured server and model.
-pub(crate) fn model_client(settings: &Settings) -> anyhow::Result<Client> {
-    let mut config = harness_ollama::Config::new(settings.api, settings.model.clone());
-    if let Some(host) = &settings.host {
-        config.host = host.clone();
-    }
-    config.context_length = settings.context_length;
-    // Steady answers suit tool calls; a rambling small model is cut off and told so.
-    config.temperature = Some(settings.temperature);
-    config.max_output_tokens = Some(Budgets::default().answer_reserve_tokens);
-    // An address that cannot be understood is a configuration error (2), not the server's (3).
-    Client::new(config).map_err(|error| anyhow!("{error}"))
 }
 
 /// How the undo record calls an outcome.
@@ -326,7 +288,7 @@ pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
 
 /// Ctrl-C once: forward it to the running command and stop after the current tool call.
 /// Twice: stop at once; the pre-run state is already recorded, so the run can be undone.
-fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &std::path::Path) {
+fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) {
     let stop = stop.clone();
     let interrupter = toolbox.interrupter();
     let undo = format!(
@@ -359,303 +321,9 @@ pub(crate) fn quote(text: &str) -> String {
     shell_words::quote(text).into_owned()
 }
 
-/// What is active, printed before the first step.
-struct Header<'a> {
-    run: String,
-    root: String,
-    settings: &'a Settings,
-    base_url: String,
-    context_window: u32,
-    files: Vec<PathBuf>,
-    /// The isolation tier the preflight chose.
-    isolation: &'a Choice,
-}
-
-impl Header<'_> {
-    fn policy(&self) -> String {
-        boundary::policy(&self.settings.toolbox.allow)
-    }
-
-    fn print(&self, style: Style) {
-        let settings = self.settings;
-        let verify = match &settings.verification {
-            Some(verification) => Shown::line(verification.command()),
-            None => {
-                shown!("none: nothing will check the model's claim that it is done (--verify CMD)")
-            }
-        };
-        let files = if self.files.is_empty() {
-            shown!("none")
-        } else {
-            let files: Vec<Shown> = self
-                .files
-                .iter()
-                .map(|file| file.display().shown())
-                .collect();
-            Shown::join(&files, ", ")
-        };
-        let _ = Out::stdout().line(&shown!(
-            "{} {}\n{}\n\
-             \x20 workspace:  {}\n\
-             \x20 policy:     {}\n\
-             \x20 isolation:  {}\n\
-             \x20 model:      {} via {} at {} (context {} tokens)\n\
-             \x20 edits:      {}\n\
-             \x20 verify:     {}\n\
-             \x20 config:     {}\n",
-            style.bold(&shown!("harness run")),
-            self.run,
-            style.yellow(&Shown::text(boundary::STATEMENT)),
-            self.root,
-            self.policy(),
-            toolbox::isolation_summary(self.isolation, &settings.toolbox),
-            settings.model,
-            settings.api,
-            self.base_url,
-            self.context_window,
-            edits(settings.edit_format),
-            verify,
-            files,
-        ));
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        let settings = self.settings;
-        json!({
-            "event": "run",
-            "run": self.run,
-            "boundary": boundary::STATEMENT,
-            "workspace": self.root,
-            "policy": self.policy(),
-            "isolation": self.isolation.tier.name(),
-            "model": settings.model,
-            "api": settings.api.to_string(),
-            "host": self.base_url,
-            "context_window": self.context_window,
-            "edit_format": settings.edit_format.name(),
-            "verification": settings.verification.as_ref().map(Verification::command),
-            "config_files": self.files,
-        })
-    }
-}
-
-/// What the run did, printed at the end.
-struct Summary<'a> {
-    report: &'a RunReport,
-    run: String,
-    root: &'a std::path::Path,
-    /// Changed files with lines added and removed, or why they could not be listed.
-    changed: Result<Vec<(String, usize, usize)>, String>,
-    finish_error: Option<String>,
-    /// Ignored files commands changed, which no snapshot holds: how many, and the first.
-    not_undoable: (usize, Vec<std::path::PathBuf>),
-    /// Test files changed although the tools may not change them: by a command.
-    tests_changed: Vec<String>,
-}
-
-impl Summary<'_> {
-    /// The run's exit status: a verified run whose commands changed test code is not
-    /// counted as done, since the tests it passed may not be the ones the user wrote.
-    fn exit_code(&self) -> u8 {
-        if self.tests_changed.is_empty() {
-            exit::code_for_outcome(self.report.outcome)
-        } else {
-            exit::NOT_VERIFIED
-        }
-    }
-
-    fn commands(&self) -> [(&'static str, String); 4] {
-        let workspace = quote(&self.root.display().to_string());
-        let run = &self.run;
-        [
-            (
-                "review",
-                format!("harness diff {run} --workspace {workspace}"),
-            ),
-            (
-                "undo",
-                format!("harness undo {run} --workspace {workspace}"),
-            ),
-            (
-                "keep",
-                format!("harness accept {run} --workspace {workspace}"),
-            ),
-            (
-                "transcript",
-                format!("harness show {run} --workspace {workspace}"),
-            ),
-        ]
-    }
-
-    fn verification(&self) -> String {
-        match &self.report.verification {
-            None => "none was given, so nothing checked the model's claim that it was done; \
-                     pass --verify CMD"
-                .to_owned(),
-            Some(v) if v.runs == 0 => format!(
-                "`{}` never ran after the model's work: the model did not say it was done",
-                v.command
-            ),
-            Some(v) => format!(
-                "`{}` ran {} time{} when the model said it was done; the last run {}",
-                v.command,
-                v.runs,
-                if v.runs == 1 { "" } else { "s" },
-                if v.passed {
-                    "passed (exit 0)"
-                } else {
-                    "failed"
-                }
-            ),
-        }
-    }
-
-    fn print(&self, style: Style) {
-        let report = self.report;
-        let outcome = Shown::line(&report.outcome.to_string());
-        let outcome = match report.outcome {
-            Outcome::Verified => style.green(&outcome),
-            Outcome::Unverified => style.yellow(&outcome),
-            _ => style.red(&outcome),
-        };
-        let changed = match &self.changed {
-            Ok(files) if files.is_empty() => shown!("none"),
-            Ok(files) => {
-                let files: Vec<Shown> = files
-                    .iter()
-                    .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
-                    .collect();
-                Shown::join(&files, ", ")
-            }
-            Err(error) => shown!("unknown ({})", error),
-        };
-        let mut out = Out::stdout();
-        let _ = out.line(&shown!(
-            "\n{}\n\
-             \x20 outcome:       {} — {}\n\
-             \x20 verification:  {}\n\
-             \x20 steps:         {} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
-             \x20 workspace:     {}\n\
-             \x20 files changed: {}",
-            style.bold(&shown!("summary")),
-            style.bold(&outcome),
-            report.reason,
-            self.verification(),
-            report.steps,
-            report.tool_calls,
-            report.prompt_tokens,
-            report.completion_tokens,
-            duration(report.duration),
-            self.root.display(),
-            changed,
-        ));
-        if let Some(line) = self.not_undoable_line() {
-            let _ = out.line(&shown!("  {}", style.yellow(&line)));
-        }
-        if !self.tests_changed.is_empty() {
-            let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
-            let line = shown!(
-                "test code:     changed by a command: {} (the file tools may not change it); \
-                 a passing verification does not show the code was fixed, so the run is not \
-                 counted as done (exit 1): review the diff",
-                Shown::join(&files, ", ")
-            );
-            let _ = out.line(&shown!("  {}", style.red(&line)));
-        }
-        for (label, command) in self.commands() {
-            let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
-        }
-        for warning in report.warnings.iter().chain(&self.finish_error) {
-            let warning = shown!("warning: {}", Shown::text(warning));
-            let _ = out.line(&shown!("  {}", style.yellow(&warning)));
-        }
-        let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
-    }
-
-    /// `not undoable:  N ignored paths changed by commands: a, b, c and N-3 more`.
-    fn not_undoable_line(&self) -> Option<Shown> {
-        const NAMED: usize = 5;
-        let (count, first) = &self.not_undoable;
-        if *count == 0 {
-            return None;
-        }
-        let named: Vec<Shown> = first
-            .iter()
-            .take(NAMED)
-            .map(|p| p.display().shown())
-            .collect();
-        let more = count - named.len();
-        Some(shown!(
-            "not undoable:  {} ignored path{} changed by commands: {}{} (undo leaves them as they are)",
-            count,
-            if *count == 1 { "" } else { "s" },
-            Shown::join(&named, ", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        ))
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        let commands: serde_json::Map<String, serde_json::Value> = self
-            .commands()
-            .into_iter()
-            .map(|(label, command)| (label.to_owned(), json!(command)))
-            .collect();
-        let changed = match &self.changed {
-            Ok(files) => json!(
-                files
-                    .iter()
-                    .map(|(path, added, removed)| json!({"path": path, "added": added, "removed": removed}))
-                    .collect::<Vec<_>>()
-            ),
-            Err(error) => json!({"error": error}),
-        };
-        json!({
-            "event": "summary",
-            "run": self.run,
-            "outcome": self.report.outcome,
-            "reason": self.report.reason,
-            "exit_code": self.exit_code(),
-            "tests_changed": self.tests_changed,
-            "verification": self.verification(),
-            "files_changed": changed,
-            "not_undoable": {
-                "count": self.not_undoable.0,
-                "first": self.not_undoable.1.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            },
-            "commands": commands,
-            "warnings": self.report.warnings.iter().chain(&self.finish_error).collect::<Vec<_>>(),
-            "boundary": boundary::STATEMENT,
-        })
-    }
-}
-
-/// `1m 12s`, `8.3s`.
-fn duration(duration: Duration) -> String {
-    let seconds = duration.as_secs_f64();
-    if seconds < 60.0 {
-        format!("{seconds:.1}s")
-    } else {
-        format!(
-            "{}m {:02}s",
-            duration.as_secs() / 60,
-            duration.as_secs() % 60
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_in_seconds_or_minutes() {
-        assert_eq!(duration(Duration::from_millis(8_340)), "8.3s");
-        assert_eq!(duration(Duration::from_secs(72)), "1m 12s");
-    }
 
     #[test]
     fn outcomes_map_onto_the_undo_record() {
