@@ -56,8 +56,11 @@ pub(crate) struct Reading {
     pub(crate) deltas: Vec<String>,
     /// The answer's text.
     pub(crate) content: String,
+    /// Why the model stopped.
     pub(crate) finish: FinishReason,
+    /// The prompt's tokens, as counted by the server.
     pub(crate) prompt_tokens: Option<u64>,
+    /// The tokens generated, as counted by the server.
     pub(crate) completion_tokens: Option<u64>,
 }
 
