@@ -100,7 +100,8 @@
 //!
 //! It does not confine anything itself (the toolbox does), it does not make a repository
 //! safe to hand to a model that follows injected instructions (no prompt can), and it does not
-//! undo: [`Checkpoints`] records the steps, `harness-undo` restores them.
+//! undo: [`Checkpoints`] records the steps, `harness-undo` restores them (the command line
+//! implements the one over the other, so this crate does not depend on git).
 
 mod agent;
 mod anchor;
