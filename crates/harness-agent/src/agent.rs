@@ -16,7 +16,7 @@ use crate::budget::Budgets;
 use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;
 use crate::context;
-use crate::event::{Event, Observer};
+use crate::event::{CheckReason, Event, Observer};
 use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
@@ -357,7 +357,7 @@ impl Run<'_> {
                     Some(TurnEnd::Continue) => continue,
                     None => {}
                 }
-                if let Some(end) = self.done() {
+                if let Some(end) = self.done(CheckReason::Done) {
                     return end;
                 }
                 continue;
@@ -369,7 +369,7 @@ impl Run<'_> {
             // may go on (small models loop on), but the run's measure of done is met, so
             // the harness checks, as if the model had said it was done.
             if std::mem::take(&mut self.passed_after_edit)
-                && let Some(end) = self.done()
+                && let Some(end) = self.done(CheckReason::ModelRanIt)
             {
                 return end;
             }
@@ -714,21 +714,22 @@ impl Run<'_> {
         if self.failed_in_row > 0 {
             return Some(TurnEnd::Continue);
         }
-        match self.done() {
+        match self.done(CheckReason::Done) {
             Some((outcome, reason)) => Some(TurnEnd::Ended(outcome, reason)),
             None => Some(TurnEnd::Continue),
         }
     }
 
-    /// The model says it is done: verify, and either end or send it back to work.
-    fn done(&mut self) -> Option<(Outcome, String)> {
+    /// The model says it is done (or its own run of the check passed: `reason`): verify,
+    /// and either end or send it back to work.
+    fn done(&mut self, reason: CheckReason) -> Option<(Outcome, String)> {
         let Some(verification) = self.verification.clone() else {
             return Some((
                 Outcome::Unverified,
                 "the model said it was done; no verification command checked it".to_owned(),
             ));
         };
-        let (attempt, result) = self.check(&verification);
+        let (attempt, result) = self.check(&verification, reason);
         let passed = self.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
@@ -781,12 +782,13 @@ impl Run<'_> {
     /// Runs the verification command as check number `attempt`, reporting and recording
     /// it, and takes a checkpoint. Returns the attempt and the command's result; whether it
     /// passed is in `verification_passed`.
-    fn check(&mut self, verification: &Verification) -> (u32, ToolResult) {
+    fn check(&mut self, verification: &Verification, reason: CheckReason) -> (u32, ToolResult) {
         self.verifications += 1;
         let attempt = self.verifications;
         self.observer.on_event(&Event::VerificationStarted {
             attempt,
             command: verification.command(),
+            reason,
         });
         let result = verification.run(self.toolbox);
         let passed = verify::passed(&result);
@@ -805,6 +807,7 @@ impl Run<'_> {
             passed,
             detail,
             output: result.text().to_owned(),
+            reason,
         });
         self.checkpoint(&format!("step {}: verification", self.step));
         (attempt, result)
@@ -825,7 +828,7 @@ impl Run<'_> {
         if !ended_on_its_own || !self.edited || self.verification_passed {
             return (outcome, reason);
         }
-        self.check(&verification);
+        self.check(&verification, CheckReason::RunEnded);
         if self.verification_passed {
             (
                 Outcome::Verified,

@@ -128,7 +128,7 @@ pub use blocks::EditFormat;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};
-pub use event::{Event, Observer};
+pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
 pub use harness_ollama::{Message, Role, ToolCall};

@@ -110,7 +110,7 @@ impl<'a> Summary<'a> {
                 v.command
             ),
             Some(v) => format!(
-                "`{}` ran {} time{} when the model said it was done; the last run {}",
+                "`{}` ran {} time{} to check the model's work; the last run {}",
                 v.command,
                 v.runs,
                 if v.runs == 1 { "" } else { "s" },
