@@ -40,13 +40,70 @@ pub(crate) enum Unplaced {
     Refused(String),
 }
 
+/// Which part of a snippet goes in one file, when its functions belong in several (a fix
+/// and the test it makes pass, shown together).
+#[derive(Debug, Default)]
+pub(crate) struct Part<'a> {
+    /// The functions to place in this file; `None`: all of them.
+    pub(crate) only: Option<Vec<&'a str>>,
+    /// The lines of the other files the snippet's other functions go to: a line outside
+    /// the functions that one of them has is not new.
+    pub(crate) elsewhere: Vec<&'a str>,
+    /// Whether the snippet's new imports go to this file.
+    pub(crate) imports: bool,
+}
+
+impl Part<'_> {
+    /// All of the snippet, in one file.
+    pub(crate) fn whole() -> Part<'static> {
+        Part {
+            only: None,
+            elsewhere: Vec::new(),
+            imports: true,
+        }
+    }
+}
+
+/// The names of the functions `snippet` defines, outermost only, in order; an error when
+/// one of them does not end.
+pub(crate) fn functions(snippet: &str) -> Result<Vec<&str>, String> {
+    let lines: Vec<&str> = snippet.lines().collect();
+    Ok(top_level_definitions(&lines)?
+        .into_iter()
+        .map(|function| function.name)
+        .collect())
+}
+
+/// How many times `file` defines a function named `name` (nested ones too).
+pub(crate) fn definitions_of(file: &str, name: &str) -> usize {
+    let lines: Vec<&str> = file.lines().collect();
+    all_definitions(&lines)
+        .iter()
+        .filter(|definition| definition.name == name)
+        .count()
+}
+
 /// Where `snippet` goes in the file whose text is `file`, named `path` in messages.
 pub(crate) fn place(snippet: &str, file: &str, path: &str) -> Result<Placement, Unplaced> {
+    place_part(snippet, file, path, &Part::whole())
+}
+
+/// Where `part` of `snippet` goes in the file whose text is `file`.
+pub(crate) fn place_part(
+    snippet: &str,
+    file: &str,
+    path: &str,
+    part: &Part<'_>,
+) -> Result<Placement, Unplaced> {
     let shown: Vec<&str> = snippet.lines().collect();
-    let functions = top_level_definitions(&shown).map_err(Unplaced::Refused)?;
-    if functions.is_empty() {
+    let all = top_level_definitions(&shown).map_err(Unplaced::Refused)?;
+    if all.is_empty() {
         return Err(Unplaced::NoFunction);
     }
+    let functions: Vec<&Definition<'_>> = all
+        .iter()
+        .filter(|f| part.only.as_ref().is_none_or(|only| only.contains(&f.name)))
+        .collect();
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
     let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
     let defined = all_definitions(&bodies);
@@ -58,7 +115,7 @@ pub(crate) fn place(snippet: &str, file: &str, path: &str) -> Result<Placement, 
     }
 
     let mut spans: Vec<(Definition<'_>, &Definition<'_>)> = Vec::new();
-    for function in &functions {
+    for &function in &functions {
         let mut matching = defined.iter().filter(|d| d.name == function.name);
         match (matching.next(), matching.next()) {
             (Some(target), None) => spans.push((target.clone(), function)),
@@ -83,16 +140,23 @@ pub(crate) fn place(snippet: &str, file: &str, path: &str) -> Result<Placement, 
         )));
     }
 
-    let known: std::collections::HashSet<&str> = bodies.iter().map(|line| line.trim()).collect();
+    let known: std::collections::HashSet<&str> = bodies
+        .iter()
+        .chain(&part.elsewhere)
+        .map(|line| line.trim())
+        .collect();
     let mut imports = Vec::new();
     for (number, line) in shown.iter().enumerate() {
-        let inside = functions.iter().any(|f| (f.start..f.end).contains(&number));
+        // Every function's lines, this file's and the others', are placed, not checked.
+        let inside = all.iter().any(|f| (f.start..f.end).contains(&number));
         let text = line.trim();
         if inside || text.is_empty() || is_comment(text) || known.contains(text) {
             continue;
         }
         if is_import(text) {
-            imports.push(text);
+            if part.imports {
+                imports.push(text);
+            }
             continue;
         }
         return Err(Unplaced::Refused(format!(

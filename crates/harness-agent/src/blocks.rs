@@ -107,8 +107,16 @@ pub(crate) fn edits(
             let end = (at + 1..lines.len())
                 .find(|&n| fence.closes(lines[n]))
                 .unwrap_or(lines.len());
-            let body = &lines[at + 1..end];
-            let path = fence.path().or_else(|| path_before(&lines[..at], read));
+            let mut body = &lines[at + 1..end];
+            let first_line = path_in_first_line(body);
+            let path = fence
+                .path()
+                .or_else(|| path_before(&lines[..at], read))
+                .or_else(|| first_line.clone());
+            // A first line that only names the file is not part of it.
+            if first_line.is_some() && first_line == path {
+                body = &body[1..];
+            }
             if let Some(path) = path {
                 if body.iter().any(|line| is_marker(line, SEARCH)) {
                     if format.accepts_diff() {
@@ -148,7 +156,7 @@ pub(crate) fn edits(
     whole.sort();
     let named: Vec<String> = whole.iter().map(|(_, path, _)| path.clone()).collect();
     for (_, path, content) in whole {
-        whole_file(&path, content, read(&path), &mut found);
+        whole_file(&path, content, read(&path), shown, read, &mut found);
     }
     for snippet in unnamed {
         snippet_under_no_path(&snippet, shown, &named, read, &mut found);
@@ -198,7 +206,14 @@ fn search_replace(path: &str, lines: &[&str], found: &mut Edits) {
 }
 
 /// The `write_file` call of a whole-file block, unless it is no whole file of `current`.
-fn whole_file(path: &str, content: String, current: Option<String>, found: &mut Edits) {
+fn whole_file(
+    path: &str,
+    content: String,
+    current: Option<String>,
+    shown: &[String],
+    read: &dyn Fn(&str) -> Option<String>,
+    found: &mut Edits,
+) {
     let Some(current) = current else {
         let mut content = content;
         content.push('\n');
@@ -217,6 +232,23 @@ fn whole_file(path: &str, content: String, current: Option<String>, found: &mut 
         Err(Unplaced::Refused(why)) => Some(why),
         _ => None,
     };
+    // Functions of other files the model read shown with it (the test the fix makes pass,
+    // whole): each to its own file, this one first.
+    if refused.is_some() {
+        let mut files = vec![(path.to_owned(), current.clone())];
+        files.extend(
+            shown
+                .iter()
+                .filter(|other| *other != path)
+                .filter_map(|other| read(other).map(|text| (other.clone(), text))),
+        );
+        if let Some(Ok(placed)) = scatter(&content, &files, Some(path)) {
+            for (at, new) in placed {
+                push_edit(&files[at].0, &files[at].1, &new, found);
+            }
+            return;
+        }
+    }
     let wanted: HashSet<&str> = content.lines().map(str::trim).collect();
     let lines: Vec<&str> = current
         .lines()
@@ -254,11 +286,11 @@ fn whole_file(path: &str, content: String, current: Option<String>, found: &mut 
     }
 }
 
-/// A code block under no path: put in the one file the model has read that defines its
-/// functions, unless a block under a path in the same answer changes that file. A block
-/// that defines no function read here is an example, not an edit, and is left alone; one
-/// whose functions several files define, or that one file defines but cannot take, is a
-/// problem the model is told of.
+/// A code block under no path: each function it defines goes to the one file read in this
+/// run that defines it ([`scatter`]), unless a block under a path in the same answer
+/// changes that file. A block that defines no function any file read defines is an
+/// example, not an edit, and is left alone; one that cannot be placed is a problem the
+/// model is told of, and nothing of it is applied.
 fn snippet_under_no_path(
     snippet: &str,
     shown: &[String],
@@ -266,40 +298,116 @@ fn snippet_under_no_path(
     read: &dyn Fn(&str) -> Option<String>,
     found: &mut Edits,
 ) {
-    let mut places = Vec::new();
-    let mut refusals = Vec::new();
-    for path in shown {
-        let Some(current) = read(path) else {
-            continue;
-        };
-        match anchor::place(snippet, &current, path) {
-            Ok(placement) => places.push((path, current, placement.content)),
-            Err(Unplaced::Refused(why)) => refusals.push(why),
-            Err(Unplaced::NoFunction) => return,
-            Err(Unplaced::Absent) => {}
-        }
-    }
-    match places.as_slice() {
-        [(path, current, content)] if !named.contains(path) => {
-            push_edit(path, current, content, found);
-        }
-        [] if !refusals.is_empty() => found.problems.push(format!(
-            "A code block in your answer names no file and could not be put in place: {}. \
+    let files: Vec<(String, String)> = shown
+        .iter()
+        .filter_map(|path| read(path).map(|text| (path.clone(), text)))
+        .collect();
+    match scatter(snippet, &files, None) {
+        None => {}
+        Some(Err(why)) => found.problems.push(format!(
+            "A code block in your answer names no file and could not be put in place: {why}. \
              Nothing was changed by it. Put the file's path on the line before the block, or \
-             call edit_file.",
-            refusals.join("; ")
+             call edit_file."
         )),
-        [_, _, ..] => {
-            let paths: Vec<&str> = places.iter().map(|(path, _, _)| path.as_str()).collect();
-            found.problems.push(format!(
-                "A code block in your answer names no file, and its functions are defined in \
-                 {}: put the file's path on the line before the block. Nothing was changed \
-                 by it.",
-                paths.join(" and ")
-            ));
+        Some(Ok(placed)) => {
+            for (at, content) in placed {
+                let (path, current) = &files[at];
+                if !named.contains(path) {
+                    push_edit(path, current, &content, found);
+                }
+            }
         }
-        _ => {}
     }
+}
+
+/// Where each function `snippet` defines goes among `files` (path and text): the one file
+/// that defines it, or `prefer` among several that do. A fix and the test it makes pass,
+/// shown together, go to two files; the block's other lines must be in one of them (or be
+/// comments or imports, which go to the one file the block changes). `None` when no file
+/// defines any of its functions; otherwise the new text of each file it goes to (by index),
+/// or why it has no one place.
+fn scatter(
+    snippet: &str,
+    files: &[(String, String)],
+    prefer: Option<&str>,
+) -> Option<Result<Vec<(usize, String)>, String>> {
+    let names = anchor::functions(snippet).ok()?;
+    let owners: Vec<(&str, Vec<usize>)> = names
+        .iter()
+        .map(|name| {
+            let defining: Vec<usize> = (0..files.len())
+                .filter(|&at| anchor::definitions_of(&files[at].1, name) > 0)
+                .collect();
+            let preferred: Vec<usize> = defining
+                .iter()
+                .copied()
+                .filter(|&at| Some(files[at].0.as_str()) == prefer)
+                .collect();
+            (
+                *name,
+                if preferred.is_empty() {
+                    defining
+                } else {
+                    preferred
+                },
+            )
+        })
+        .collect();
+    if owners.iter().all(|(_, defining)| defining.is_empty()) {
+        return None;
+    }
+    let mut groups: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (name, defining) in &owners {
+        match defining.as_slice() {
+            [one] => groups.entry(*one).or_default().push(name),
+            [] => {
+                return Some(Err(format!(
+                    "`{name}` is defined in no file read in this run"
+                )));
+            }
+            several => {
+                let paths: Vec<&str> = several.iter().map(|&at| files[at].0.as_str()).collect();
+                return Some(Err(format!(
+                    "`{name}` is defined in {}",
+                    paths.join(" and ")
+                )));
+            }
+        }
+    }
+    let place = |at: usize, imports: bool| {
+        let elsewhere = groups
+            .keys()
+            .filter(|&&other| other != at)
+            .flat_map(|&other| files[other].1.lines())
+            .collect();
+        let part = anchor::Part {
+            only: Some(groups[&at].clone()),
+            elsewhere,
+            imports,
+        };
+        anchor::place_part(snippet, &files[at].1, &files[at].0, &part)
+    };
+    let mut placed = Vec::new();
+    for &at in groups.keys() {
+        match place(at, groups.len() == 1) {
+            Ok(placement) => placed.push((at, placement.content)),
+            Err(Unplaced::Refused(why)) => return Some(Err(why)),
+            Err(Unplaced::NoFunction | Unplaced::Absent) => return None,
+        }
+    }
+    // With several files, new imports go to the one file the block changes, if only one.
+    let changed: Vec<usize> = placed
+        .iter()
+        .filter(|(at, content)| *content != files[*at].1)
+        .map(|(at, _)| *at)
+        .collect();
+    if let ([one], true) = (changed.as_slice(), groups.len() > 1)
+        && let Ok(with_imports) = place(*one, true)
+        && let Some(entry) = placed.iter_mut().find(|(at, _)| at == one)
+    {
+        entry.1 = with_imports.content;
+    }
+    Some(Ok(placed))
 }
 
 /// The `edit_file` call that turns `current` into `content`, if they differ.
@@ -368,6 +476,22 @@ fn path_before(before: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option
         [one] => Some((*one).to_owned()),
         _ => None,
     }
+}
+
+/// The path a block's first line names as a comment by itself: `# calc.py`,
+/// `// src/lib.rs`, `-- query.sql`, `<!-- index.html -->`, `/* main.c */`.
+fn path_in_first_line(body: &[&str]) -> Option<String> {
+    let first = body.first()?.trim();
+    let comment = ["<!--", "//", "/*", "--", "#"]
+        .iter()
+        .find_map(|mark| first.strip_prefix(mark))?;
+    let word = comment
+        .trim()
+        .trim_end_matches("-->")
+        .trim_end_matches("*/")
+        .trim();
+    let word = strip_markup(word);
+    (looks_like_path(word) && !word.contains(' ')).then(|| word.to_owned())
 }
 
 /// A word without the emphasis, quotes and punctuation around it: `` `calc.py`: `` is
@@ -558,7 +682,7 @@ mod tests {
         );
         assert!(found.calls.is_empty(), "{found:?}");
         assert!(
-            found.problems[0].contains("its functions are defined in calc.py and other.py"),
+            found.problems[0].contains("`add` is defined in calc.py and other.py"),
             "{found:?}"
         );
         // Not with tool calls only or search/replace only.
@@ -574,6 +698,70 @@ mod tests {
         assert_eq!(
             edits(&both, EditFormat::Auto, &files(FILES), &shown(&["calc.py"])).calls,
             vec![write("calc.py", "def add(a, b):\n    return b + a\n", true)]
+        );
+    }
+
+    #[test]
+    fn a_fix_and_the_test_it_passes_shown_together_go_each_to_its_own_file() {
+        const FILES: &[(&str, &str)] = &[
+            (
+                "calc.py",
+                "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+            ),
+            (
+                "test_calc.py",
+                "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+            ),
+        ];
+        let shown = vec!["test_calc.py".to_owned(), "calc.py".to_owned()];
+        let block = "from typing import Any\n\ndef add(a, b):\n    return a + b\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+        let fixed = edit(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n",
+            "from typing import Any\ndef add(a, b):\n    return a + b\n",
+        );
+        // Under no path, under the fixed file's path, or with the path as the block's first
+        // line: the fix goes to calc.py, the unchanged test changes nothing, and the new
+        // import goes to the one file the block changes.
+        for answer in [
+            format!("```python\n{block}```"),
+            format!("calc.py\n```python\n{block}```"),
+            format!("```python\n# calc.py\n{block}```"),
+        ] {
+            assert_eq!(
+                edits(&answer, EditFormat::Auto, &files(FILES), &shown),
+                Edits {
+                    calls: vec![fixed.clone()],
+                    problems: vec![]
+                },
+                "{answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_first_line_naming_the_file_names_it_and_is_not_written() {
+        let found = edits(
+            "```js\n// src/new.js\nexport const x = 1;\n```",
+            EditFormat::Auto,
+            &files(&[]),
+            &[],
+        );
+        assert_eq!(
+            found.calls,
+            vec![write("src/new.js", "export const x = 1;\n", false)]
+        );
+        for not_a_path in [
+            "# a comment",
+            "// TODO: fix",
+            "#!/bin/sh",
+            "x = 1 # calc.py",
+        ] {
+            assert_eq!(path_in_first_line(&[not_a_path]), None, "{not_a_path}");
+        }
+        assert_eq!(
+            path_in_first_line(&["<!-- index.html -->"]).as_deref(),
+            Some("index.html")
         );
     }
 
