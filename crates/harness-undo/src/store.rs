@@ -1051,4 +1051,85 @@ mod tests {
         );
         assert!(!has_commit(&fresh, commit));
     }
+
+    #[test]
+    fn a_store_is_empty_until_it_holds_a_pack_or_a_loose_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let objects = dir.path().join("objects");
+        assert!(is_empty(&objects), "as made");
+        assert!(!is_empty(&dir.path().join("none")), "not a directory");
+        // An index without its pack holds nothing.
+        fs::write(objects.join("pack/pack-1.idx"), "").unwrap();
+        assert!(is_empty(&objects));
+        fs::write(objects.join("pack/pack-1.pack"), "").unwrap();
+        assert!(!is_empty(&objects), "a pack");
+        fs::remove_file(objects.join("pack/pack-1.pack")).unwrap();
+        let loose = repo.blob(b"loose\n").unwrap().to_string();
+        assert!(!is_empty(&objects), "a loose object");
+        fs::remove_dir_all(objects.join(&loose[..2])).unwrap();
+        assert!(is_empty(&objects), "its directory gone");
+        fs::remove_dir_all(objects.join("pack")).unwrap();
+        assert!(!is_empty(&objects), "no pack directory: not ours to judge");
+    }
+
+    #[test]
+    fn git_writes_a_copy_into_the_store_itself_and_a_rewrite_through_libgit2() {
+        let programs = tempfile::tempdir().unwrap();
+        let log = programs.path().join("log");
+        // git, noting each call's arguments and object directory.
+        let logging = fake_git(
+            programs.path(),
+            &format!(
+                "echo \"$* objects=$GIT_OBJECT_DIRECTORY\" >> {}; exec git \"$@\"",
+                log.display()
+            ),
+        );
+        let packer = Packer::Git(logging.as_os_str());
+        let last_call = || {
+            let text = fs::read_to_string(&log).unwrap();
+            text.lines().last().unwrap().to_string()
+        };
+        let (_dir, from, commit) = repo_with(PACK_THRESHOLD + 10);
+        let store = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(store.path()).unwrap();
+        copy_commit(&from, &to, commit, false, packer).unwrap();
+        let call = last_call();
+        assert!(!call.contains("--stdout"), "{call}");
+        assert!(
+            call.ends_with(&format!(
+                "objects={}",
+                store.path().join("objects").display()
+            )),
+            "{call}"
+        );
+        assert!(has_commit(&to, commit));
+        // Back into a repository that has lost it: read from the store alone.
+        let empty = tempfile::tempdir().unwrap();
+        let fresh = Repository::init_bare(empty.path()).unwrap();
+        rewrite_chain(&to, &fresh, commit, &mut HashSet::new(), packer).unwrap();
+        let call = last_call();
+        assert!(
+            call.contains("--stdout") && call.ends_with("objects="),
+            "{call}"
+        );
+        assert!(has_commit(&fresh, commit));
+        // A source whose path git's list of alternates cannot hold.
+        let odd = tempfile::Builder::new().prefix("a:b").tempdir().unwrap();
+        let source = Repository::init(odd.path()).unwrap();
+        let tree = {
+            let mut builder = source.treebuilder(None).unwrap();
+            for i in 0..=PACK_THRESHOLD {
+                let blob = source.blob(format!("{i}\n").as_bytes()).unwrap();
+                builder.insert(format!("f{i}"), blob, 0o100_644).unwrap();
+            }
+            source.find_tree(builder.write().unwrap()).unwrap()
+        };
+        let me = git2::Signature::now("t", "t@example.org").unwrap();
+        let odd_commit = source.commit(None, &me, &me, "c", &tree, &[]).unwrap();
+        copy_commit(&source, &to, odd_commit, false, packer).unwrap();
+        let call = last_call();
+        assert!(call.contains("--stdout"), "{call}");
+        assert!(has_commit(&to, odd_commit));
+    }
 }

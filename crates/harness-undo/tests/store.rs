@@ -246,12 +246,26 @@ fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
     let repo = dirty_project();
     let mut session = begin_dirty(&repo);
     // Begin copies in a thread; this is what the agent waits for before a command.
-    assert!(
-        session.wait_for_store().unwrap() > 0,
-        "the first run copies objects"
-    );
+    let written = session.wait_for_store().unwrap();
     assert_eq!(session.wait_for_store().unwrap(), 0, "once");
     let store = repo.store().unwrap();
+    // The store was empty: what it holds now is what the copy says it wrote.
+    let counted = std::process::Command::new("git")
+        .args(["--git-dir", store.to_str().unwrap(), "count-objects", "-v"])
+        .output()
+        .unwrap();
+    let counted = String::from_utf8(counted.stdout).unwrap();
+    let held: usize = counted
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(": ")?;
+            ["count", "in-pack"]
+                .contains(&key)
+                .then(|| value.parse::<usize>().unwrap())
+        })
+        .sum();
+    assert!(written > 0, "the first run copies objects");
+    assert_eq!(written, held, "{counted}");
     assert_eq!(session.store_dir(), store);
     assert!(!store.starts_with(&repo.root));
     assert!(
