@@ -43,7 +43,8 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         "▸ run_command python3 -m unittest -q  exit=0",
         "✔ verification passed  exit=0",
         "outcome:       verified",
-        "ran 1 time when the model said it was done; the last run passed (exit 0)",
+        "(check 1, the model's own run of it passed)",
+        "ran 1 time to check the model's work; the last run passed (exit 0)",
         "files changed: calc.py (+1 −1)",
     ]);
 
@@ -51,7 +52,7 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
     // second could leave stale.
     assert!(!repo.root.join("__pycache__").exists());
 
-    // The verification really ran, after the model said it was done, and passed.
+    // The verification really ran, after the model's own run of it passed, and passed.
     let verifications = repo.records("verification");
     assert_eq!(verifications.len(), 1, "{verifications:?}");
     assert_eq!(
@@ -101,9 +102,10 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
             .starts_with("exit=1\n")
     );
 
-    // The model read the file inside a tool message.
+    // The model read the file inside a tool message. Its own run of the tests passed after
+    // its edit, so the harness checked then, and did not ask the model again.
     let chats = model.chats();
-    assert_eq!(chats.len(), 4);
+    assert_eq!(chats.len(), 3);
     let messages = chats[1]["messages"].as_array().unwrap();
     let read = messages.last().unwrap();
     assert_eq!(read["role"], "tool");

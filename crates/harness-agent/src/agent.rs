@@ -6,8 +6,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use harness_ollama::{CallOrigin, Message, ToolCall};
-use harness_schema::ToolName;
+use harness_ollama::{CallOrigin, Message, Role, ToolCall};
+use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
 use harness_tools::{ToolResult, Toolbox};
 use serde_json::{Value, json};
 
@@ -16,7 +16,7 @@ use crate::budget::Budgets;
 use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;
 use crate::context;
-use crate::event::{Event, Observer};
+use crate::event::{CheckReason, Event, Observer};
 use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
@@ -156,8 +156,11 @@ impl<'a> Agent<'a> {
             edited: false,
             final_text: String::new(),
             warnings: Vec::new(),
+            read: Vec::new(),
+            passed_after_edit: false,
         };
         let (outcome, reason) = run.go(task);
+        let (outcome, reason) = run.check_what_was_left(outcome, reason);
         run.finish(outcome, reason)
     }
 }
@@ -210,10 +213,16 @@ struct Run<'a> {
     checkpoints_taken: u32,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
+    /// Whether the model itself ran the verification command, and it passed, after its
+    /// last edit: the task is done by the run's own measure, so the harness checks it.
+    passed_after_edit: bool,
     /// The model's last text.
     final_text: String,
     /// Problems that did not end the run.
     warnings: Vec<String>,
+    /// The files read for the model so far (by the head start or its own calls), where a
+    /// code block in an answer that names no file may belong.
+    read: Vec<String>,
 }
 
 /// How the model's answer to one request came out.
@@ -348,13 +357,21 @@ impl Run<'_> {
                     Some(TurnEnd::Continue) => continue,
                     None => {}
                 }
-                if let Some(end) = self.done() {
+                if let Some(end) = self.done(CheckReason::Done) {
                     return end;
                 }
                 continue;
             }
             if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
                 return (outcome, reason);
+            }
+            // The model's own run of the verification command passed after its edits: it
+            // may go on (small models loop on), but the run's measure of done is met, so
+            // the harness checks, as if the model had said it was done.
+            if std::mem::take(&mut self.passed_after_edit)
+                && let Some(end) = self.done(CheckReason::ModelRanIt)
+            {
+                return end;
             }
         }
     }
@@ -574,6 +591,14 @@ impl Run<'_> {
             self.messages.push(Message::tool_result(call, framed));
             if edits && !result.is_error() {
                 self.edited = true;
+                self.passed_after_edit = false;
+            }
+            if tool == Some(ToolName::RunCommand)
+                && self.edited
+                && self.runs_the_verification(call)
+                && verify::passed(&result)
+            {
+                self.passed_after_edit = true;
             }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
@@ -639,9 +664,12 @@ impl Run<'_> {
     /// answer. `None` when the answer holds none.
     fn edit_blocks(&mut self, text: &str) -> Option<TurnEnd> {
         let workspace = self.toolbox.workspace();
-        let found = blocks::edits(text, self.edit_format, &|path| {
-            workspace.read_to_string(path).ok()
-        });
+        let found = blocks::edits(
+            text,
+            self.edit_format,
+            &|path| workspace.read_to_string(path).ok(),
+            &self.read,
+        );
         if found.calls.is_empty() {
             if found.problems.is_empty() {
                 return None;
@@ -686,45 +714,24 @@ impl Run<'_> {
         if self.failed_in_row > 0 {
             return Some(TurnEnd::Continue);
         }
-        match self.done() {
+        match self.done(CheckReason::Done) {
             Some((outcome, reason)) => Some(TurnEnd::Ended(outcome, reason)),
             None => Some(TurnEnd::Continue),
         }
     }
 
-    /// The model says it is done: verify, and either end or send it back to work.
-    fn done(&mut self) -> Option<(Outcome, String)> {
+    /// The model says it is done (or its own run of the check passed: `reason`): verify,
+    /// and either end or send it back to work.
+    fn done(&mut self, reason: CheckReason) -> Option<(Outcome, String)> {
         let Some(verification) = self.verification.clone() else {
             return Some((
                 Outcome::Unverified,
                 "the model said it was done; no verification command checked it".to_owned(),
             ));
         };
-        self.verifications += 1;
-        let attempt = self.verifications;
-        self.observer.on_event(&Event::VerificationStarted {
-            attempt,
-            command: verification.command(),
-        });
-        let result = verification.run(self.toolbox);
-        let passed = verify::passed(&result);
-        self.verification_passed = passed;
+        let (attempt, result) = self.check(&verification, reason);
+        let passed = self.verification_passed;
         let detail = result.summary().detail().to_string();
-        self.observer.on_event(&Event::VerificationFinished {
-            attempt,
-            passed,
-            detail: detail.clone(),
-            output: result.text(),
-        });
-        self.record(Record::Verification {
-            attempt,
-            command: verification.command().to_owned(),
-            argv: verification.argv().to_vec(),
-            passed,
-            detail: detail.clone(),
-            output: result.text().to_owned(),
-        });
-        self.checkpoint(&format!("step {}: verification", self.step));
         if passed {
             return Some((
                 Outcome::Verified,
@@ -748,8 +755,13 @@ impl Run<'_> {
             arguments: verification.call_arguments(),
             origin: CallOrigin::Structured,
         };
-        if let Some(done) = self.messages.last_mut() {
-            done.tool_calls.push(call.clone());
+        // After an answer's edit blocks or the model's own run of the check, the last message
+        // is a tool result: the call then goes on an assistant message of its own.
+        match self.messages.last_mut() {
+            Some(done) if done.role == Role::Assistant => done.tool_calls.push(call.clone()),
+            _ => self
+                .messages
+                .push(Message::assistant("", vec![call.clone()])),
         }
         let framed = prompt::tool_result(
             ToolName::RunCommand.as_str(),
@@ -762,8 +774,84 @@ impl Run<'_> {
             attempt,
             self.budgets.max_verifications,
             self.edited,
+            self.edit_format,
         ));
         None
+    }
+
+    /// Runs the verification command as check number `attempt`, reporting and recording
+    /// it, and takes a checkpoint. Returns the attempt and the command's result; whether it
+    /// passed is in `verification_passed`.
+    fn check(&mut self, verification: &Verification, reason: CheckReason) -> (u32, ToolResult) {
+        self.verifications += 1;
+        let attempt = self.verifications;
+        self.observer.on_event(&Event::VerificationStarted {
+            attempt,
+            command: verification.command(),
+            reason,
+        });
+        let result = verification.run(self.toolbox);
+        let passed = verify::passed(&result);
+        self.verification_passed = passed;
+        let detail = result.summary().detail().to_string();
+        self.observer.on_event(&Event::VerificationFinished {
+            attempt,
+            passed,
+            detail: detail.clone(),
+            output: result.text(),
+        });
+        self.record(Record::Verification {
+            attempt,
+            command: verification.command().to_owned(),
+            argv: verification.argv().to_vec(),
+            passed,
+            detail,
+            output: result.text().to_owned(),
+            reason,
+        });
+        self.checkpoint(&format!("step {}: verification", self.step));
+        (attempt, result)
+    }
+
+    /// A run that ended without the model saying it was done (stuck in a loop, out of steps
+    /// or tokens) may still have left the task done: small models fix the code and then
+    /// repeat themselves. The verification decides, once, on the files as they were left;
+    /// a run stopped on request or out of time is not checked.
+    fn check_what_was_left(&mut self, outcome: Outcome, reason: String) -> (Outcome, String) {
+        let ended_on_its_own = matches!(
+            outcome,
+            Outcome::Stuck | Outcome::StepLimit | Outcome::TokenLimit
+        );
+        let Some(verification) = self.verification.clone() else {
+            return (outcome, reason);
+        };
+        if !ended_on_its_own || !self.edited || self.verification_passed {
+            return (outcome, reason);
+        }
+        self.check(&verification, CheckReason::RunEnded);
+        if self.verification_passed {
+            (
+                Outcome::Verified,
+                format!(
+                    "`{}` exited 0 on the files as the model left them, after the run ended: \
+                     {reason}",
+                    verification.command()
+                ),
+            )
+        } else {
+            (outcome, reason)
+        }
+    }
+
+    /// Whether `call` runs the verification command itself (the same words).
+    fn runs_the_verification(&self, call: &ToolCall) -> bool {
+        let Some(verification) = &self.verification else {
+            return false;
+        };
+        matches!(
+            parse_call_forgiving(&call.name, &call.arguments).map(|parsed| parsed.args),
+            Ok(ToolArgs::RunCommand(run)) if run.argv == verification.argv()
+        )
     }
 
     /// Calls one tool, reporting and recording it.
@@ -776,6 +864,13 @@ impl Run<'_> {
         let began = Instant::now();
         let result = self.toolbox.call(&call.name, &call.arguments);
         let took = began.elapsed();
+        if !result.is_error()
+            && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
+            && let ToolArgs::ReadFile(read) = parsed.args
+            && !self.read.contains(&read.path)
+        {
+            self.read.push(read.path);
+        }
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::ToolFinished {
             step: self.step,

@@ -10,15 +10,19 @@
 //!
 //! A block is taken for a file only when the answer names that file unambiguously: in the
 //! fence's info string, on the line before the fence by itself, or as the one existing file
-//! a sentence before the fence names. A block for an existing file must be the whole file
-//! (it keeps at least half of the file's lines); a snippet is not applied, and the model is
-//! told how to make the change instead, because writing a snippet over a file would drop
-//! everything it did not repeat.
+//! a sentence before the fence names. A block that shows part of an existing file (a
+//! function or two) is put in place of the definitions it redefines ([`anchor`]), never
+//! written over the file, which would drop everything it did not repeat; a part that has no
+//! one place is not applied, and the model is told how to make the change instead. A block
+//! under no path is placed the same way in the one file read in this run that defines its
+//! functions; one that no file read defines is an example, and changes nothing.
 
 use std::collections::{BTreeMap, HashSet};
 
 use harness_schema::ToolName;
 use serde_json::{Value, json};
+
+use crate::anchor::{self, Unplaced};
 
 /// Which edits written into an answer the loop applies when the answer calls no tool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,11 +84,13 @@ pub(crate) struct Edits {
 
 /// The edits in `answer`, in `format`. `read` gives a file's current text, or `None` when
 /// the file does not exist or may not be read (it is then treated as new, and the write's
-/// own checks decide).
+/// own checks decide). `shown` are the files the model has read in this run: a block that
+/// names no file is placed in the one of them that defines its functions ([`anchor`]).
 pub(crate) fn edits(
     answer: &str,
     format: EditFormat,
     read: &dyn Fn(&str) -> Option<String>,
+    shown: &[String],
 ) -> Edits {
     let mut found = Edits::default();
     if format == EditFormat::Tools {
@@ -93,6 +99,7 @@ pub(crate) fn edits(
     let lines: Vec<&str> = answer.lines().collect();
     // The last whole block for each file wins: a model that corrects itself repeats it.
     let mut whole: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut unnamed: Vec<String> = Vec::new();
     let mut order = 0;
     let mut at = 0;
     while at < lines.len() {
@@ -111,6 +118,8 @@ pub(crate) fn edits(
                     order += 1;
                     whole.insert(path, (order, body.join("\n")));
                 }
+            } else if format.accepts_whole() && !body.iter().any(|line| is_marker(line, SEARCH)) {
+                unnamed.push(body.join("\n"));
             }
             at = end + 1;
             continue;
@@ -137,8 +146,12 @@ pub(crate) fn edits(
         .map(|(path, (order, content))| (order, path, content))
         .collect();
     whole.sort();
+    let named: Vec<String> = whole.iter().map(|(_, path, _)| path.clone()).collect();
     for (_, path, content) in whole {
         whole_file(&path, content, read(&path), &mut found);
+    }
+    for snippet in unnamed {
+        snippet_under_no_path(&snippet, shown, &named, read, &mut found);
     }
     found
 }
@@ -195,6 +208,15 @@ fn whole_file(path: &str, content: String, current: Option<String>, found: &mut 
         ));
         return;
     };
+    // Part of the file (a function or two): put in place, not written over the rest.
+    let refused = match anchor::place(&content, &current, path) {
+        Ok(placement) if !placement.covers_all => {
+            push_edit(path, &current, &placement.content, found);
+            return;
+        }
+        Err(Unplaced::Refused(why)) => Some(why),
+        _ => None,
+    };
     let wanted: HashSet<&str> = content.lines().map(str::trim).collect();
     let lines: Vec<&str> = current
         .lines()
@@ -203,11 +225,14 @@ fn whole_file(path: &str, content: String, current: Option<String>, found: &mut 
         .collect();
     let kept = lines.iter().filter(|line| wanted.contains(*line)).count();
     if lines.len() > 3 && kept * 2 < lines.len() {
+        let why = refused.map_or_else(String::new, |why| {
+            format!(" and could not be put in place: {why}")
+        });
         found.problems.push(format!(
             "Your answer shows a code block for {path}, but it is not the whole file (it has \
-             {kept} of the file's {} lines), so it was not applied: nothing was changed. To \
-             change part of a file, call edit_file with old_text copied exactly from the file \
-             and new_text; to replace the file, give all of it.",
+             {kept} of the file's {} lines){why}, so it was not applied: nothing was changed. \
+             To change part of a file, call edit_file with old_text copied exactly from the \
+             file and new_text; to replace the file, give all of it.",
             lines.len()
         ));
         return;
@@ -225,6 +250,64 @@ fn whole_file(path: &str, content: String, current: Option<String>, found: &mut 
         found.calls.push((
             ToolName::WriteFile,
             json!({"path": path, "content": content, "overwrite": true}),
+        ));
+    }
+}
+
+/// A code block under no path: put in the one file the model has read that defines its
+/// functions, unless a block under a path in the same answer changes that file. A block
+/// that defines no function read here is an example, not an edit, and is left alone; one
+/// whose functions several files define, or that one file defines but cannot take, is a
+/// problem the model is told of.
+fn snippet_under_no_path(
+    snippet: &str,
+    shown: &[String],
+    named: &[String],
+    read: &dyn Fn(&str) -> Option<String>,
+    found: &mut Edits,
+) {
+    let mut places = Vec::new();
+    let mut refusals = Vec::new();
+    for path in shown {
+        let Some(current) = read(path) else {
+            continue;
+        };
+        match anchor::place(snippet, &current, path) {
+            Ok(placement) => places.push((path, current, placement.content)),
+            Err(Unplaced::Refused(why)) => refusals.push(why),
+            Err(Unplaced::NoFunction) => return,
+            Err(Unplaced::Absent) => {}
+        }
+    }
+    match places.as_slice() {
+        [(path, current, content)] if !named.contains(path) => {
+            push_edit(path, current, content, found);
+        }
+        [] if !refusals.is_empty() => found.problems.push(format!(
+            "A code block in your answer names no file and could not be put in place: {}. \
+             Nothing was changed by it. Put the file's path on the line before the block, or \
+             call edit_file.",
+            refusals.join("; ")
+        )),
+        [_, _, ..] => {
+            let paths: Vec<&str> = places.iter().map(|(path, _, _)| path.as_str()).collect();
+            found.problems.push(format!(
+                "A code block in your answer names no file, and its functions are defined in \
+                 {}: put the file's path on the line before the block. Nothing was changed \
+                 by it.",
+                paths.join(" and ")
+            ));
+        }
+        _ => {}
+    }
+}
+
+/// The `edit_file` call that turns `current` into `content`, if they differ.
+fn push_edit(path: &str, current: &str, content: &str, found: &mut Edits) {
+    if let Some((old_text, new_text)) = anchor::minimal_edit(current, content) {
+        found.calls.push((
+            ToolName::EditFile,
+            json!({"path": path, "old_text": old_text, "new_text": new_text}),
         ));
     }
 }
@@ -350,7 +433,7 @@ mod tests {
             format!("```python calc.py\n{fixed}\n```"),
             format!("### calc.py\n~~~~\n{fixed}\n~~~~"),
         ] {
-            let found = edits(&answer, EditFormat::Auto, &files(CALC));
+            let found = edits(&answer, EditFormat::Auto, &files(CALC), &[]);
             assert_eq!(
                 found,
                 Edits {
@@ -359,13 +442,13 @@ mod tests {
                 },
                 "{answer}"
             );
-            assert_eq!(edits(&answer, EditFormat::Whole, &files(CALC)), found);
+            assert_eq!(edits(&answer, EditFormat::Whole, &files(CALC), &[]), found);
             assert_eq!(
-                edits(&answer, EditFormat::Tools, &files(CALC)),
+                edits(&answer, EditFormat::Tools, &files(CALC), &[]),
                 Edits::default()
             );
             assert_eq!(
-                edits(&answer, EditFormat::Diff, &files(CALC)),
+                edits(&answer, EditFormat::Diff, &files(CALC), &[]),
                 Edits::default()
             );
         }
@@ -374,7 +457,7 @@ mod tests {
     #[test]
     fn a_block_that_names_no_file_or_several_is_left_alone() {
         const TWO: &[(&str, &str)] = &[("calc.py", "x\n"), ("main.py", "y\n")];
-        let found = |answer: &str| edits(answer, EditFormat::Auto, &files(TWO));
+        let found = |answer: &str| edits(answer, EditFormat::Auto, &files(TWO), &[]);
         for answer in [
             "The fix:\n```python\nreturn a + b\n```",
             "In calc.py and main.py change it:\n```python\nreturn a + b\n```",
@@ -386,14 +469,130 @@ mod tests {
         }
     }
 
+    fn edit(path: &str, old_text: &str, new_text: &str) -> (ToolName, Value) {
+        (
+            ToolName::EditFile,
+            json!({"path": path, "old_text": old_text, "new_text": new_text}),
+        )
+    }
+
     #[test]
-    fn a_snippet_of_an_existing_file_is_not_written_over_it() {
+    fn a_function_under_a_files_path_is_put_in_place_not_written_over_the_file() {
         let answer = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```";
-        let found = edits(answer, EditFormat::Auto, &files(CALC));
+        assert_eq!(
+            edits(answer, EditFormat::Auto, &files(CALC), &[]),
+            Edits {
+                // `    return a - b` is in the file twice: the edit takes its `def` line.
+                calls: vec![edit(
+                    "calc.py",
+                    "def add(a, b):\n    return a - b\n",
+                    "def add(a, b):\n    return a + b\n"
+                )],
+                problems: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn a_snippet_that_cannot_be_put_in_place_is_not_written_over_the_file() {
+        for (answer, says) in [
+            (
+                "calc.py\n```python\n    return a + b\n```",
+                "not the whole file (it has 0 of the file's 4 lines), so",
+            ),
+            (
+                "calc.py\n```python\nRATE = 2\ndef add(a, b):\n    return a + b\n```",
+                "not the whole file (it has 1 of the file's 4 lines) and could not be put in \
+                 place: the line `RATE = 2` of the code block is outside the functions",
+            ),
+        ] {
+            let found = edits(answer, EditFormat::Auto, &files(CALC), &[]);
+            assert!(found.calls.is_empty(), "{found:?}");
+            assert_eq!(found.problems.len(), 1, "{found:?}");
+            assert!(found.problems[0].contains(says), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_under_no_path_goes_to_the_one_read_file_that_defines_it() {
+        const FILES: &[(&str, &str)] = &[
+            ("calc.py", "def add(a, b):\n    return a - b\n"),
+            (
+                "test_calc.py",
+                "def test_add():\n    assert add(2, 3) == 5\n",
+            ),
+            ("other.py", "def add(a, b):\n    return 0\n"),
+        ];
+        let shown =
+            |paths: &[&str]| -> Vec<String> { paths.iter().map(|p| (*p).to_owned()).collect() };
+        let answer = "The fix:\n```python\ndef add(a, b):\n    return a + b\n```\nand the test \
+                      stays:\n```python\ndef test_add():\n    assert add(2, 3) == 5\n```";
+        assert_eq!(
+            edits(
+                answer,
+                EditFormat::Auto,
+                &files(FILES),
+                &shown(&["calc.py", "test_calc.py"])
+            ),
+            Edits {
+                calls: vec![edit("calc.py", "    return a - b\n", "    return a + b\n")],
+                problems: vec![],
+            }
+        );
+        // Not in a file the model read: an example, left alone.
+        assert_eq!(
+            edits(
+                answer,
+                EditFormat::Auto,
+                &files(FILES),
+                &shown(&["test_calc.py"])
+            ),
+            Edits::default()
+        );
+        // Defined in two files it read: which one is meant is not clear.
+        let found = edits(
+            answer,
+            EditFormat::Auto,
+            &files(FILES),
+            &shown(&["calc.py", "other.py"]),
+        );
         assert!(found.calls.is_empty(), "{found:?}");
-        assert_eq!(found.problems.len(), 1);
         assert!(
-            found.problems[0].contains("not the whole file (it has 1 of the file's 4 lines)"),
+            found.problems[0].contains("its functions are defined in calc.py and other.py"),
+            "{found:?}"
+        );
+        // Not with tool calls only or search/replace only.
+        for format in [EditFormat::Tools, EditFormat::Diff] {
+            assert_eq!(
+                edits(answer, format, &files(FILES), &shown(&["calc.py"])),
+                Edits::default()
+            );
+        }
+        // A block under the file's path in the same answer is the one that counts (here the
+        // whole file, since it defines every function the file has).
+        let both = format!("{answer}\ncalc.py\n```python\ndef add(a, b):\n    return b + a\n```");
+        assert_eq!(
+            edits(&both, EditFormat::Auto, &files(FILES), &shown(&["calc.py"])).calls,
+            vec![write("calc.py", "def add(a, b):\n    return b + a\n", true)]
+        );
+    }
+
+    #[test]
+    fn a_block_under_no_path_that_a_read_file_defines_but_cannot_take_is_a_problem() {
+        const FILES: &[(&str, &str)] = &[("calc.py", "def add(a, b):\n    return a - b\n")];
+        let answer = "```python\nLIMIT = 3\ndef add(a, b):\n    return a + b\n```";
+        let found = edits(
+            answer,
+            EditFormat::Auto,
+            &files(FILES),
+            &["calc.py".to_owned()],
+        );
+        assert!(found.calls.is_empty(), "{found:?}");
+        assert!(
+            found.problems[0].starts_with(
+                "A code block in your answer names no file and could not be put in place: the \
+                 line `LIMIT = 3`"
+            ),
             "{found:?}"
         );
     }
@@ -402,11 +601,11 @@ mod tests {
     fn the_last_block_for_a_file_wins_and_an_unchanged_file_is_not_written() {
         let answer = "calc.py\n```\nfirst\n```\nno, better:\ncalc.py\n```\nsecond\n```";
         let small: &[(&str, &str)] = &[("calc.py", "x\n")];
-        let found = edits(answer, EditFormat::Auto, &files(small));
+        let found = edits(answer, EditFormat::Auto, &files(small), &[]);
         assert_eq!(found.calls, vec![write("calc.py", "second\n", true)]);
         let same = "calc.py\n```\nx\n```";
         assert_eq!(
-            edits(same, EditFormat::Auto, &files(small)),
+            edits(same, EditFormat::Auto, &files(small), &[]),
             Edits::default()
         );
     }
@@ -417,10 +616,16 @@ mod tests {
             "new/mod.rs\n```rust\nfn f() {}\n```",
             EditFormat::Auto,
             &files(&[]),
+            &[],
         );
         assert_eq!(found.calls, vec![write("new/mod.rs", "fn f() {}\n", false)]);
         let crlf: &[(&str, &str)] = &[("a.txt", "one\r\ntwo\r\n")];
-        let found = edits("a.txt\n```\none\n2\n```", EditFormat::Auto, &files(crlf));
+        let found = edits(
+            "a.txt\n```\none\n2\n```",
+            EditFormat::Auto,
+            &files(crlf),
+            &[],
+        );
         assert_eq!(found.calls, vec![write("a.txt", "one\r\n2\r\n", true)]);
     }
 
@@ -433,11 +638,11 @@ mod tests {
             json!({"path": "calc.py", "old_text": "    return a - b", "new_text": "    return a + b"}),
         );
         for answer in [inside, outside] {
-            let found = edits(answer, EditFormat::Diff, &files(CALC));
+            let found = edits(answer, EditFormat::Diff, &files(CALC), &[]);
             assert_eq!(found.calls, vec![edit.clone()], "{answer}");
-            assert_eq!(edits(answer, EditFormat::Auto, &files(CALC)), found);
+            assert_eq!(edits(answer, EditFormat::Auto, &files(CALC), &[]), found);
             assert_eq!(
-                edits(answer, EditFormat::Whole, &files(CALC)),
+                edits(answer, EditFormat::Whole, &files(CALC), &[]),
                 Edits::default()
             );
         }
@@ -459,7 +664,7 @@ mod tests {
                 "names no file",
             ),
         ] {
-            let found = edits(answer, EditFormat::Auto, &files(CALC));
+            let found = edits(answer, EditFormat::Auto, &files(CALC), &[]);
             assert!(found.calls.is_empty(), "{answer}: {found:?}");
             assert!(
                 found.problems.iter().any(|p| p.contains(says)),

@@ -2,8 +2,9 @@
 
 /// Takes a snapshot of the workspace after a step that may have changed files.
 ///
-/// Implemented over [`harness_undo::Session`], whose checkpoints `harness diff` and
-/// `harness undo` work with, and by [`NoCheckpoints`] for runs that keep none (tests).
+/// Implemented by the command line over its undo session (`harness-undo`'s `Session`, whose
+/// checkpoints `harness diff` and `harness undo` work with; this crate does not depend on
+/// it), and by [`NoCheckpoints`] for runs that keep none (tests).
 pub trait Checkpoints {
     /// Snapshots the workspace with `label`, and returns the checkpoint's number, or `None`
     /// when nothing changed since the last one.
@@ -61,30 +62,5 @@ impl Checkpoints for NoCheckpoints {
         _label: &str,
     ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
         Ok(None)
-    }
-}
-
-impl Checkpoints for harness_undo::Session {
-    fn checkpoint(
-        &mut self,
-        label: &str,
-    ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
-        let taken = harness_undo::Session::checkpoint(self, label)?;
-        Ok(taken.map(|checkpoint| checkpoint.number))
-    }
-
-    fn protect(&mut self, path: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        harness_undo::Session::protect(self, std::path::Path::new(path))?;
-        Ok(())
-    }
-
-    fn before_command(&mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        harness_undo::Session::wait_for_store(self)?;
-        Ok(())
-    }
-
-    fn verify(&mut self) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
-        let found = harness_undo::Session::verify(self)?;
-        Ok(found.iter().map(ToString::to_string).collect())
     }
 }

@@ -129,12 +129,14 @@ pub enum Event<'a> {
         /// Why.
         error: String,
     },
-    /// The verification command starts, because the model said it was done.
+    /// The verification command starts.
     VerificationStarted {
         /// Which run of it this is, from 1.
         attempt: u32,
         /// The command.
         command: &'a str,
+        /// Why it runs now.
+        reason: CheckReason,
     },
     /// The verification command ended.
     VerificationFinished {
@@ -152,6 +154,34 @@ pub enum Event<'a> {
         /// What it did.
         report: &'a RunReport,
     },
+}
+
+/// Why the verification command runs: the run's measure of done is the command, and these
+/// are the moments it is asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CheckReason {
+    /// The model said it was done: an answer without a tool call, or one whose edit blocks
+    /// were applied.
+    #[default]
+    Done,
+    /// The model ran the same command itself after its edits, and it passed.
+    ModelRanIt,
+    /// The run ended on its own (stuck, out of steps or tokens) after an edit: the files
+    /// as it left them are checked once.
+    RunEnded,
+}
+
+impl CheckReason {
+    /// Why, in words, for a person reading the run.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CheckReason::Done => "the model said it was done",
+            CheckReason::ModelRanIt => "the model's own run of it passed",
+            CheckReason::RunEnded => "the run ended; the files as it left them",
+        }
+    }
 }
 
 /// Follows a run as it goes; the loop itself never touches the terminal.

@@ -60,6 +60,12 @@
 //!    command has failed [`Budgets::max_verifications`] times
 //!    ([`Outcome::VerificationFailed`]). Without one the run ends [`Outcome::Unverified`]:
 //!    nothing checked the model's claim.
+//! 7. The task's measure of done is the verification command, not the model's word: when
+//!    the model itself runs that command (the same words) after an edit and it passes, the
+//!    harness checks at once as in 6; and a run that ends on its own after an edit (stuck,
+//!    out of steps or tokens) is checked once on the files as they were left, so a model
+//!    that fixed the code and then looped still ends [`Outcome::Verified`], with a reason
+//!    that says so. A run stopped on request or out of time is not checked.
 //!
 //! # Budgets and stuck runs
 //!
@@ -94,9 +100,11 @@
 //!
 //! It does not confine anything itself (the toolbox does), it does not make a repository
 //! safe to hand to a model that follows injected instructions (no prompt can), and it does not
-//! undo: [`Checkpoints`] records the steps, `harness-undo` restores them.
+//! undo: [`Checkpoints`] records the steps, `harness-undo` restores them (the command line
+//! implements the one over the other, so this crate does not depend on git).
 
 mod agent;
+mod anchor;
 mod blocks;
 mod budget;
 mod chat;
@@ -120,7 +128,7 @@ pub use blocks::EditFormat;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};
-pub use event::{Event, Observer};
+pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
 pub use harness_ollama::{Message, Role, ToolCall};

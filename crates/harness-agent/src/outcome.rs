@@ -119,7 +119,7 @@ impl RunReport {
 pub struct VerificationReport {
     /// The command, as given.
     pub command: String,
-    /// How many times it ran when the model said it was done (the head start's run not
+    /// How many times it ran to check the model's work (the head start's run not
     /// counted).
     pub runs: u32,
     /// True if and only if its last run exited 0.

@@ -73,8 +73,8 @@ fn how_to_change(format: EditFormat) -> &'static str {
             "Change a file by calling edit_file: old_text is copied exactly from the file, \
              without the line numbers, and must occur exactly once. Create new files with \
              write_file. If you answer with code instead, put the file's path on a line by \
-             itself and the WHOLE new file right under it in a fenced block: the harness \
-             writes it. A part of a file shown in an answer changes nothing."
+             itself and right under it, in a fenced block, the WHOLE new file or every \
+             function you change, each one whole: the harness puts it in place."
         }
         EditFormat::Whole => {
             "Change a file by answering with its path on a line by itself and, right under \
@@ -116,6 +116,16 @@ pub(crate) const EDIT_TEMPLATE: &str = "{\"name\": \"edit_file\", \"arguments\":
      \"<file>\", \"old_text\": \"<the exact text to replace, copied from the file>\", \
      \"new_text\": \"<the new text>\"}}";
 
+/// The shape of a change written as code, for [`verification_failed`].
+const BLOCK_TEMPLATE: &str = "answering with the path of the file to fix on a line by \
+     itself and, right under it, a fenced block (```) with the fixed code: the whole file, or \
+     the whole function you change. Fix the code under test, not the test.";
+
+/// The shape of a search/replace change, for [`verification_failed`].
+const SEARCH_REPLACE_TEMPLATE: &str = "answering with the path of the file to fix on a line \
+     by itself and, right under it:\n<<<<<<< SEARCH\n<the exact lines to replace, copied \
+     from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE";
+
 /// A tool result as the model reads it: framed, and marked as data.
 pub(crate) fn tool_result(tool: &str, target: &str, text: &str) -> String {
     let subject = if target.is_empty() {
@@ -153,12 +163,15 @@ pub(crate) const CUT_OFF_NUDGE: &str = "Your answer was cut off at the output li
 
 /// What the model is told when the verification command failed after it said it was done.
 /// `edited` is whether any file was written or edited in the run so far; if none was, the
-/// model described a change instead of making it, and is shown the shape of the call.
+/// model described a change instead of making it, and is shown the shape of a change in the
+/// run's edit `format`: the call, or, where answers' code is applied, the code block, which
+/// small models write more reliably than JSON with every quote escaped.
 pub(crate) fn verification_failed(
     command: &str,
     attempt: u32,
     attempts: u32,
     edited: bool,
+    format: EditFormat,
 ) -> String {
     if edited {
         format!(
@@ -168,11 +181,15 @@ pub(crate) fn verification_failed(
              {attempt} of {attempts}."
         )
     } else {
+        let how = match format {
+            EditFormat::Tools => format!("answering with only this, filled in:\n{EDIT_TEMPLATE}"),
+            EditFormat::Auto | EditFormat::Whole => BLOCK_TEMPLATE.to_owned(),
+            EditFormat::Diff => SEARCH_REPLACE_TEMPLATE.to_owned(),
+        };
         format!(
             "The task is not done: `{command}` still fails (its output is the tool result \
-             above), because no file has been changed yet: code shown in an answer changes \
-             nothing. This was check {attempt} of {attempts}. Make the change now by \
-             answering with only this, filled in:\n{EDIT_TEMPLATE}"
+             above), because no file has been changed yet. This was check {attempt} of \
+             {attempts}. Make the change now by {how}"
         )
     }
 }
@@ -271,18 +288,28 @@ mod tests {
 
     #[test]
     fn a_failed_check_says_when_no_file_was_changed_and_shows_the_call() {
-        let edited = verification_failed("make test", 1, 3, true);
+        let edited = verification_failed("make test", 1, 3, true, EditFormat::Tools);
         assert!(edited.contains("`make test`"));
         assert!(edited.ends_with("This was check 1 of 3."));
         assert!(!edited.contains("no file has been changed"));
         assert!(!edited.contains(EDIT_TEMPLATE));
-        let unchanged = verification_failed("make test", 2, 3, false);
+        let unchanged = verification_failed("make test", 2, 3, false, EditFormat::Tools);
         assert!(
             unchanged.contains("no file has been changed yet"),
             "{unchanged}"
         );
         assert!(unchanged.contains("This was check 2 of 3."));
         assert!(unchanged.ends_with(&format!("filled in:\n{EDIT_TEMPLATE}")));
+        // Where answers' code is applied, the model is shown how to write it as code.
+        for (format, shape) in [
+            (EditFormat::Auto, BLOCK_TEMPLATE),
+            (EditFormat::Whole, BLOCK_TEMPLATE),
+            (EditFormat::Diff, SEARCH_REPLACE_TEMPLATE),
+        ] {
+            let told = verification_failed("make test", 1, 3, false, format);
+            assert!(told.ends_with(shape), "{told}");
+            assert!(!told.contains(EDIT_TEMPLATE), "{told}");
+        }
     }
 
     #[test]

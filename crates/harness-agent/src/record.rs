@@ -8,6 +8,7 @@ use harness_ollama::{CallOrigin, Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::CheckReason;
 use crate::outcome::RunReport;
 
 /// The transcript format this version writes, carried by the [`Record::Run`] that starts
@@ -93,7 +94,7 @@ pub enum Record {
         /// How long the call took.
         seconds: f64,
     },
-    /// The verification command ran because the model said it was done.
+    /// The verification command ran (why: its `reason`).
     Verification {
         /// Which run of it this was, from 1.
         attempt: u32,
@@ -107,6 +108,10 @@ pub enum Record {
         detail: String,
         /// Its output.
         output: String,
+        /// Why it ran (absent from older transcripts, where it was always
+        /// [`CheckReason::Done`]).
+        #[serde(default)]
+        reason: CheckReason,
     },
     /// A snapshot of the workspace was taken.
     Checkpoint {

@@ -626,8 +626,9 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
     );
     assert!(
         told.content
-            .contains(r#"{"name": "edit_file", "arguments": {"path": "<file>""#),
-        "a model that described a change is shown the call to make: {}",
+            .contains("answering with the path of the file to fix on a line by itself"),
+        "a model that described a change is shown how to write it, in the run's edit format \
+         (auto: a code block): {}",
         told.content
     );
 
@@ -1322,9 +1323,63 @@ fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verifie
 }
 
 #[test]
-fn a_snippet_is_not_written_over_the_file_and_the_model_is_told_how_to_edit() {
+fn a_function_shown_under_the_file_s_path_is_put_in_place_not_written_over_the_file() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let snippet = Reply::text("calc.py\n```python\ndef add(a, b):\n    return a + b\n```");
+    let ran = run_format(&toolbox, vec![snippet], EditFormat::Auto);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    // `sub`, which the snippet did not repeat, is still there.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let finished = ran.events_named("tool_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["tool"], "edit_file");
+    assert_eq!(ran.checkpoints.len(), 2, "{:?}", ran.checkpoints);
+}
+
+#[test]
+fn a_function_shown_under_no_path_goes_to_the_file_the_model_read() {
+    let snippet = || Reply::text("Change add:\n```python\ndef add(a, b):\n    return a + b\n```");
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            snippet(),
+        ],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    // Code for a file the model has not read is an example: it changes nothing.
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![snippet(), Reply::text("Done."), Reply::text("Done.")],
+        EditFormat::Auto,
+    );
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::VerificationFailed,
+        "{:?}",
+        ran.report
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        BROKEN
+    );
+    assert!(ran.events_named("tool_finished").is_empty());
+}
+
+#[test]
+fn a_snippet_that_cannot_be_put_in_place_is_not_written_and_the_model_is_told_how_to_edit() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let snippet = Reply::text("calc.py\n```python\n    return a + b\n```");
     let ran = run_format(
         &toolbox,
         vec![
@@ -1409,4 +1464,120 @@ fn an_edit_block_is_refused_where_a_tool_call_would_be() {
         std::fs::read_to_string(dir.path().join(".env")).unwrap(),
         "KEY=1\n"
     );
+}
+
+/// An edit that makes `grep -q good state.txt` pass.
+fn fix_state() -> Reply {
+    Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "good"}),
+    )
+}
+
+fn check_state() -> Reply {
+    Reply::call(
+        "run_command",
+        json!({"argv": ["grep", "-q", "good", "state.txt"]}),
+    )
+}
+
+fn checks(ran: &Ran) -> Vec<bool> {
+    ran.events_named("verification_finished")
+        .iter()
+        .map(|event| event["passed"] == true)
+        .collect()
+}
+
+#[test]
+fn the_model_s_own_passing_run_of_the_verification_after_an_edit_ends_the_run_verified() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let looping = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), check_state(), looping(), looping()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    // The harness checked at once, after the model's own passing run: it was not asked again.
+    assert_eq!(ran.chat.requests().len(), 2);
+    assert_eq!(ran.chat.remaining(), 2);
+    assert_eq!(checks(&ran), [true]);
+}
+
+#[test]
+fn a_passing_run_of_another_command_or_before_any_edit_is_not_taken_for_done() {
+    for replies in [
+        // The check passes before the model changed anything (the file is already good):
+        // the model may still be looking.
+        vec![check_state(), Reply::text("Done.")],
+        // After the edit, a command that is not the verification passed.
+        vec![
+            fix_state(),
+            Reply::call(
+                "run_command",
+                json!({"argv": ["grep", "-q", "o", "state.txt"]}),
+            ),
+            Reply::text("Done."),
+        ],
+    ] {
+        let (_dir, toolbox) = workspace(&[("state.txt", "good bad\n")]);
+        let ran = run(&toolbox, replies, Some("grep -q good state.txt"));
+        assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+        assert_eq!(ran.chat.remaining(), 0, "every reply was asked for");
+        assert_eq!(checks(&ran), [true]);
+    }
+}
+
+#[test]
+fn a_run_that_ends_stuck_or_out_of_steps_after_an_edit_is_checked_once_on_what_was_left() {
+    let same = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.starts_with(
+            "`grep -q good state.txt` exited 0 on the files as the model left them, after the \
+             run ended: the model called read_file with the same arguments 5 times"
+        ),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(checks(&ran), [true]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+
+    // Out of steps, with an edit that did not fix it: checked, and still out of steps.
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let wrong = Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "worse"}),
+    );
+    let budgets = Budgets {
+        max_steps: 2,
+        ..no_head_start()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![wrong, same(), same()]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::StepLimit, "{:?}", ran.report);
+    assert_eq!(checks(&ran), [false]);
+
+    // Stuck without any edit: nothing the model did to check.
+    let (_dir, toolbox) = workspace(&[("state.txt", "good\n")]);
+    let ran = run(
+        &toolbox,
+        vec![same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
+    assert_eq!(checks(&ran), Vec::<bool>::new());
 }

@@ -3,7 +3,8 @@
 //!
 //! [`Settings::resolve`] is the one way settings are decided, for `harness run` and for
 //! `harness tool` alike, so a call made by hand meets exactly the guards a model's call
-//! meets.
+//! meets; [`Settings::budgets`] and [`Settings::model_client`] turn them into a run's limits
+//! and its model, for `harness run` and `harness mcp`'s `run_task` alike.
 
 use std::fs;
 use std::io;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use harness_agent::{Budgets, EditFormat, Verification};
 use harness_exec::{Policy, Sandbox};
-use harness_ollama::{Api, DEFAULT_MODEL};
+use harness_ollama::{Api, Client, DEFAULT_MODEL};
 use serde::Deserialize;
 
 /// The name of the project's configuration file, at the workspace root.
@@ -117,6 +118,37 @@ impl Settings {
     pub(crate) fn resolve(root: &Path, flags: &Overrides) -> anyhow::Result<Settings> {
         let loaded = load(root)?;
         Settings::from_parts(flags, loaded)
+    }
+
+    /// The budgets of a run under these settings.
+    pub(crate) fn budgets(&self) -> Budgets {
+        Budgets {
+            max_steps: self.max_steps,
+            max_duration: self.timeout,
+            max_failed_calls: self.max_failed_calls,
+            max_tokens: self.max_tokens,
+            head_start_chars: self.head_start_chars,
+            ..Budgets::default()
+        }
+    }
+
+    /// The client of the configured server and model.
+    ///
+    /// # Errors
+    ///
+    /// An address that cannot be understood.
+    pub(crate) fn model_client(&self) -> anyhow::Result<Client> {
+        let mut config = harness_ollama::Config::new(self.api, self.model.clone());
+        if let Some(host) = &self.host {
+            config.host = host.clone();
+        }
+        config.context_length = self.context_length;
+        // Steady answers suit tool calls; a rambling small model is cut off and told so.
+        config.temperature = Some(self.temperature);
+        config.max_output_tokens = Some(Budgets::default().answer_reserve_tokens);
+        // An address that cannot be understood is a configuration error (2), not the
+        // server's (3).
+        Client::new(config).map_err(|error| anyhow!("{error}"))
     }
 
     fn from_parts(flags: &Overrides, loaded: Loaded) -> anyhow::Result<Settings> {

@@ -371,11 +371,16 @@ impl Observer for Terminal {
                 let note = shown!("! {}", Shown::text(error));
                 self.line(&self.style.yellow(&note));
             }
-            Event::VerificationStarted { attempt, command } => {
+            Event::VerificationStarted {
+                attempt,
+                command,
+                reason,
+            } => {
                 let note = shown!(
-                    "▸ verify {}  (check {}, the model said it was done)",
+                    "▸ verify {}  (check {}, {})",
                     command,
-                    attempt
+                    attempt,
+                    reason.describe()
                 );
                 self.line(&self.style.bold(&note));
             }

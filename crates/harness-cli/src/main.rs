@@ -2,8 +2,9 @@
 //!
 //! This binary is thin: it parses arguments, builds the library objects and prints what they
 //! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`, settings (files and flags) in `config`, and the toolbox that
-//! `harness run` and `harness tool` both build in `toolbox`.
+//! run is in `display`, settings (files and flags) in `config`, the toolbox that
+//! `harness run` and `harness tool` both build in `toolbox`, and the undo session as the
+//! loop's checkpoints in `checkpoints`.
 //!
 //! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod boundary;
+mod checkpoints;
 mod cli;
 mod commands;
 mod config;

@@ -143,11 +143,14 @@ mod client;
 mod config;
 mod constrained;
 mod error;
+#[cfg(test)]
+mod format_cases;
 mod message;
 mod ollama;
 mod openai;
 mod recover;
 mod repetition;
+mod request;
 mod response;
 mod stream;
 mod transport;

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
-use crate::config::{Config, ReplyFormat};
-use crate::constrained;
-use crate::message::{CallOrigin, Message, Role, ToolCall};
+use crate::config::Config;
+use crate::message::{CallOrigin, Message, ToolCall};
+use crate::request::{self, Dialect};
 use crate::response::{FinishReason, ModelInfo, Usage};
 use crate::stream::{ChatFormat, Ending, Lines, parse_record, reported_error};
 
@@ -25,60 +25,40 @@ pub(crate) fn chat_body(
     messages: &[Message],
     tools: &[Value],
 ) -> Value {
-    let mut options = Map::new();
-    options.insert("num_ctx".to_owned(), json!(context_length));
-    if let Some(temperature) = config.temperature {
-        options.insert("temperature".to_owned(), json!(temperature));
-    }
-    if let Some(seed) = config.seed {
-        options.insert("seed".to_owned(), json!(seed));
-    }
-    if let Some(limit) = config.max_output_tokens {
-        options.insert("num_predict".to_owned(), json!(limit));
-    }
-    let penalties = [
-        ("repeat_penalty", config.repeat_penalty),
-        ("frequency_penalty", config.frequency_penalty),
-        ("presence_penalty", config.presence_penalty),
-    ];
-    for (name, penalty) in penalties {
-        if let Some(penalty) = penalty {
-            options.insert(name.to_owned(), json!(penalty));
-        }
-    }
-    let mut body = json!({"model": config.model, "stream": true, "options": options});
-    match config.reply_format {
-        ReplyFormat::Free => {
-            body["messages"] = messages.iter().map(message_json).collect();
-            if !tools.is_empty() {
-                body["tools"] = json!(tools);
-            }
-        }
-        ReplyFormat::Constrained => {
-            let messages = constrained::with_instructions(messages, tools);
-            body["messages"] = messages.iter().map(message_json).collect();
-            body["format"] = constrained::reply_schema(tools);
-        }
-    }
+    let mut body = json!({
+        "model": config.model,
+        "stream": true,
+        "options": {"num_ctx": context_length},
+    });
+    request::add_conversation::<Request>(&mut body, config, messages, tools);
     if let Some(keep_alive) = &config.keep_alive {
         body["keep_alive"] = json!(keep_alive);
     }
     body
 }
 
-fn message_json(message: &Message) -> Value {
-    let mut value = json!({"role": message.role, "content": message.content});
-    if !message.tool_calls.is_empty() {
-        value["tool_calls"] = message
-            .tool_calls
-            .iter()
-            .map(|call| json!({"function": {"name": call.name, "arguments": call.arguments}}))
-            .collect();
+/// How Ollama writes what both APIs send: options in `options`, a call's arguments as
+/// JSON, a result tied to its tool by name, the reply's schema as `format`.
+struct Request;
+
+impl Dialect for Request {
+    const MAX_TOKENS: &'static str = "num_predict";
+
+    fn options(body: &mut Value) -> &mut Value {
+        &mut body["options"]
     }
-    if let (Role::Tool, Some(name)) = (message.role, &message.tool_name) {
-        value["tool_name"] = json!(name);
+
+    fn call(call: &ToolCall) -> Value {
+        json!({"function": {"name": call.name, "arguments": call.arguments}})
     }
-    value
+
+    fn result_link(message: &Message) -> Option<(&'static str, &str)> {
+        Some(("tool_name", message.tool_name.as_deref()?))
+    }
+
+    fn constrain(body: &mut Value, schema: Value) {
+        body["format"] = schema;
+    }
 }
 
 /// Ollama's reading of a streamed `/api/chat` answer, line by line.
@@ -238,30 +218,8 @@ pub(crate) fn version(body: &[u8]) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::config::{Api, DEFAULT_REPEAT_PENALTY};
-    use crate::response::ChatResponse;
-
-    fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        crate::stream::decode_whole::<Chunks>("http://h/api/chat", body)
-    }
-
-    #[test]
-    fn text_arrives_in_deltas_and_the_final_chunk_gives_reason_and_usage() {
-        let body = br#"{"message":{"role":"assistant","content":"Hel"},"done":false}
-{"message":{"role":"assistant","content":"lo"},"done":false}
-{"message":{"role":"assistant","content":""},"done":true,"done_reason":"length","prompt_eval_count":26,"eval_count":2,"total_duration":5000000000,"load_duration":1000,"prompt_eval_duration":2000000000,"eval_duration":500000000}
-"#;
-        let (result, deltas) = run(body);
-        let response = result.unwrap();
-        assert_eq!(deltas, ["Hel", "lo"]);
-        assert_eq!(response.content, "Hello");
-        assert_eq!(response.finish, FinishReason::Length);
-        assert_eq!(response.usage.prompt_tokens, Some(26));
-        assert_eq!(response.usage.completion_tokens, Some(2));
-        assert_eq!(response.usage.total_duration, Some(Duration::from_secs(5)));
-        assert_eq!(response.usage.load_duration, Some(Duration::from_micros(1)));
-        assert_eq!(response.usage.prompt_tokens_per_second(), Some(13.0));
-        assert_eq!(response.usage.generation_tokens_per_second(), Some(4.0));
-    }
+    use crate::format_cases::ollama as run;
+    use crate::request::tests::{a_conversation, a_tool, every_option};
 
     #[test]
     fn tool_calls_are_collected_with_ids_given_or_made() {
@@ -281,50 +239,6 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_cut_for_repeating_itself_keeps_the_calls_so_far() {
-        let mut body = br#"{"message":{"content":"","tool_calls":[{"function":{"name":"a","arguments":{"x":1}}}]},"done":false}
-"#
-        .to_vec();
-        for _ in 0..200 {
-            body.extend_from_slice(b"{\"message\":{\"content\":\"again and \"},\"done\":false}\n");
-        }
-        let response = run(&body).0.unwrap();
-        assert!(
-            matches!(response.finish, FinishReason::Repetition(_)),
-            "{:?}",
-            response.finish
-        );
-        assert_eq!(response.content, "again and ");
-        assert_eq!(response.tool_calls.len(), 1);
-        assert_eq!(response.tool_calls[0].arguments, json!({"x": 1}));
-        assert_eq!(response.usage, Usage::default(), "no counts arrived");
-    }
-
-    #[test]
-    fn a_whole_last_line_without_its_line_break_is_used() {
-        let response = run(br#"{"message":{"content":"hi"},"done":true}"#)
-            .0
-            .unwrap();
-        assert_eq!(response.content, "hi");
-    }
-
-    #[test]
-    fn lines_after_the_final_chunk_and_blank_lines_are_ignored() {
-        let body = b"\n{\"message\":{\"content\":\"a\"},\"done\":true}\n\r\n{\"message\":{\"content\":\"b\"}}\nnot json\n";
-        assert_eq!(run(body).0.unwrap().content, "a");
-    }
-
-    crate::stream::decoding_fails! {
-        Chunks, "http://h/api/chat";
-        a_line_that_is_not_json: b"{\"message\":{\"content\":\"a\"}}\nnot json\n" => Error::MalformedLine { .. },
-        a_line_of_the_wrong_shape: b"{\"message\":\"text\"}\n" => Error::MalformedLine { .. },
-        an_error_chunk: b"{\"error\":\"out of memory\"}\n" => Error::StreamError { .. },
-        no_final_chunk: b"{\"message\":{\"content\":\"a\"},\"done\":false}\n" => Error::StreamCut { .. },
-        a_body_cut_inside_a_line: b"{\"message\":{\"content\":\"a\"},\"do" => Error::StreamCut { .. },
-        an_empty_body: b"" => Error::StreamCut { .. },
-    }
-
-    #[test]
     fn the_malformed_line_is_quoted_shortened() {
         let line = format!("{}\n", "x".repeat(300));
         let error = run(line.as_bytes()).0.unwrap_err();
@@ -336,43 +250,32 @@ mod tests {
 
     #[test]
     fn the_request_carries_num_ctx_options_tools_and_keep_alive() {
-        let mut config = Config::new(Api::Ollama, "qwen2.5-coder:7b");
-        config.temperature = Some(0.5);
-        config.seed = Some(7);
-        config.max_output_tokens = Some(256);
-        config.repeat_penalty = Some(1.05);
-        config.frequency_penalty = Some(0.5);
-        config.presence_penalty = Some(0.25);
-        config.keep_alive = Some("30m".to_owned());
-        let call = ToolCall {
-            id: "call_0".to_owned(),
-            name: "read_file".to_owned(),
-            arguments: json!({"path": "a"}),
-            origin: CallOrigin::RecoveredFromText,
-        };
-        let messages = [
-            Message::user("go"),
-            Message::assistant("", vec![call.clone()]),
-            Message::tool_result(&call, "text of a"),
-        ];
-        let tool = json!({"type": "function", "function": {"name": "read_file"}});
-        let body = chat_body(&config, 8192, &messages, std::slice::from_ref(&tool));
+        let config = every_option(Api::Ollama);
+        let tool = a_tool();
+        let body = chat_body(
+            &config,
+            8192,
+            &a_conversation(),
+            std::slice::from_ref(&tool),
+        );
         assert_eq!(
             body,
+            // In the order `chat_body` writes them: the sampling options go in `options`.
             json!({
-                "model": "qwen2.5-coder:7b",
-                "messages": [
-                    {"role": "user", "content": "go"},
-                    {"role": "assistant", "content": "", "tool_calls": [
-                        {"function": {"name": "read_file", "arguments": {"path": "a"}}}
-                    ]},
-                    {"role": "tool", "content": "text of a", "tool_name": "read_file"},
-                ],
+                "model": "qwen",
                 "stream": true,
                 "options": {
                     "num_ctx": 8192, "temperature": 0.5, "seed": 7, "num_predict": 256,
-                    "repeat_penalty": 1.05, "frequency_penalty": 0.5, "presence_penalty": 0.25,
+                    "repeat_penalty": 1.05, "frequency_penalty": 0.5, "presence_penalty": -0.5,
                 },
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"function": {"name": "read_file", "arguments": {"path": "a"}}},
+                        {"function": {"name": "read_file", "arguments": "{oops"}},
+                    ]},
+                    {"role": "tool", "content": "contents", "tool_name": "read_file"},
+                ],
                 "tools": [tool],
                 "keep_alive": "30m",
             })

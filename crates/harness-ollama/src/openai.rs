@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Error;
-use crate::config::{Config, ReplyFormat};
-use crate::constrained;
-use crate::message::{CallOrigin, Message, Role, ToolCall};
+use crate::config::Config;
+use crate::message::{CallOrigin, Message, ToolCall};
+use crate::request::{self, Dialect};
 use crate::response::{FinishReason, Usage};
 use crate::stream::{ChatFormat, Ending, Events, parse_record, reported_error};
 
@@ -31,42 +31,40 @@ pub(crate) fn chat_body(config: &Config, messages: &[Message], tools: &[Value]) 
         // Without it, the token counts never arrive.
         "stream_options": {"include_usage": true},
     });
-    match config.reply_format {
-        ReplyFormat::Free => {
-            body["messages"] = messages.iter().map(message_json).collect();
-            if !tools.is_empty() {
-                body["tools"] = json!(tools);
-            }
-        }
-        ReplyFormat::Constrained => {
-            let messages = constrained::with_instructions(messages, tools);
-            body["messages"] = messages.iter().map(message_json).collect();
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": constrained::reply_schema(tools)},
-            });
-        }
-    }
-    if let Some(temperature) = config.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if let Some(seed) = config.seed {
-        body["seed"] = json!(seed);
-    }
-    if let Some(limit) = config.max_output_tokens {
-        body["max_tokens"] = json!(limit);
-    }
-    let penalties = [
-        ("repeat_penalty", config.repeat_penalty),
-        ("frequency_penalty", config.frequency_penalty),
-        ("presence_penalty", config.presence_penalty),
-    ];
-    for (name, penalty) in penalties {
-        if let Some(penalty) = penalty {
-            body[name] = json!(penalty);
-        }
-    }
+    request::add_conversation::<Request>(&mut body, config, messages, tools);
     body
+}
+
+/// How the OpenAI API writes what both APIs send: options at the top of the body, a call's
+/// arguments as a JSON string, a result tied to its call by id, the reply's schema in
+/// `response_format`.
+struct Request;
+
+impl Dialect for Request {
+    const MAX_TOKENS: &'static str = "max_tokens";
+
+    fn options(body: &mut Value) -> &mut Value {
+        body
+    }
+
+    fn call(call: &ToolCall) -> Value {
+        json!({
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
+        })
+    }
+
+    fn result_link(message: &Message) -> Option<(&'static str, &str)> {
+        Some(("tool_call_id", message.tool_call_id.as_deref()?))
+    }
+
+    fn constrain(body: &mut Value, schema: Value) {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema},
+        });
+    }
 }
 
 /// Removes the fields outside the OpenAI API from a chat request; true if and only if it
@@ -85,27 +83,6 @@ pub(crate) fn remove_extensions(body: &mut Value) -> bool {
 /// validation error locating it).
 pub(crate) fn names_an_extension(message: &str) -> bool {
     EXTENSIONS.iter().any(|name| message.contains(name))
-}
-
-fn message_json(message: &Message) -> Value {
-    let mut value = json!({"role": message.role, "content": message.content});
-    if !message.tool_calls.is_empty() {
-        value["tool_calls"] = message
-            .tool_calls
-            .iter()
-            .map(|call| {
-                json!({
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
-                })
-            })
-            .collect();
-    }
-    if let (Role::Tool, Some(id)) = (message.role, &message.tool_call_id) {
-        value["tool_call_id"] = json!(id);
-    }
-    value
 }
 
 /// Arguments go over this API as a JSON string; a string kept from a malformed call goes back
@@ -366,32 +343,8 @@ fn saturating_u32(value: u64) -> u32 {
 mod tests {
     use super::*;
     use crate::config::Api;
-    use crate::response::ChatResponse;
-
-    fn run(body: &[u8]) -> (Result<ChatResponse, Error>, Vec<String>) {
-        crate::stream::decode_whole::<Chunks>("http://h/v1/chat/completions", body)
-    }
-
-    #[test]
-    fn text_deltas_finish_reason_usage_and_timings() {
-        let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n\
-data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"},\"finish_reason\":null}]}\n\n\
-data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"timings\":{\"prompt_n\":50,\"prompt_ms\":1000.0,\"predicted_n\":8,\"predicted_ms\":500.0}}\n\n\
-data: {\"choices\":[],\"usage\":{\"prompt_tokens\":51,\"completion_tokens\":9,\"total_tokens\":60}}\n\n\
-data: [DONE]\n\n";
-        let (result, deltas) = run(body);
-        let response = result.unwrap();
-        assert_eq!(deltas, ["Hi", " there"]);
-        assert_eq!(response.content, "Hi there");
-        assert_eq!(response.finish, FinishReason::Stop);
-        assert_eq!(response.usage.prompt_tokens, Some(51));
-        assert_eq!(response.usage.completion_tokens, Some(9));
-        assert_eq!(response.usage.prompt_duration, Some(Duration::from_secs(1)));
-        assert_eq!(
-            response.usage.generation_duration,
-            Some(Duration::from_millis(500))
-        );
-    }
+    use crate::format_cases::openai as run;
+    use crate::request::tests::{a_conversation, a_tool, every_option};
 
     #[test]
     fn timings_alone_give_the_counts() {
@@ -458,81 +411,16 @@ data: [DONE]
     }
 
     #[test]
-    fn an_answer_cut_for_repeating_itself_keeps_the_calls_so_far() {
-        let mut body = br#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}}]}
-
-"#
-        .to_vec();
-        for _ in 0..200 {
-            body.extend_from_slice(
-                b"data: {\"choices\":[{\"delta\":{\"content\":\"again and \"}}]}\n\n",
-            );
-        }
-        let response = run(&body).0.unwrap();
-        assert!(
-            matches!(response.finish, FinishReason::Repetition(_)),
-            "{:?}",
-            response.finish
-        );
-        assert_eq!(response.content, "again and ");
-        assert_eq!(response.tool_calls.len(), 1);
-        assert_eq!(response.tool_calls[0].arguments, json!({"path": "a"}));
-    }
-
-    #[test]
     fn a_finish_reason_without_done_is_complete() {
         let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\n";
         assert_eq!(run(body).0.unwrap().finish, FinishReason::Length);
     }
 
     #[test]
-    fn a_done_without_a_blank_line_at_the_end_is_complete() {
-        let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n";
-        assert_eq!(run(body).0.unwrap().content, "x");
-    }
-
-    #[test]
-    fn events_after_done_are_ignored() {
-        let body = b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\ndata: nonsense\n\n";
-        assert_eq!(run(body).0.unwrap().content, "x");
-    }
-
-    crate::stream::decoding_fails! {
-        Chunks, "http://h/v1/chat/completions";
-        an_event_that_is_not_json: b"data: {\"choices\":\n\n" => Error::MalformedLine { .. },
-        an_error_event: b"data: {\"error\":{\"code\":500,\"message\":\"context overflow\"}}\n\n" => Error::StreamError { .. },
-        a_stream_cut_before_its_end: b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"cho" => Error::StreamCut { .. },
-        an_empty_body: b"" => Error::StreamCut { .. },
-    }
-
-    #[test]
     fn the_request_carries_tools_sampling_and_the_conversation() {
-        let mut config = Config::new(Api::OpenAi, "qwen");
-        config.temperature = Some(0.0);
-        config.seed = Some(1);
-        config.max_output_tokens = Some(100);
-        config.repeat_penalty = Some(1.2);
-        config.frequency_penalty = Some(0.5);
-        config.presence_penalty = Some(-0.5);
-        config.keep_alive = Some("1h".to_owned());
-        let good = ToolCall {
-            id: "call_0".to_owned(),
-            name: "read_file".to_owned(),
-            arguments: json!({"path": "a"}),
-            origin: CallOrigin::Structured,
-        };
-        let malformed = ToolCall {
-            id: "call_1".to_owned(),
-            arguments: json!("{oops"),
-            ..good.clone()
-        };
-        let messages = [
-            Message::system("be brief"),
-            Message::assistant("", vec![good.clone(), malformed]),
-            Message::tool_result(&good, "contents"),
-        ];
-        let tool = json!({"type": "function", "function": {"name": "read_file"}});
-        let body = chat_body(&config, &messages, std::slice::from_ref(&tool));
+        let config = every_option(Api::OpenAi);
+        let tool = a_tool();
+        let body = chat_body(&config, &a_conversation(), std::slice::from_ref(&tool));
         assert_eq!(
             body,
             json!({
@@ -548,10 +436,10 @@ data: [DONE]
                 "stream": true,
                 "stream_options": {"include_usage": true},
                 "tools": [tool],
-                "temperature": 0.0,
-                "seed": 1,
-                "max_tokens": 100,
-                "repeat_penalty": 1.2,
+                "temperature": 0.5,
+                "seed": 7,
+                "max_tokens": 256,
+                "repeat_penalty": 1.05,
                 "frequency_penalty": 0.5,
                 "presence_penalty": -0.5,
             })

@@ -167,21 +167,6 @@ pub(crate) fn decode_whole<F: ChatFormat>(
     (result, deltas)
 }
 
-/// Tests that each body fails to decode with the error matching its pattern.
-#[cfg(test)]
-macro_rules! decoding_fails {
-    ($format:ty, $url:expr; $($name:ident: $body:expr => $pattern:pat,)*) => {$(
-        #[test]
-        fn $name() {
-            let (result, _) = crate::stream::decode_whole::<$format>($url, $body);
-            let error = result.unwrap_err();
-            assert!(matches!(error, $pattern), "{error:?}");
-        }
-    )*};
-}
-#[cfg(test)]
-pub(crate) use decoding_fails;
-
 /// Reads one record as the API's chunk type.
 pub(crate) fn parse_record<T: DeserializeOwned>(url: &str, record: &[u8]) -> Result<T, Error> {
     serde_json::from_slice(record).map_err(|error| Error::MalformedLine {

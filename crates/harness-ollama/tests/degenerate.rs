@@ -5,10 +5,10 @@ mod support;
 
 use std::time::Duration;
 
-use harness_ollama::{Api, Config, FinishReason, Message, RepeatedOutput, Repetition};
-use harness_stub_server::{Reply, StubServer};
+use harness_ollama::{Api, FinishReason, Message, RepeatedOutput, Repetition};
+use harness_stub_server::Reply;
 use serde_json::json;
-use support::{chat_collecting, client, config, fixture, stub};
+use support::{chat_collecting, client, config, ndjson_file, ollama, stub};
 
 /// Three lines a 1.5B model repeated until its token limit, in the runs.
 const LOOP: [&str; 3] = [
@@ -19,12 +19,6 @@ const LOOP: [&str; 3] = [
 
 /// How many lines the scripted server would send: far more than the cut needs.
 const LINES_SENT: usize = 600;
-
-fn ollama(server: &StubServer) -> Config {
-    let mut config = config(Api::Ollama, server);
-    config.context_length = Some(4096);
-    config
-}
 
 /// An Ollama stream of `lines`, one chunk each, then the final chunk.
 fn ollama_stream(lines: impl Iterator<Item = String>) -> Vec<u8> {
@@ -63,11 +57,7 @@ fn an_ollama_answer_that_loops_is_cut_within_a_few_copies_and_says_what_repeated
         "/api/chat",
         Reply::ndjson(ollama_stream(looping_lines())).chunk_gap(Duration::from_millis(10)),
     );
-    server.reply(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    server.reply("POST", "/api/chat", ndjson_file("ollama/chat_text.ndjson"));
     let client = client(ollama(&server));
 
     let (result, deltas) = chat_collecting(&client, &[Message::user("fix mean")], &[]);

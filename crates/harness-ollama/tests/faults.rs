@@ -8,19 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness_ollama::{Api, Client, Config, Error, Message, Retry};
-use harness_stub_server::{Reply, StubServer, closed_port_url};
-use support::{chat_collecting, client, config, fixture, routes, stub};
-
-/// An Ollama client that needs no `/api/show`, so each test scripts only the chat.
-fn ollama(server: &StubServer) -> Config {
-    let mut config = config(Api::Ollama, server);
-    config.context_length = Some(4096);
-    config
-}
-
-fn chat(config: Config) -> Result<harness_ollama::ChatResponse, Error> {
-    client(config).chat(&[Message::user("hi")], &[], |_| {})
-}
+use harness_stub_server::{Reply, closed_port_url};
+use support::{
+    chat, chat_collecting, client, config, fixture, json_file, ndjson_file, ollama,
+    ollama_answering_every_chat, routes, sse_file, stub,
+};
 
 #[test]
 fn connection_refused_names_the_server_and_how_to_start_it_after_retrying() {
@@ -52,18 +44,16 @@ fn a_503_while_the_model_loads_is_retried_until_the_answer_comes() {
         server.reply(
             "POST",
             "/v1/chat/completions",
-            Reply::json(503, fixture("openai/error_loading.json")),
+            json_file(503, "openai/error_loading.json"),
         );
     }
     server.reply(
         "POST",
         "/v1/chat/completions",
-        Reply::sse(fixture("openai/chat_text.sse")),
+        sse_file("openai/chat_text.sse"),
     );
 
-    let response = client(config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap();
+    let response = chat(config(Api::OpenAi, &server)).unwrap();
 
     assert_eq!(response.content, "The tests pass.");
     assert_eq!(server.requests().len(), 3);
@@ -96,7 +86,7 @@ fn a_stream_cut_midway_is_an_error_and_never_retried() {
     server.reply_always(
         "POST",
         "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")).cut_after_chunks(2),
+        ndjson_file("ollama/chat_text.ndjson").cut_after_chunks(2),
     );
 
     let (result, deltas) = chat_collecting(&client(ollama(&server)), &[Message::user("hi")], &[]);
@@ -121,12 +111,10 @@ fn an_sse_stream_cut_midway_is_an_error() {
     server.reply(
         "POST",
         "/v1/chat/completions",
-        Reply::sse(fixture("openai/chat_tool_calls.sse")).cut_after_chunks(4),
+        sse_file("openai/chat_tool_calls.sse").cut_after_chunks(4),
     );
 
-    let error = client(config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config(Api::OpenAi, &server)).unwrap_err();
 
     assert!(matches!(error, Error::StreamCut { .. }), "{error:?}");
 }
@@ -137,8 +125,7 @@ fn a_slow_first_byte_within_the_idle_timeout_is_waited_for() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson"))
-            .delay_first_byte(Duration::from_millis(700)),
+        ndjson_file("ollama/chat_text.ndjson").delay_first_byte(Duration::from_millis(700)),
     );
     let mut config = ollama(&server);
     config.idle_timeout = Duration::from_secs(5);
@@ -152,7 +139,7 @@ fn no_first_byte_within_the_idle_timeout_is_an_idle_timeout() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")).delay_first_byte(Duration::from_secs(30)),
+        ndjson_file("ollama/chat_text.ndjson").delay_first_byte(Duration::from_secs(30)),
     );
     let mut config = ollama(&server);
     config.idle_timeout = Duration::from_millis(300);
@@ -178,7 +165,7 @@ fn silence_in_the_middle_of_a_stream_is_an_idle_timeout() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")).chunk_gap(Duration::from_secs(30)),
+        ndjson_file("ollama/chat_text.ndjson").chunk_gap(Duration::from_secs(30)),
     );
     let mut config = ollama(&server);
     config.idle_timeout = Duration::from_millis(300);
@@ -246,9 +233,7 @@ fn events_split_across_http_chunks_are_reassembled() {
         Reply::chunks("text/event-stream", chunks),
     );
 
-    let response = client(config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap();
+    let response = chat(config(Api::OpenAi, &server)).unwrap();
 
     assert_eq!(response.tool_calls.len(), 2);
 }
@@ -259,7 +244,7 @@ fn a_body_with_content_length_instead_of_chunks_is_read_too() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")).length_framed(),
+        ndjson_file("ollama/chat_text.ndjson").length_framed(),
     );
 
     assert_eq!(chat(ollama(&server)).unwrap().content, "The tests pass.");
@@ -267,17 +252,7 @@ fn a_body_with_content_length_instead_of_chunks_is_read_too() {
 
 #[test]
 fn one_client_reuses_its_connection_across_requests() {
-    let server = stub();
-    server.reply(
-        "POST",
-        "/api/show",
-        Reply::json(200, fixture("ollama/show_qwen2.5-coder.json")),
-    );
-    server.reply_always(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    let server = ollama_answering_every_chat();
     let client = client(config(Api::Ollama, &server));
 
     for _ in 0..3 {
@@ -341,12 +316,12 @@ fn a_kept_alive_connection_the_server_closed_is_replaced_by_a_fresh_one() {
     server.reply(
         "POST",
         "/v1/chat/completions",
-        Reply::sse(fixture("openai/chat_text.sse")).close_on_next_request(),
+        sse_file("openai/chat_text.sse").close_on_next_request(),
     );
     server.reply(
         "POST",
         "/v1/chat/completions",
-        Reply::sse(fixture("openai/chat_text.sse")),
+        sse_file("openai/chat_text.sse"),
     );
     let mut config = config(Api::OpenAi, &server);
     config.retry = Retry::NONE;

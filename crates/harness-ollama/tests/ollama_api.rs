@@ -6,23 +6,19 @@ mod support;
 use std::time::Duration;
 
 use harness_ollama::{
-    Api, CallOrigin, DEFAULT_REPEAT_PENALTY, Error, FinishReason, Message, TextToolCalls, ToolCall,
+    Api, CallOrigin, DEFAULT_REPEAT_PENALTY, Error, Message, TextToolCalls, ToolCall,
 };
 use harness_stub_server::{Reply, StubServer};
 use serde_json::json;
 use support::{
-    MODEL, body, chat_collecting, client, config, fixture, read_file_tool, routes,
-    run_command_tool, stub,
+    MODEL, QWEN, a_conversation, body, chat, chat_collecting, client, config, fixture, json_file,
+    ndjson_file, ollama, ollama_answering_every_chat, ollama_showing, read_file_tool, routes,
+    run_command_tool, stub, the_tests_pass,
 };
 
 /// A stub that knows the model (32k context, tools) and answers one chat with `fixture`.
 fn serving(chat_fixture: &str) -> StubServer {
-    let server = stub();
-    server.reply(
-        "POST",
-        "/api/show",
-        Reply::json(200, fixture("ollama/show_qwen2.5-coder.json")),
-    );
+    let server = ollama_showing(QWEN);
     server.reply("POST", "/api/chat", Reply::ndjson(fixture(chat_fixture)));
     server
 }
@@ -32,15 +28,12 @@ fn plain_text_streams_in_deltas_and_ends_with_the_final_statistics() {
     let server = serving("ollama/chat_text.ndjson");
     let client = client(config(Api::Ollama, &server));
 
-    let (result, deltas) = chat_collecting(&client, &[Message::user("Do the tests pass?")], &[]);
-    let response = result.unwrap();
+    let response = the_tests_pass(chat_collecting(
+        &client,
+        &[Message::user("Do the tests pass?")],
+        &[],
+    ));
 
-    assert_eq!(deltas, ["The", " tests", " pass."]);
-    assert_eq!(response.content, "The tests pass.");
-    assert!(response.tool_calls.is_empty());
-    assert_eq!(response.finish, FinishReason::Stop);
-    assert_eq!(response.usage.prompt_tokens, Some(26));
-    assert_eq!(response.usage.completion_tokens, Some(3));
     assert_eq!(
         response.usage.total_duration,
         Some(Duration::from_nanos(4_883_583_458))
@@ -181,21 +174,13 @@ fn a_whole_conversation_is_sent_in_ollama_shape_with_sampling_options() {
     config.seed = Some(42);
     config.max_output_tokens = Some(512);
     config.keep_alive = Some("30m".to_owned());
-    let call = ToolCall {
-        id: "call_0".to_owned(),
-        name: "read_file".to_owned(),
-        arguments: json!({"path": "src/lib.rs"}),
-        origin: CallOrigin::Structured,
-    };
-    let conversation = [
-        Message::system("You are a careful coding agent."),
-        Message::user("Show me src/lib.rs"),
-        Message::assistant("", vec![call.clone()]),
-        Message::tool_result(&call, "pub fn answer() -> u8 { 42 }"),
-    ];
 
     client(config)
-        .chat(&conversation, &[read_file_tool()], |_| {})
+        .chat(
+            &a_conversation(CallOrigin::Structured),
+            &[read_file_tool()],
+            |_| {},
+        )
         .unwrap();
 
     let sent = body(&server.requests_to("/api/chat")[0]);
@@ -224,11 +209,7 @@ fn a_whole_conversation_is_sent_in_ollama_shape_with_sampling_options() {
 #[test]
 fn a_configured_context_length_is_sent_without_asking_the_server() {
     let server = stub();
-    server.reply(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    server.reply("POST", "/api/chat", ndjson_file("ollama/chat_text.ndjson"));
     let mut config = config(Api::Ollama, &server);
     config.context_length = Some(12_000);
 
@@ -246,18 +227,12 @@ fn a_configured_context_length_is_sent_without_asking_the_server() {
 #[test]
 fn the_context_length_is_capped_by_the_users_maximum_whatever_its_source() {
     let server = stub();
-    server.reply(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    server.reply("POST", "/api/chat", ndjson_file("ollama/chat_text.ndjson"));
     let mut config = config(Api::Ollama, &server);
     config.context_length = Some(65_536);
     config.max_context_length = 8192;
 
-    client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap();
+    chat(config).unwrap();
 
     assert_eq!(
         body(&server.requests()[0])["options"]["num_ctx"],
@@ -267,21 +242,10 @@ fn the_context_length_is_capped_by_the_users_maximum_whatever_its_source() {
 
 #[test]
 fn a_model_with_a_smaller_context_gets_its_own_length() {
-    let server = stub();
-    server.reply(
-        "POST",
-        "/api/show",
-        Reply::json(200, fixture("ollama/show_small_context.json")),
-    );
-    server.reply(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    let server = ollama_showing("ollama/show_small_context.json");
+    server.reply("POST", "/api/chat", ndjson_file("ollama/chat_text.ndjson"));
 
-    client(config(Api::Ollama, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap();
+    chat(config(Api::Ollama, &server)).unwrap();
 
     assert_eq!(
         body(&server.requests_to("/api/chat")[0])["options"]["num_ctx"],
@@ -291,17 +255,7 @@ fn a_model_with_a_smaller_context_gets_its_own_length() {
 
 #[test]
 fn the_context_length_is_asked_once_per_client() {
-    let server = stub();
-    server.reply(
-        "POST",
-        "/api/show",
-        Reply::json(200, fixture("ollama/show_qwen2.5-coder.json")),
-    );
-    server.reply_always(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(fixture("ollama/chat_text.ndjson")),
-    );
+    let server = ollama_answering_every_chat();
     let client = client(config(Api::Ollama, &server));
 
     client.chat(&[Message::user("one")], &[], |_| {}).unwrap();
@@ -315,12 +269,7 @@ fn the_context_length_is_asked_once_per_client() {
 
 #[test]
 fn model_info_gives_the_context_length_and_capabilities() {
-    let server = stub();
-    server.reply(
-        "POST",
-        "/api/show",
-        Reply::json(200, fixture("ollama/show_qwen2.5-coder.json")),
-    );
+    let server = ollama_showing(QWEN);
 
     let info = client(config(Api::Ollama, &server)).model_info().unwrap();
 
@@ -333,16 +282,8 @@ fn model_info_gives_the_context_length_and_capabilities() {
 #[test]
 fn installed_models_and_the_version_are_listed() {
     let server = stub();
-    server.reply(
-        "GET",
-        "/api/tags",
-        Reply::json(200, fixture("ollama/tags.json")),
-    );
-    server.reply(
-        "GET",
-        "/api/version",
-        Reply::json(200, fixture("ollama/version.json")),
-    );
+    server.reply("GET", "/api/tags", json_file(200, "ollama/tags.json"));
+    server.reply("GET", "/api/version", json_file(200, "ollama/version.json"));
     let client = client(config(Api::Ollama, &server));
 
     assert_eq!(
@@ -358,19 +299,13 @@ fn a_model_that_is_not_installed_is_named_with_the_pull_command_and_the_installe
     server.reply(
         "POST",
         "/api/show",
-        Reply::json(404, fixture("ollama/error_model_not_found.json")),
+        json_file(404, "ollama/error_model_not_found.json"),
     );
-    server.reply(
-        "GET",
-        "/api/tags",
-        Reply::json(200, fixture("ollama/tags.json")),
-    );
+    server.reply("GET", "/api/tags", json_file(200, "ollama/tags.json"));
     let mut config = config(Api::Ollama, &server);
     config.model = "qwen2.5-coder:14b".to_owned();
 
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
 
     assert!(matches!(error, Error::ModelNotFound { .. }), "{error:?}");
     assert_eq!(
@@ -391,16 +326,13 @@ fn a_missing_model_reported_by_the_chat_itself_is_explained_the_same_way() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::json(404, fixture("ollama/error_model_not_found.json")),
+        json_file(404, "ollama/error_model_not_found.json"),
     );
     server.reply("GET", "/api/tags", Reply::json(200, r#"{"models":[]}"#));
-    let mut config = config(Api::Ollama, &server);
+    let mut config = ollama(&server);
     config.model = "qwen2.5-coder:14b".to_owned();
-    config.context_length = Some(4096);
 
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -415,18 +347,14 @@ fn a_model_without_tool_support_is_named_with_installed_models_that_have_it() {
     server.reply(
         "POST",
         "/api/show",
-        Reply::json(200, fixture("ollama/show_gemma.json")),
+        json_file(200, "ollama/show_gemma.json"),
     );
     server.reply(
         "POST",
         "/api/chat",
-        Reply::json(400, fixture("ollama/error_no_tools.json")),
+        json_file(400, "ollama/error_no_tools.json"),
     );
-    server.reply(
-        "GET",
-        "/api/tags",
-        Reply::json(200, fixture("ollama/tags.json")),
-    );
+    server.reply("GET", "/api/tags", json_file(200, "ollama/tags.json"));
     for show in [
         "show_qwen2.5-coder.json",
         "show_gemma.json",
@@ -435,7 +363,7 @@ fn a_model_without_tool_support_is_named_with_installed_models_that_have_it() {
         server.reply(
             "POST",
             "/api/show",
-            Reply::json(200, fixture(&format!("ollama/{show}"))),
+            json_file(200, &format!("ollama/{show}")),
         );
     }
     let mut config = config(Api::Ollama, &server);
@@ -464,14 +392,11 @@ fn a_server_error_carries_the_servers_message() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::json(500, fixture("ollama/error_runner_killed.json")),
+        json_file(500, "ollama/error_runner_killed.json"),
     );
-    let mut config = config(Api::Ollama, &server);
-    config.context_length = Some(4096);
+    let config = ollama(&server);
 
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
 
     assert!(
         matches!(error, Error::Status { status: 500, .. }),
@@ -494,12 +419,9 @@ fn a_server_that_is_not_ollama_gets_a_hint_at_the_api() {
         "/api/chat",
         Reply::text(404, fixture("ollama/error_no_route.txt")),
     );
-    let mut config = config(Api::Ollama, &server);
-    config.context_length = Some(4096);
+    let config = ollama(&server);
 
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -555,16 +477,15 @@ fn at_most_32_installed_models_are_examined_for_tool_support() {
     server.reply(
         "POST",
         "/api/chat",
-        Reply::json(400, fixture("ollama/error_no_tools.json")),
+        json_file(400, "ollama/error_no_tools.json"),
     );
     server.reply("GET", "/api/tags", Reply::json(200, tags.to_string()));
     server.reply_always(
         "POST",
         "/api/show",
-        Reply::json(200, fixture("ollama/show_llama3.2.json")),
+        json_file(200, "ollama/show_llama3.2.json"),
     );
-    let mut config = config(Api::Ollama, &server);
-    config.context_length = Some(4096);
+    let config = ollama(&server);
 
     let error = client(config)
         .chat(&[], &[read_file_tool()], |_| {})
@@ -585,8 +506,7 @@ fn structured_calls_leave_calls_written_in_the_text_alone() {
     );
     let server = stub();
     server.reply("POST", "/api/chat", Reply::ndjson(stream));
-    let mut config = config(Api::Ollama, &server);
-    config.context_length = Some(4096);
+    let config = ollama(&server);
 
     let response = client(config)
         .chat(&[], &[read_file_tool()], |_| {})

@@ -10,8 +10,8 @@ use harness_ollama::{
 use harness_stub_server::{Reply, StubServer, closed_port_url};
 use serde_json::json;
 use support::{
-    MODEL, body, chat_collecting, client, config, fixture, read_file_tool, routes,
-    run_command_tool, stub,
+    MODEL, a_conversation, body, chat, chat_collecting, client, config, fixture, json_file,
+    read_file_tool, routes, run_command_tool, sse_file, stub, the_tests_pass,
 };
 
 const CHAT: &str = "/v1/chat/completions";
@@ -27,14 +27,12 @@ fn plain_text_streams_as_events_and_ends_with_usage() {
     let server = serving("openai/chat_text.sse");
     let client = client(config(Api::OpenAi, &server));
 
-    let (result, deltas) = chat_collecting(&client, &[Message::user("Do the tests pass?")], &[]);
-    let response = result.unwrap();
+    the_tests_pass(chat_collecting(
+        &client,
+        &[Message::user("Do the tests pass?")],
+        &[],
+    ));
 
-    assert_eq!(deltas, ["The", " tests", " pass."]);
-    assert_eq!(response.content, "The tests pass.");
-    assert_eq!(response.finish, FinishReason::Stop);
-    assert_eq!(response.usage.prompt_tokens, Some(26));
-    assert_eq!(response.usage.completion_tokens, Some(3));
     assert_eq!(
         routes(&server),
         [format!("POST {CHAT}")],
@@ -113,21 +111,13 @@ fn a_whole_conversation_is_sent_in_openai_shape_with_sampling() {
     config.temperature = Some(0.0);
     config.seed = Some(7);
     config.max_output_tokens = Some(300);
-    let call = ToolCall {
-        id: "call_0".to_owned(),
-        name: "read_file".to_owned(),
-        arguments: json!({"path": "src/lib.rs"}),
-        origin: CallOrigin::RecoveredFromText,
-    };
-    let conversation = [
-        Message::system("You are a careful coding agent."),
-        Message::user("Show me src/lib.rs"),
-        Message::assistant("", vec![call.clone()]),
-        Message::tool_result(&call, "pub fn answer() -> u8 { 42 }"),
-    ];
 
     client(config)
-        .chat(&conversation, &[read_file_tool()], |_| {})
+        .chat(
+            &a_conversation(CallOrigin::RecoveredFromText),
+            &[read_file_tool()],
+            |_| {},
+        )
         .unwrap();
 
     let sent = body(&server.requests()[0]);
@@ -174,13 +164,9 @@ fn model_info_prefers_the_servers_context_length_to_the_trained_one() {
     server.reply_always(
         "GET",
         "/v1/models",
-        Reply::json(200, fixture("openai/models_llama_server.json")),
+        json_file(200, "openai/models_llama_server.json"),
     );
-    server.reply_always(
-        "GET",
-        "/props",
-        Reply::json(200, fixture("openai/props.json")),
-    );
+    server.reply_always("GET", "/props", json_file(200, "openai/props.json"));
     let client = client(config(Api::OpenAi, &server));
 
     let info = client.model_info().unwrap();
@@ -200,7 +186,7 @@ fn without_props_the_listed_context_length_is_used_and_capped() {
     server.reply_always(
         "GET",
         "/v1/models",
-        Reply::json(200, fixture("openai/models_llama_server.json")),
+        json_file(200, "openai/models_llama_server.json"),
     );
     let client = client(config(Api::OpenAi, &server));
 
@@ -225,7 +211,7 @@ fn a_model_the_server_does_not_serve_is_named_with_those_it_does() {
     server.reply(
         "POST",
         CHAT,
-        Reply::json(404, fixture("openai/error_model_not_found.json")),
+        json_file(404, "openai/error_model_not_found.json"),
     );
     server.reply(
         "GET",
@@ -235,9 +221,7 @@ fn a_model_the_server_does_not_serve_is_named_with_those_it_does() {
     let mut config = config(Api::OpenAi, &server);
     config.model = "gpt-9".to_owned();
 
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -251,12 +235,10 @@ fn an_error_status_carries_the_servers_message() {
     server.reply(
         "POST",
         CHAT,
-        Reply::json(400, fixture("openai/error_bad_request.json")),
+        json_file(400, "openai/error_bad_request.json"),
     );
 
-    let error = client(config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config(Api::OpenAi, &server)).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -271,9 +253,7 @@ fn an_error_status_carries_the_servers_message() {
 #[test]
 fn a_wrong_base_url_is_explained() {
     let server = stub();
-    let error = client(config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config(Api::OpenAi, &server)).unwrap_err();
 
     assert!(matches!(error, Error::EndpointNotFound { .. }), "{error:?}");
     assert!(error.to_string().contains("check the base URL"), "{error}");
@@ -318,7 +298,7 @@ fn a_server_that_refuses_repeat_penalty_is_asked_again_without_it_and_not_sent_i
     for (status, refusal) in REFUSALS {
         let server = stub();
         server.reply("POST", CHAT, Reply::json(status, refusal));
-        server.reply_always("POST", CHAT, Reply::sse(fixture("openai/chat_text.sse")));
+        server.reply_always("POST", CHAT, sse_file("openai/chat_text.sse"));
         let client = client(config(Api::OpenAi, &server));
 
         let first = client.chat(&[Message::user("hi")], &[], |_| {}).unwrap();
@@ -357,16 +337,12 @@ fn a_refusal_that_names_no_field_of_ours_is_reported_and_not_retried() {
     );
 
     // Without a repeat penalty configured, a refusal naming it is not ours to work around.
-    let error = client(config)
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(config).unwrap_err();
     assert!(
         matches!(error, Error::Status { status: 400, .. }),
         "{error:?}"
     );
-    let error = client(support::config(Api::OpenAi, &server))
-        .chat(&[Message::user("hi")], &[], |_| {})
-        .unwrap_err();
+    let error = chat(support::config(Api::OpenAi, &server)).unwrap_err();
     assert!(
         error
             .to_string()

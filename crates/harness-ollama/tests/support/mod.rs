@@ -6,12 +6,17 @@
 use std::path::Path;
 use std::time::Duration;
 
-use harness_ollama::{Api, Client, Config, Retry};
-use harness_stub_server::{Request, StubServer};
+use harness_ollama::{
+    Api, CallOrigin, ChatResponse, Client, Config, Error, Message, Retry, ToolCall,
+};
+use harness_stub_server::{Reply, Request, StubServer};
 use serde_json::{Value, json};
 
 /// The model the fixtures were recorded for.
 pub(crate) const MODEL: &str = "qwen2.5-coder:7b";
+
+/// What `/api/show` says of it: a 32k context, and tools.
+pub(crate) const QWEN: &str = "ollama/show_qwen2.5-coder.json";
 
 /// The bytes of `tests/fixtures/<name>`.
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
@@ -19,6 +24,21 @@ pub(crate) fn fixture(name: &str) -> Vec<u8> {
         .join("tests/fixtures")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|error| panic!("reading {}: {error}", path.display()))
+}
+
+/// A JSON reply with `status` whose body is the fixture `name`.
+pub(crate) fn json_file(status: u16, name: &str) -> Reply {
+    Reply::json(status, fixture(name))
+}
+
+/// A streamed Ollama answer recorded in the fixture `name`.
+pub(crate) fn ndjson_file(name: &str) -> Reply {
+    Reply::ndjson(fixture(name))
+}
+
+/// A streamed OpenAI-compatible answer recorded in the fixture `name`.
+pub(crate) fn sse_file(name: &str) -> Reply {
+    Reply::sse(fixture(name))
 }
 
 /// A stub server on a free loopback port.
@@ -98,4 +118,70 @@ pub(crate) fn chat_collecting(
     let mut deltas = Vec::new();
     let result = client.chat(messages, tools, |text| deltas.push(text.to_owned()));
     (result, deltas)
+}
+
+/// An Ollama client aimed at `server` that needs no `/api/show` (its context length is
+/// configured), so a test scripts only the chat.
+pub(crate) fn ollama(server: &StubServer) -> Config {
+    let mut config = config(Api::Ollama, server);
+    config.context_length = Some(4096);
+    config
+}
+
+/// One chat of "hi", no tools offered, with a client of `config`.
+pub(crate) fn chat(config: Config) -> Result<ChatResponse, Error> {
+    client(config).chat(&[Message::user("hi")], &[], |_| {})
+}
+
+/// The call `a_conversation` makes, kept as `origin` says.
+pub(crate) fn a_call(origin: CallOrigin) -> ToolCall {
+    ToolCall {
+        id: "call_0".to_owned(),
+        name: "read_file".to_owned(),
+        arguments: json!({"path": "src/lib.rs"}),
+        origin,
+    }
+}
+
+/// A system prompt, the user's request, the model's call of `read_file` (see `a_call`)
+/// and its result: what both APIs' conversation tests send.
+pub(crate) fn a_conversation(origin: CallOrigin) -> [Message; 4] {
+    let call = a_call(origin);
+    [
+        Message::system("You are a careful coding agent."),
+        Message::user("Show me src/lib.rs"),
+        Message::assistant("", vec![call.clone()]),
+        Message::tool_result(&call, "pub fn answer() -> u8 { 42 }"),
+    ]
+}
+
+/// Checks the answer recorded in both APIs' `chat_text` fixtures: "The tests pass." in
+/// three deltas, stopped, 26 prompt and 3 generated tokens. Returns it for the rest.
+pub(crate) fn the_tests_pass(
+    (result, deltas): (Result<ChatResponse, Error>, Vec<String>),
+) -> ChatResponse {
+    let response = result.expect("the recorded answer reads");
+    assert_eq!(deltas, ["The", " tests", " pass."]);
+    assert_eq!(response.content, "The tests pass.");
+    assert!(response.tool_calls.is_empty());
+    assert_eq!(response.finish, harness_ollama::FinishReason::Stop);
+    assert_eq!(response.usage.prompt_tokens, Some(26));
+    assert_eq!(response.usage.completion_tokens, Some(3));
+    response
+}
+
+/// A stub that answers the first `/api/show` with the fixture `show`, so the client learns
+/// the model's context length from it; the test scripts the chat.
+pub(crate) fn ollama_showing(show: &str) -> StubServer {
+    let server = stub();
+    server.reply("POST", "/api/show", json_file(200, show));
+    server
+}
+
+/// A stub that shows the model (32k context, tools) once and answers every chat with
+/// Ollama's recorded text answer.
+pub(crate) fn ollama_answering_every_chat() -> StubServer {
+    let server = ollama_showing(QWEN);
+    server.reply_always("POST", "/api/chat", ndjson_file("ollama/chat_text.ndjson"));
+    server
 }

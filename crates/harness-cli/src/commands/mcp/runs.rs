@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Scope;
+use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{diff, run};
 use crate::config::{Overrides, Settings};
 
@@ -124,8 +125,8 @@ impl Runs {
         overrides.max_steps = args.max_steps.or(overrides.max_steps);
         overrides.model = args.model.or(overrides.model);
         let settings = Settings::resolve(&self.root, &overrides)?;
-        run::refuse_unrunnable_verification(&settings)?;
-        let client = run::model_client(&settings)?;
+        run::verify::refuse_unrunnable_verification(&settings)?;
+        let client = settings.model_client()?;
         client
             .context_length()
             .context("asking the model server about the model")?;
@@ -158,13 +159,17 @@ impl Runs {
             });
         });
         let mut agent = Agent::new(Arc::new(client), toolbox)
-            .budgets(run::budgets(&settings))
+            .budgets(settings.budgets())
             .transcript(transcript)
             .stop_signal(stop);
         if let Some(verification) = settings.verification.clone() {
             agent = agent.verification(verification);
         }
-        let report = agent.run(&args.task, &mut Progress { call }, &mut session);
+        let report = agent.run(
+            &args.task,
+            &mut Progress { call },
+            &mut SessionCheckpoints(&mut session),
+        );
         running.store(false, Ordering::SeqCst);
         let finished = session.finish(run::undo_outcome(report.outcome), report.steps);
         let diff = session.diff(DiffTarget::WorkingTree)?;

@@ -1,0 +1,684 @@
+//! Code an answer shows for part of a file, put where it belongs.
+//!
+//! Small models answer "change `add` to this" with the function alone: in a block under no
+//! path, or under the path of a file it does not cover whole. Written over the file, such a
+//! snippet would drop everything it does not repeat; put in place of the one definition it
+//! redefines, it is the change the model meant. [`place`] does that when there is exactly
+//! one reading:
+//!
+//! - every function the snippet defines (`def`, `fn`, `function`, a method `name(…) {`, a
+//!   shell `name() {`) is defined exactly once in the file, and no two of them in the same
+//!   place;
+//! - every other line of the snippet is a line the file already has (a class or `impl`
+//!   header around a method, an unchanged statement), a comment, or an import, which is
+//!   added after the file's imports;
+//! - the snippet's braces balance, or, for Python, its functions' bodies are indented.
+//!
+//! Anything else is [`Unplaced`], with the reason: the model is told, and nothing changes.
+//! The functions keep the file's indentation and line endings. Nothing here writes a file:
+//! the caller turns a [`Placement`] into an `edit_file` call ([`minimal_edit`]), which goes
+//! through the toolbox like any other.
+
+/// Where a snippet goes in a file.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Placement {
+    /// The file's text with the snippet in place.
+    pub(crate) content: String,
+    /// Whether the snippet defines every function the file defines at its top level: then
+    /// it is more likely the whole file (which may also delete lines) than a part of it.
+    pub(crate) covers_all: bool,
+}
+
+/// Why a snippet does not go in a file.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Unplaced {
+    /// The snippet defines no function: it is not something to place.
+    NoFunction,
+    /// None of its functions is defined in the file.
+    Absent,
+    /// The file defines its functions, but the snippet cannot be placed, for this reason.
+    Refused(String),
+}
+
+/// Where `snippet` goes in the file whose text is `file`, named `path` in messages.
+pub(crate) fn place(snippet: &str, file: &str, path: &str) -> Result<Placement, Unplaced> {
+    let shown: Vec<&str> = snippet.lines().collect();
+    let functions = top_level_definitions(&shown).map_err(Unplaced::Refused)?;
+    if functions.is_empty() {
+        return Err(Unplaced::NoFunction);
+    }
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
+    let defined = all_definitions(&bodies);
+    if !functions
+        .iter()
+        .any(|function| defined.iter().any(|d| d.name == function.name))
+    {
+        return Err(Unplaced::Absent);
+    }
+
+    let mut spans: Vec<(Definition<'_>, &Definition<'_>)> = Vec::new();
+    for function in &functions {
+        let mut matching = defined.iter().filter(|d| d.name == function.name);
+        match (matching.next(), matching.next()) {
+            (Some(target), None) => spans.push((target.clone(), function)),
+            (None, _) => {
+                return Err(Unplaced::Refused(format!(
+                    "`{}` is not defined in {path}",
+                    function.name
+                )));
+            }
+            (Some(_), Some(_)) => {
+                return Err(Unplaced::Refused(format!(
+                    "`{}` is defined more than once in {path}, so where it goes is not clear",
+                    function.name
+                )));
+            }
+        }
+    }
+    spans.sort_by_key(|(target, _)| target.start);
+    if spans.windows(2).any(|pair| pair[1].0.start < pair[0].0.end) {
+        return Err(Unplaced::Refused(format!(
+            "two functions in the code block are in the same place in {path}"
+        )));
+    }
+
+    let known: std::collections::HashSet<&str> = bodies.iter().map(|line| line.trim()).collect();
+    let mut imports = Vec::new();
+    for (number, line) in shown.iter().enumerate() {
+        let inside = functions.iter().any(|f| (f.start..f.end).contains(&number));
+        let text = line.trim();
+        if inside || text.is_empty() || is_comment(text) || known.contains(text) {
+            continue;
+        }
+        if is_import(text) {
+            imports.push(text);
+            continue;
+        }
+        return Err(Unplaced::Refused(format!(
+            "the line `{text}` of the code block is outside the functions it shows and not in \
+             {path}, so where it goes is not clear"
+        )));
+    }
+
+    let newline = if file.contains("\r\n") { "\r\n" } else { "\n" };
+    let after_imports = import_insertion_line(&bodies);
+    let mut content = String::with_capacity(file.len() + snippet.len());
+    let mut spans = spans.iter().peekable();
+    let mut at = 0;
+    while at <= lines.len() {
+        if at == after_imports {
+            for import in &imports {
+                if !content.is_empty() && !content.ends_with('\n') {
+                    content.push_str(newline);
+                }
+                content.push_str(import);
+                content.push_str(newline);
+            }
+        }
+        if at == lines.len() {
+            break;
+        }
+        match spans.next_if(|(target, _)| target.start == at) {
+            Some((target, function)) => {
+                let replacement = reindent(&shown[function.start..function.end], function, target);
+                content.push_str(&replacement.join(newline));
+                // The span's last line keeps its ending (or its lack of one, at the end).
+                let last = lines[target.end - 1];
+                content.push_str(&last[without_ending(last).len()..]);
+                at = target.end;
+            }
+            None => {
+                content.push_str(lines[at]);
+                at += 1;
+            }
+        }
+    }
+
+    let top_level: Vec<&Definition<'_>> = defined.iter().filter(|d| d.indent == 0).collect();
+    let covers_all = !top_level.is_empty()
+        && top_level
+            .iter()
+            .all(|d| functions.iter().any(|f| f.name == d.name));
+    Ok(Placement {
+        content,
+        covers_all,
+    })
+}
+
+/// The smallest `edit_file` arguments that turn `old` into `new`: the whole lines that
+/// differ, widened by a line at a time until the old text is unique in `old`, so that the
+/// edit applies where it was meant. `None` when they are equal.
+pub(crate) fn minimal_edit(old: &str, new: &str) -> Option<(String, String)> {
+    if old == new {
+        return None;
+    }
+    let before: Vec<&str> = old.split_inclusive('\n').collect();
+    let after: Vec<&str> = new.split_inclusive('\n').collect();
+    let mut prefix = before
+        .iter()
+        .zip(&after)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let most = before.len().min(after.len()) - prefix;
+    let mut suffix = before
+        .iter()
+        .rev()
+        .zip(after.iter().rev())
+        .take(most)
+        .take_while(|(a, b)| a == b)
+        .count();
+    loop {
+        let old_text: String = before[prefix..before.len() - suffix].concat();
+        let new_text: String = after[prefix..after.len() - suffix].concat();
+        let unique = !old_text.is_empty() && old.matches(old_text.as_str()).count() == 1;
+        if unique {
+            return Some((old_text, new_text));
+        }
+        if prefix > 0 {
+            prefix -= 1;
+        } else if suffix > 0 {
+            suffix -= 1;
+        } else {
+            // The whole file, which is unique in itself; only an empty file gets here.
+            return Some((old.to_owned(), new.to_owned()));
+        }
+    }
+}
+
+/// A function definition: its name, the lines it spans and its indentation.
+#[derive(Clone, Debug, PartialEq)]
+struct Definition<'a> {
+    name: &'a str,
+    /// Its first line (the one that names it) and one past its last.
+    start: usize,
+    end: usize,
+    /// The width of its first line's indentation.
+    indent: usize,
+}
+
+/// The functions a snippet defines, outermost only (a method's own nested functions are
+/// part of it). A definition that does not end (braces that do not balance) is an error.
+fn top_level_definitions<'a>(lines: &[&'a str]) -> Result<Vec<Definition<'a>>, String> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        if let Some(name) = defined_name(lines[at]) {
+            let Some(end) = extent(lines, at) else {
+                return Err(format!(
+                    "the function `{name}` in the code block is not complete"
+                ));
+            };
+            found.push(Definition {
+                name,
+                start: at,
+                end,
+                indent: indent_width(lines[at]),
+            });
+            at = end;
+        } else {
+            at += 1;
+        }
+    }
+    Ok(found)
+}
+
+/// Every function a file defines, nested ones too (a snippet may show a method without its
+/// class). Lines that look like a definition but do not end are not counted.
+fn all_definitions<'a>(lines: &[&'a str]) -> Vec<Definition<'a>> {
+    (0..lines.len())
+        .filter_map(|at| {
+            let name = defined_name(lines[at])?;
+            let end = extent(lines, at)?;
+            Some(Definition {
+                name,
+                start: at,
+                end,
+                indent: indent_width(lines[at]),
+            })
+        })
+        .collect()
+}
+
+/// The name a line defines a function by, if it does: `def name(`, `fn name(` or
+/// `fn name<`, `function name(`, a method or shell function `name(…) {`.
+fn defined_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    while let Some(after) = MODIFIERS.iter().find_map(|word| rest.strip_prefix(word)) {
+        rest = after.trim_start();
+    }
+    for keyword in ["def ", "fn ", "function ", "function* "] {
+        if let Some(after) = rest.strip_prefix(keyword) {
+            let after = after.trim_start();
+            let name = identifier(after)?;
+            let next = after[name.len()..].trim_start();
+            return (next.starts_with('(') || (keyword == "fn " && next.starts_with('<')))
+                .then_some(name);
+        }
+    }
+    // A method (`area(r) {`) or a shell function (`greet() {`): a name, its parameters and
+    // the opening brace on one line. A call cannot be followed by a block in these
+    // languages, except after the control keywords.
+    let name = identifier(rest)?;
+    let after = rest[name.len()..].trim_start();
+    let opens_block = after.starts_with('(') && after.trim_end().ends_with('{');
+    (opens_block && !CONTROL.contains(&name)).then_some(name)
+}
+
+/// Words that may come before a definition's keyword.
+const MODIFIERS: [&str; 11] = [
+    "pub(crate) ",
+    "pub(super) ",
+    "pub ",
+    "export default ",
+    "export ",
+    "async ",
+    "static ",
+    "unsafe ",
+    "const ",
+    "extern \"C\" ",
+    "local ",
+];
+
+/// Words that are followed by `(…) {` without defining anything.
+const CONTROL: [&str; 9] = [
+    "if", "for", "while", "switch", "catch", "with", "return", "elif", "function",
+];
+
+/// The identifier `text` starts with.
+fn identifier(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(text.len());
+    let name = &text[..end];
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+}
+
+/// One past the last line of the definition that starts on line `start`: for Python, its
+/// signature and the lines indented under it; otherwise up to the brace that closes the
+/// first one it opens. `None` if it does not end.
+fn extent(lines: &[&str], start: usize) -> Option<usize> {
+    if lines[start]
+        .trim_start()
+        .trim_start_matches("async ")
+        .starts_with("def ")
+    {
+        python_extent(lines, start)
+    } else {
+        brace_extent(lines, start)
+    }
+}
+
+fn python_extent(lines: &[&str], start: usize) -> Option<usize> {
+    let indent = indent_width(lines[start]);
+    // The signature may span lines: it ends where its parentheses close.
+    let mut depth = 0i64;
+    let mut signature_end = start;
+    loop {
+        let code = python_code(lines[signature_end]);
+        depth += paren_balance(code);
+        if depth <= 0 {
+            if !code.trim_end().ends_with(':') {
+                // `def f(): return 1`, all on one line.
+                return (code.contains(':')).then_some(signature_end + 1);
+            }
+            break;
+        }
+        signature_end += 1;
+        if signature_end >= lines.len() {
+            return None;
+        }
+    }
+    let mut end = signature_end + 1;
+    let mut last = end;
+    while end < lines.len() {
+        let line = lines[end];
+        end += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if indent_width(line) <= indent {
+            break;
+        }
+        last = end;
+    }
+    (last > signature_end + 1).then_some(last)
+}
+
+fn brace_extent(lines: &[&str], start: usize) -> Option<usize> {
+    let mut depth = 0i64;
+    let mut opened = false;
+    for (number, line) in lines.iter().enumerate().skip(start) {
+        for c in code_chars(line) {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if opened && depth <= 0 {
+            return Some(number + 1);
+        }
+        // A declaration without a body, or a signature that never opens one.
+        if !opened && (line.trim_end().ends_with(';') || number > start + 8) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The characters of a line of C-like code outside string literals and `//` comments.
+/// A `'` starts a literal only as a character literal (`'{'`, `'\n'`), so that Rust
+/// lifetimes (`&'a str`) do not hide the braces after them.
+fn code_chars(line: &str) -> Vec<char> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut code = Vec::with_capacity(chars.len());
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        match c {
+            '/' if chars.get(at + 1) == Some(&'/') => break,
+            '"' | '`' => {
+                at += 1;
+                while at < chars.len() && chars[at] != c {
+                    at += if chars[at] == '\\' { 2 } else { 1 };
+                }
+            }
+            '\'' if chars.get(at + 2) == Some(&'\'') => at += 2,
+            '\'' if chars.get(at + 1) == Some(&'\\') => {
+                at += 2;
+                while at < chars.len() && chars[at] != '\'' {
+                    at += 1;
+                }
+            }
+            _ => code.push(c),
+        }
+        at += 1;
+    }
+    code
+}
+
+/// A Python line without its comment (a `#` outside a string).
+fn python_code(line: &str) -> &str {
+    let mut quote = None;
+    for (at, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return &line[..at],
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(open), _) if c == open => quote = None,
+            _ => {}
+        }
+    }
+    line
+}
+
+fn paren_balance(code: &str) -> i64 {
+    code.chars()
+        .map(|c| match c {
+            '(' | '[' => 1,
+            ')' | ']' => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The snippet's lines of `function`, indented as `target` is in the file.
+fn reindent(lines: &[&str], function: &Definition<'_>, target: &Definition<'_>) -> Vec<String> {
+    let indent = " ".repeat(target.indent);
+    lines
+        .iter()
+        .map(|line| {
+            if line.trim().is_empty() {
+                return String::new();
+            }
+            let keep = indent_width(line).saturating_sub(function.indent);
+            format!("{indent}{}{}", " ".repeat(keep), line.trim_start())
+        })
+        .collect()
+}
+
+/// The line before which new imports go: after the file's last top-level import, or at
+/// the top (after a `#!` line) when it has none.
+fn import_insertion_line(lines: &[&str]) -> usize {
+    let last_import = lines
+        .iter()
+        .rposition(|line| indent_width(line) == 0 && is_import(line.trim()));
+    match last_import {
+        Some(at) => at + 1,
+        None => usize::from(lines.first().is_some_and(|line| line.starts_with("#!"))),
+    }
+}
+
+fn is_import(text: &str) -> bool {
+    text.starts_with("import ")
+        || (text.starts_with("from ") && text.contains(" import "))
+        || (text.starts_with("use ") && text.ends_with(';'))
+        || (text.starts_with("const ") && text.contains("require("))
+}
+
+fn is_comment(text: &str) -> bool {
+    ["#", "//", "/*", "*", "..."]
+        .iter()
+        .any(|start| text.starts_with(start))
+        && !text.starts_with("#!")
+        && !text.starts_with("#[")
+}
+
+fn indent_width(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+fn without_ending(line: &str) -> &str {
+    line.trim_end_matches(['\n', '\r'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALC: &str = "import math\n\n\ndef add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+    fn placed(snippet: &str, file: &str) -> String {
+        match place(snippet, file, "f") {
+            Ok(placement) => placement.content,
+            Err(why) => panic!("not placed: {why:?}"),
+        }
+    }
+
+    #[test]
+    fn a_python_function_replaces_the_one_of_its_name() {
+        let snippet = "def add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b";
+        assert_eq!(
+            placed(snippet, CALC),
+            CALC.replacen("return a - b", "return a + b", 1)
+        );
+        let placement = place(snippet, CALC, "calc.py").map_err(|e| format!("{e:?}"));
+        assert_eq!(placement.map(|p| p.covers_all), Ok(false));
+    }
+
+    #[test]
+    fn a_method_shown_without_its_class_keeps_the_class_indentation() {
+        let file = "class Shape:\n    def area(self):\n        return 0\n\n    def name(self):\n        return 'shape'\n";
+        assert_eq!(
+            placed("def area(self):\n    return 1\n", file),
+            file.replace("return 0", "return 1")
+        );
+        // With its class header, which the file has, it is the same.
+        assert_eq!(
+            placed(
+                "class Shape:\n    def area(self):\n        return 1\n",
+                file
+            ),
+            file.replace("return 0", "return 1")
+        );
+    }
+
+    #[test]
+    fn brace_languages_replace_up_to_the_closing_brace() {
+        let js = "function slug(s) {\n  return s;\n}\n\nfunction other() {\n  return '{';\n}\n";
+        assert_eq!(
+            placed(
+                "function slug(s) {\n  if (!s) { return ''; }\n  return s.trim();\n}",
+                js
+            ),
+            js.replace(
+                "  return s;\n",
+                "  if (!s) { return ''; }\n  return s.trim();\n"
+            )
+        );
+        let rust = "pub fn parse<'a>(s: &'a str) -> &'a str {\n    s\n}\n\nfn main() {}\n";
+        assert_eq!(
+            placed(
+                "pub fn parse<'a>(s: &'a str) -> &'a str {\n    s.trim()\n}",
+                rust
+            ),
+            rust.replace("    s\n", "    s.trim()\n")
+        );
+        let shell = "greet() {\n  echo hi\n}\nmain() {\n  greet\n}\n";
+        assert_eq!(
+            placed("greet() {\n  echo hello\n}", shell),
+            shell.replace("echo hi", "echo hello")
+        );
+        let class = "class A {\n  area(r) {\n    return r;\n  }\n}\n";
+        assert_eq!(
+            placed("area(r) {\n  return r * r;\n}", class),
+            class.replace("return r;", "return r * r;")
+        );
+    }
+
+    #[test]
+    fn crlf_stays_crlf_and_a_missing_import_is_added_after_the_others() {
+        let file = "import os\r\n\r\ndef f():\r\n    return 1\r\n";
+        assert_eq!(
+            placed("import sys\ndef f():\n    return sys.maxsize\n", file),
+            "import os\r\nimport sys\r\n\r\ndef f():\r\n    return sys.maxsize\r\n"
+        );
+        let no_imports = "def f():\n    return 1\n";
+        assert_eq!(
+            placed("import math\n\ndef f():\n    return math.pi", no_imports),
+            "import math\ndef f():\n    return math.pi\n"
+        );
+    }
+
+    #[test]
+    fn what_has_no_one_reading_is_not_placed() {
+        let twice = "class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 2\n";
+        for (snippet, file, why) in [
+            ("x = 1\nprint(x)", CALC, Err(Unplaced::NoFunction)),
+            (
+                "def mul(a, b):\n    return a * b",
+                CALC,
+                Err(Unplaced::Absent),
+            ),
+            (
+                "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b",
+                CALC,
+                Err(Unplaced::Refused("`mul` is not defined in f".into())),
+            ),
+            (
+                "def f(self):\n    return 3",
+                twice,
+                Err(Unplaced::Refused(
+                    "`f` is defined more than once in f, so where it goes is not clear".into(),
+                )),
+            ),
+            (
+                "RATE = 2\n\ndef add(a, b):\n    return a + b",
+                CALC,
+                Err(Unplaced::Refused(
+                    "the line `RATE = 2` of the code block is outside the functions it shows \
+                     and not in f, so where it goes is not clear"
+                        .into(),
+                )),
+            ),
+            (
+                "function slug(s) {\n  return s;\n",
+                "function slug(s) {\n  return 1;\n}\n",
+                Err(Unplaced::Refused(
+                    "the function `slug` in the code block is not complete".into(),
+                )),
+            ),
+        ] {
+            assert_eq!(place(snippet, file, "f"), why, "{snippet}");
+        }
+    }
+
+    #[test]
+    fn a_snippet_defining_every_function_covers_all() {
+        let all = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n";
+        assert_eq!(place(all, CALC, "f").map(|p| p.covers_all), Ok(true));
+    }
+
+    #[test]
+    fn comments_and_lines_the_file_has_are_allowed_outside_functions() {
+        let snippet =
+            "import math\n# ... the rest is unchanged\ndef sub(a, b):\n    return b - a\n";
+        assert_eq!(
+            placed(snippet, CALC),
+            CALC.replace(
+                "def sub(a, b):\n    return a - b",
+                "def sub(a, b):\n    return b - a"
+            )
+        );
+    }
+
+    #[test]
+    fn definitions_are_recognised_by_their_keyword_or_their_block() {
+        for (line, name) in [
+            ("def f(x):", Some("f")),
+            ("    async def fetch(url):", Some("fetch")),
+            ("pub(crate) fn run<T>(t: T) {", Some("run")),
+            ("pub async unsafe fn go() {", Some("go")),
+            ("export default function App() {", Some("App")),
+            ("function* gen() {", Some("gen")),
+            ("  area(r) {", Some("area")),
+            ("greet() {", Some("greet")),
+            ("if (x) {", None),
+            ("} else if (y) {", None),
+            ("main()", None),
+            ("print(f(x))", None),
+            ("definitely(x)", None),
+            ("fn", None),
+            ("def 9(x):", None),
+        ] {
+            assert_eq!(defined_name(line), name, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_one_line_or_multi_line_python_signature_has_its_extent() {
+        let lines = ["def f(", "    a,", "):", "    return a", "", "x = 1"];
+        assert_eq!(extent(&lines, 0), Some(4));
+        assert_eq!(extent(&["def f(): return 1", "g()"], 0), Some(1));
+        assert_eq!(extent(&["def f():", "x = 1"], 0), None);
+        assert_eq!(extent(&["fn f();", "fn g() {}"], 0), None);
+        assert_eq!(extent(&["fn g() { \"}\" }", "x"], 0), Some(1));
+        assert_eq!(extent(&["fn g() { '}' } // }", "x"], 0), Some(1));
+    }
+
+    #[test]
+    fn the_minimal_edit_is_unique_and_whole_lines() {
+        assert_eq!(minimal_edit("a\nb\n", "a\nb\n"), None);
+        assert_eq!(
+            minimal_edit("a\nb\nc\n", "a\nB\nc\n"),
+            Some(("b\n".into(), "B\n".into()))
+        );
+        // `x` alone is twice in the file: the edit takes the line before with it.
+        assert_eq!(
+            minimal_edit("x\ny\nx\n", "x\ny\nX\n"),
+            Some(("y\nx\n".into(), "y\nX\n".into()))
+        );
+        // A pure insertion takes a line next to it, since old text must not be empty.
+        assert_eq!(
+            minimal_edit("a\nc\n", "a\nb\nc\n"),
+            Some(("a\n".into(), "a\nb\n".into()))
+        );
+        assert_eq!(minimal_edit("", "x\n"), Some((String::new(), "x\n".into())));
+    }
+}

@@ -1,0 +1,110 @@
+//! What is active, shown before the first step: the run, the boundary, the workspace, the
+//! policy and isolation, the model, the edits applied and the verification command.
+
+use harness_agent::{EditFormat, Verification};
+use harness_exec::preflight::Choice;
+use serde_json::json;
+
+use crate::boundary;
+use crate::config::Settings;
+use crate::display::{Out, Style};
+use crate::shown::{Shown, Visible, shown};
+use crate::toolbox;
+
+/// What is active, printed before the first step.
+pub(super) struct Header<'a> {
+    pub(super) run: String,
+    pub(super) root: String,
+    pub(super) settings: &'a Settings,
+    pub(super) base_url: String,
+    pub(super) context_window: u32,
+    /// The isolation tier the preflight chose.
+    pub(super) isolation: &'a Choice,
+}
+
+impl Header<'_> {
+    fn policy(&self) -> String {
+        boundary::policy(&self.settings.toolbox.allow)
+    }
+
+    /// Prints the header for a person.
+    pub(super) fn print(&self, style: Style) {
+        let settings = self.settings;
+        let verify = match &settings.verification {
+            Some(verification) => Shown::line(verification.command()),
+            None => {
+                shown!("none: nothing will check the model's claim that it is done (--verify CMD)")
+            }
+        };
+        let files = if settings.files.is_empty() {
+            shown!("none")
+        } else {
+            let files: Vec<Shown> = settings
+                .files
+                .iter()
+                .map(|file| file.display().shown())
+                .collect();
+            Shown::join(&files, ", ")
+        };
+        let _ = Out::stdout().line(&shown!(
+            "{} {}\n{}\n\
+             \x20 workspace:  {}\n\
+             \x20 policy:     {}\n\
+             \x20 isolation:  {}\n\
+             \x20 model:      {} via {} at {} (context {} tokens)\n\
+             \x20 edits:      {}\n\
+             \x20 verify:     {}\n\
+             \x20 config:     {}\n",
+            style.bold(&shown!("harness run")),
+            self.run,
+            style.yellow(&Shown::text(boundary::STATEMENT)),
+            self.root,
+            self.policy(),
+            toolbox::isolation_summary(self.isolation, &settings.toolbox),
+            settings.model,
+            settings.api,
+            self.base_url,
+            self.context_window,
+            edits(settings.edit_format),
+            verify,
+            files,
+        ));
+    }
+
+    /// The header as the first line of `--json`.
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        let settings = self.settings;
+        json!({
+            "event": "run",
+            "run": self.run,
+            "boundary": boundary::STATEMENT,
+            "workspace": self.root,
+            "policy": self.policy(),
+            "isolation": self.isolation.tier.name(),
+            "model": settings.model,
+            "api": settings.api.to_string(),
+            "host": self.base_url,
+            "context_window": self.context_window,
+            "edit_format": settings.edit_format.name(),
+            "verification": settings.verification.as_ref().map(Verification::command),
+            "config_files": settings.files,
+        })
+    }
+}
+
+/// How the model's changes are made, for the header.
+fn edits(format: EditFormat) -> &'static str {
+    match format {
+        EditFormat::Tools => "tool calls only (--edit-format tools)",
+        EditFormat::Whole => {
+            "tool calls, and whole files written into answers (--edit-format whole)"
+        }
+        EditFormat::Diff => {
+            "tool calls, and search/replace blocks written into answers (--edit-format diff)"
+        }
+        _ => {
+            "tool calls, or whole files and search/replace blocks written into answers, applied \
+             through the same tools (--edit-format auto)"
+        }
+    }
+}

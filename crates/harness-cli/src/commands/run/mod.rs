@@ -1,0 +1,347 @@
+//! `harness run`: give a task to the model, in a workspace it cannot leave, and report how
+//! it went.
+//!
+//! [`exec`] reads as the steps of a run; each step's detail is beside it: the settings in
+//! `config` (files and flags, the budgets and the model client), what makes a verification
+//! count in [`verify`], the header shown before the first step in `header`, and the
+//! summary shown after the last in `summary`.
+
+mod header;
+mod summary;
+pub(crate) mod verify;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use harness_agent::{Agent, EditFormat, Observer, Outcome, StopSignal, Transcript};
+use harness_ollama::Client;
+use harness_tools::Toolbox;
+use harness_undo::{BeginOptions, Session};
+
+use self::header::Header;
+use self::summary::Summary;
+use crate::checkpoints::SessionCheckpoints;
+use crate::commands::{ConfinementFlags, ModelFlags};
+use crate::config::{Overrides, Settings};
+use crate::display::{JsonLines, Out, Style, Terminal};
+use crate::exit;
+use crate::shown::{Shown, shown};
+use crate::toolbox;
+
+/// Give a task to the model and let it work in a git repository, confined to it.
+///
+/// Before the first step the harness records the state of the repository (a dirty tree is
+/// refused unless --allow-dirty), and after each step that changed files it takes a
+/// checkpoint. When the model says it is done, the verification command runs; only its
+/// exit status 0 makes the run succeed. Review with `harness diff`, go back with
+/// `harness undo`, keep with `harness accept`.
+///
+/// Settings come from the flags, then harness.toml in the workspace, then
+/// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
+/// command_timeout, max_steps, max_failed_calls, max_tokens, head_start_chars,
+/// context_length, temperature).
+///
+/// Examples:
+///
+///   harness run --verify "python3 -m unittest -q" "make the failing test pass"
+///
+///   harness run --workspace ../app --allow cargo --verify "cargo test" "fix the build"
+///
+///   harness run --api openai --host http://127.0.0.1:8080 --verify "pytest -q" "fix it"
+#[derive(Debug, Args)]
+#[command(
+    verbatim_doc_comment,
+    about = "Give a task to the model, confined to a git repository",
+    after_help = exit::help(exit::Help::Run)
+)]
+pub(crate) struct RunCommand {
+    /// The git repository to work in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+
+    /// Start even with uncommitted changes; they are snapshotted, and `harness undo` brings
+    /// them back exactly.
+    #[arg(long)]
+    allow_dirty: bool,
+
+    /// Make the workspace a git repository (or give it a first commit) if it is not one.
+    #[arg(long)]
+    init: bool,
+
+    /// The command that checks the task, e.g. "cargo test" (split like a shell would, run
+    /// without one). The run succeeds only if it exits 0.
+    #[arg(long, value_name = "CMD")]
+    verify: Option<String>,
+
+    #[command(flatten)]
+    server: ModelFlags,
+
+    /// The most model turns. [default: 40]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_steps: Option<u32>,
+
+    /// The most seconds the whole run may take. [default: 1800]
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+
+    #[command(flatten)]
+    confinement: ConfinementFlags,
+
+    /// Which edits the model writes into an answer, instead of calling a tool, are applied
+    /// (through the same tools, so every guard holds): auto (whole files under their path
+    /// and search/replace blocks), tools (none), whole, or diff (search/replace).
+    /// [default: the configuration's edit_format, else auto]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_edit_format)]
+    edit_format: Option<EditFormat>,
+
+    /// Print the run as JSON lines (one event per line) instead of for a person.
+    #[arg(long)]
+    json: bool,
+
+    /// What to do, in words.
+    #[arg(value_name = "TASK")]
+    task: String,
+}
+
+/// Runs the task and reports; the exit status says how it ended.
+pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
+    let root = toolbox::workspace_root(&command.workspace)?;
+    let settings = Settings::resolve(&root, &command.overrides())?;
+    verify::refuse_unrunnable_verification(&settings)?;
+    let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
+    tracing::info!(
+        workspace = %root.display(),
+        config_files = ?settings.files,
+        allow = ?settings.toolbox.allow,
+        "settings resolved"
+    );
+    command.refuse_what_begin_would(&root)?;
+    let (client, context_window) = ask_the_model_server(&settings)?;
+    let mut session = command.begin(&root, &settings)?;
+    let transcript = Transcript::create(session.transcript_path())?;
+    let stop = prepare_to_stop(&toolbox, &root);
+
+    let header = Header {
+        run: session.id().to_string(),
+        root: root.display().to_string(),
+        settings: &settings,
+        base_url: client.base_url().to_owned(),
+        context_window,
+        isolation: &isolation,
+    };
+    let view = View::new(command.json);
+    let mut observer = view.start(&header)?;
+    let report = agent(client, &toolbox, &settings, transcript, stop).run(
+        &command.task,
+        observer.as_mut(),
+        &mut SessionCheckpoints(&mut session),
+    );
+    drop(observer);
+
+    let finished = session.finish(undo_outcome(report.outcome), report.steps);
+    let summary = Summary::new(&report, &mut session, finished, &root, &settings);
+    view.finish(&summary);
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+impl RunCommand {
+    /// What the flags say, for [`Settings::resolve`].
+    fn overrides(&self) -> Overrides {
+        self.confinement.apply(self.server.apply(Overrides {
+            verify: self.verify.clone(),
+            timeout: self.timeout,
+            max_steps: self.max_steps,
+            edit_format: self.edit_format,
+            ..Overrides::default()
+        }))
+    }
+
+    /// Refuses what `Session::begin` would refuse (not a repository, no commit, a dirty
+    /// tree) before the model server is asked, so the user hears of it first, whatever the
+    /// state of the server.
+    fn refuse_what_begin_would(&self, root: &Path) -> anyhow::Result<()> {
+        if !self.init && !self.allow_dirty {
+            harness_undo::check_clean(root)?;
+        }
+        Ok(())
+    }
+
+    /// Records the state of the repository before the run, so it can be undone.
+    fn begin(&self, root: &Path, settings: &Settings) -> anyhow::Result<Session> {
+        let session = Session::begin(
+            root,
+            BeginOptions {
+                allow_dirty: self.allow_dirty,
+                init: self.init,
+                task: self.task.clone(),
+                model: settings.model.clone(),
+                ..BeginOptions::default()
+            },
+        )?;
+        tracing::info!(run = %session.id(), "recorded the state before the run");
+        Ok(session)
+    }
+}
+
+/// The client of the configured model, and the model's context window as its server
+/// reports it.
+fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, u32)> {
+    let client = settings.model_client()?;
+    tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
+    let context_window = client
+        .context_length()
+        .context("asking the model server about the model")?;
+    tracing::info!(context_window, "the model server answered");
+    Ok((client, context_window))
+}
+
+/// The loop, over the model, the toolbox and the settings, writing `transcript`.
+fn agent<'a>(
+    client: Client,
+    toolbox: &'a Toolbox,
+    settings: &Settings,
+    transcript: Transcript,
+    stop: StopSignal,
+) -> Agent<'a> {
+    let agent = Agent::new(Arc::new(client), toolbox)
+        .budgets(settings.budgets())
+        .transcript(transcript)
+        .edit_format(settings.edit_format)
+        .stop_signal(stop);
+    match settings.verification.clone() {
+        Some(verification) => agent.verification(verification),
+        None => agent,
+    }
+}
+
+/// Makes the run stoppable: commands that leave their process group are adopted, so they
+/// are still found and stopped, and Ctrl-C raises the returned signal.
+fn prepare_to_stop(toolbox: &Toolbox, root: &Path) -> StopSignal {
+    toolbox::adopt_escaping_commands();
+    let stop = StopSignal::new();
+    install_interrupt_handler(&stop, toolbox, root);
+    stop
+}
+
+/// How the run is shown: one JSON object per line for scripts (`--json`), or text for a
+/// person.
+enum View {
+    Json,
+    Text(Style),
+}
+
+impl View {
+    fn new(json: bool) -> View {
+        if json {
+            View::Json
+        } else {
+            View::Text(Style::for_stdout())
+        }
+    }
+
+    /// Shows the isolation's fallback warnings (on stderr) and the header, and returns what
+    /// shows each step of the run.
+    fn start(&self, header: &Header<'_>) -> anyhow::Result<Box<dyn Observer>> {
+        for warning in toolbox::fallback_warnings(header.isolation) {
+            Out::stderr().line(&Shown::line(&warning))?;
+        }
+        Ok(match self {
+            View::Json => {
+                JsonLines::print(&header.to_json());
+                Box::new(JsonLines)
+            }
+            View::Text(style) => {
+                header.print(*style);
+                Box::new(Terminal::new(*style))
+            }
+        })
+    }
+
+    /// Shows the summary.
+    fn finish(&self, summary: &Summary<'_>) {
+        match self {
+            View::Json => JsonLines::print(&summary.to_json()),
+            View::Text(style) => summary.print(*style),
+        }
+    }
+}
+
+/// `--edit-format`'s values, by the names [`EditFormat::parse`] takes.
+fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
+    EditFormat::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = EditFormat::ALL.iter().map(|(name, _)| *name).collect();
+        format!("use one of: {}", names.join(", "))
+    })
+}
+
+/// How the undo record calls an outcome.
+pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
+    match outcome {
+        Outcome::Verified => harness_undo::Outcome::Succeeded,
+        Outcome::VerificationFailed | Outcome::Unverified => harness_undo::Outcome::Failed,
+        _ => harness_undo::Outcome::Interrupted,
+    }
+}
+
+/// Ctrl-C once: forward it to the running command and stop after the current tool call.
+/// Twice: stop at once; the pre-run state is already recorded, so the run can be undone.
+fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) {
+    let stop = stop.clone();
+    let interrupter = toolbox.interrupter();
+    let undo = format!(
+        "harness undo --workspace {}",
+        quote(&root.display().to_string())
+    );
+    let installed = ctrlc::set_handler(move || {
+        let requests = stop.request();
+        interrupter.interrupt();
+        let mut err = Out::stderr();
+        if requests == 1 {
+            let _ = err.line(&shown!(
+                "\nharness: stopping after the current tool call (Ctrl-C again to stop at once)"
+            ));
+        } else {
+            let _ = err.line(&shown!(
+                "\nharness: stopped at once; the state before the run is recorded: {}",
+                undo
+            ));
+            std::process::exit(i32::from(exit::INTERRUPTED));
+        }
+    });
+    if let Err(error) = installed {
+        tracing::warn!("cannot handle Ctrl-C ({error}); it will end the harness at once");
+    }
+}
+
+/// `text` quoted for a POSIX shell when it needs to be.
+pub(crate) fn quote(text: &str) -> String {
+    shell_words::quote(text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_map_onto_the_undo_record() {
+        assert_eq!(
+            undo_outcome(Outcome::Verified),
+            harness_undo::Outcome::Succeeded
+        );
+        assert_eq!(
+            undo_outcome(Outcome::Unverified),
+            harness_undo::Outcome::Failed
+        );
+        assert_eq!(
+            undo_outcome(Outcome::VerificationFailed),
+            harness_undo::Outcome::Failed
+        );
+        assert_eq!(
+            undo_outcome(Outcome::Stuck),
+            harness_undo::Outcome::Interrupted
+        );
+    }
+}

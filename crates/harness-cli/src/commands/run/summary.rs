@@ -1,0 +1,274 @@
+//! What the run did, shown at the end: its outcome and verification, its cost, the files
+//! it changed, what undo cannot take back, and the commands to review, undo or keep it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use harness_agent::{Outcome, RunReport};
+use harness_undo::{DiffTarget, Session};
+use serde_json::json;
+
+use super::{quote, verify};
+use crate::boundary;
+use crate::config::Settings;
+use crate::display::{Out, Style};
+use crate::exit;
+use crate::shown::{Shown, Visible, shown};
+
+/// What the run did, printed at the end.
+pub(super) struct Summary<'a> {
+    report: &'a RunReport,
+    run: String,
+    root: &'a Path,
+    /// Changed files with lines added and removed, or why they could not be listed.
+    changed: Result<Vec<(String, usize, usize)>, String>,
+    finish_error: Option<String>,
+    /// Ignored files commands changed, which no snapshot holds: how many, and the first.
+    not_undoable: (usize, Vec<PathBuf>),
+    /// Test files changed although the tools may not change them: by a command.
+    tests_changed: Vec<String>,
+}
+
+impl<'a> Summary<'a> {
+    /// The summary of the run `session` recorded and has just finished (`finished` says how
+    /// recording its end went): what changed since it began, what no snapshot holds, and the
+    /// test code a command changed.
+    pub(super) fn new(
+        report: &'a RunReport,
+        session: &mut Session,
+        finished: Result<(), harness_undo::Error>,
+        root: &'a Path,
+        settings: &Settings,
+    ) -> Summary<'a> {
+        let changed = session.diff(DiffTarget::WorkingTree);
+        Summary {
+            report,
+            run: session.id().to_string(),
+            root,
+            changed: changed
+                .as_ref()
+                .map(|diff| {
+                    diff.files
+                        .iter()
+                        .map(|file| {
+                            (
+                                file.path.display().to_string(),
+                                file.additions,
+                                file.deletions,
+                            )
+                        })
+                        .collect()
+                })
+                .map_err(ToString::to_string),
+            finish_error: finished.err().map(|error| error.to_string()),
+            // Best effort: a summary that cannot list them says nothing false.
+            not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
+            tests_changed: verify::tests_changed(settings, changed.as_ref().ok()),
+        }
+    }
+
+    /// The run's exit status: a verified run whose commands changed test code is not
+    /// counted as done, since the tests it passed may not be the ones the user wrote.
+    pub(super) fn exit_code(&self) -> u8 {
+        if self.tests_changed.is_empty() {
+            exit::code_for_outcome(self.report.outcome)
+        } else {
+            exit::NOT_VERIFIED
+        }
+    }
+
+    fn commands(&self) -> [(&'static str, String); 4] {
+        let workspace = quote(&self.root.display().to_string());
+        let run = &self.run;
+        [
+            (
+                "review",
+                format!("harness diff {run} --workspace {workspace}"),
+            ),
+            (
+                "undo",
+                format!("harness undo {run} --workspace {workspace}"),
+            ),
+            (
+                "keep",
+                format!("harness accept {run} --workspace {workspace}"),
+            ),
+            (
+                "transcript",
+                format!("harness show {run} --workspace {workspace}"),
+            ),
+        ]
+    }
+
+    fn verification(&self) -> String {
+        match &self.report.verification {
+            None => "none was given, so nothing checked the model's claim that it was done; \
+                     pass --verify CMD"
+                .to_owned(),
+            Some(v) if v.runs == 0 => format!(
+                "`{}` never ran after the model's work: the model did not say it was done",
+                v.command
+            ),
+            Some(v) => format!(
+                "`{}` ran {} time{} to check the model's work; the last run {}",
+                v.command,
+                v.runs,
+                if v.runs == 1 { "" } else { "s" },
+                if v.passed {
+                    "passed (exit 0)"
+                } else {
+                    "failed"
+                }
+            ),
+        }
+    }
+
+    /// Prints the summary for a person.
+    pub(super) fn print(&self, style: Style) {
+        let report = self.report;
+        let outcome = Shown::line(&report.outcome.to_string());
+        let outcome = match report.outcome {
+            Outcome::Verified => style.green(&outcome),
+            Outcome::Unverified => style.yellow(&outcome),
+            _ => style.red(&outcome),
+        };
+        let changed = match &self.changed {
+            Ok(files) if files.is_empty() => shown!("none"),
+            Ok(files) => {
+                let files: Vec<Shown> = files
+                    .iter()
+                    .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
+                    .collect();
+                Shown::join(&files, ", ")
+            }
+            Err(error) => shown!("unknown ({})", error),
+        };
+        let mut out = Out::stdout();
+        let _ = out.line(&shown!(
+            "\n{}\n\
+             \x20 outcome:       {} — {}\n\
+             \x20 verification:  {}\n\
+             \x20 steps:         {} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
+             \x20 workspace:     {}\n\
+             \x20 files changed: {}",
+            style.bold(&shown!("summary")),
+            style.bold(&outcome),
+            report.reason,
+            self.verification(),
+            report.steps,
+            report.tool_calls,
+            report.prompt_tokens,
+            report.completion_tokens,
+            duration(report.duration),
+            self.root.display(),
+            changed,
+        ));
+        if let Some(line) = self.not_undoable_line() {
+            let _ = out.line(&shown!("  {}", style.yellow(&line)));
+        }
+        if !self.tests_changed.is_empty() {
+            let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
+            let line = shown!(
+                "test code:     changed by a command: {} (the file tools may not change it); \
+                 a passing verification does not show the code was fixed, so the run is not \
+                 counted as done (exit 1): review the diff",
+                Shown::join(&files, ", ")
+            );
+            let _ = out.line(&shown!("  {}", style.red(&line)));
+        }
+        for (label, command) in self.commands() {
+            let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
+        }
+        for warning in report.warnings.iter().chain(&self.finish_error) {
+            let warning = shown!("warning: {}", Shown::text(warning));
+            let _ = out.line(&shown!("  {}", style.yellow(&warning)));
+        }
+        let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
+    }
+
+    /// `not undoable:  N ignored paths changed by commands: a, b, c and N-3 more`.
+    fn not_undoable_line(&self) -> Option<Shown> {
+        const NAMED: usize = 5;
+        let (count, first) = &self.not_undoable;
+        if *count == 0 {
+            return None;
+        }
+        let named: Vec<Shown> = first
+            .iter()
+            .take(NAMED)
+            .map(|p| p.display().shown())
+            .collect();
+        let more = count - named.len();
+        Some(shown!(
+            "not undoable:  {} ignored path{} changed by commands: {}{} (undo leaves them as they are)",
+            count,
+            if *count == 1 { "" } else { "s" },
+            Shown::join(&named, ", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    /// The summary as the last line of `--json`.
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        let commands: serde_json::Map<String, serde_json::Value> = self
+            .commands()
+            .into_iter()
+            .map(|(label, command)| (label.to_owned(), json!(command)))
+            .collect();
+        let changed = match &self.changed {
+            Ok(files) => json!(
+                files
+                    .iter()
+                    .map(|(path, added, removed)| json!({"path": path, "added": added, "removed": removed}))
+                    .collect::<Vec<_>>()
+            ),
+            Err(error) => json!({"error": error}),
+        };
+        json!({
+            "event": "summary",
+            "run": self.run,
+            "outcome": self.report.outcome,
+            "reason": self.report.reason,
+            "exit_code": self.exit_code(),
+            "tests_changed": self.tests_changed,
+            "verification": self.verification(),
+            "files_changed": changed,
+            "not_undoable": {
+                "count": self.not_undoable.0,
+                "first": self.not_undoable.1.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            },
+            "commands": commands,
+            "warnings": self.report.warnings.iter().chain(&self.finish_error).collect::<Vec<_>>(),
+            "boundary": boundary::STATEMENT,
+        })
+    }
+}
+
+/// `1m 12s`, `8.3s`.
+fn duration(duration: Duration) -> String {
+    let seconds = duration.as_secs_f64();
+    if seconds < 60.0 {
+        format!("{seconds:.1}s")
+    } else {
+        format!(
+            "{}m {:02}s",
+            duration.as_secs() / 60,
+            duration.as_secs() % 60
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_in_seconds_or_minutes() {
+        assert_eq!(duration(Duration::from_millis(8_340)), "8.3s");
+        assert_eq!(duration(Duration::from_secs(72)), "1m 12s");
+    }
+}
