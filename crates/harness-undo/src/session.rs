@@ -183,7 +183,8 @@ impl Session {
     /// Records the pre-run state of the working tree at `root` and starts a run.
     ///
     /// In order: open the repository (creating it, or its first commit, with
-    /// `init`); check the tree is clean, refusing a dirty one unless
+    /// `init`); start copying HEAD's commit and tree into the harness's store
+    /// (made if missing), in a thread; check the tree is clean, refusing a dirty one unless
     /// `allow_dirty`; record the pre-run state under `refs/harness/<id>/pre`
     /// and the tag `harness/<id>`; write the run's metadata. The user's branch,
     /// HEAD, index, stash and files are not changed (except by `init`, which
@@ -195,7 +196,7 @@ impl Session {
     /// [`Error::DirtyTree`] without `allow_dirty`, [`Error::Unmerged`] during a
     /// merge, [`Error::NotRepositoryRoot`], [`Error::BareRepository`],
     /// [`Error::SparseCheckout`], and failures of git or the filesystem. On an
-    /// error nothing is recorded.
+    /// error no run, ref or tag is recorded (the store may hold HEAD's objects).
     pub fn begin(root: &Path, options: BeginOptions) -> Result<Session, Error> {
         let (repo, root) = open::open_for_run(root, options.init)?;
         let head =
