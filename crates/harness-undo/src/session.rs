@@ -1,5 +1,6 @@
 //! A run of the agent: its pre-run state, checkpoints, diff, undo, redo and accept.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -182,7 +183,8 @@ impl Session {
     /// Records the pre-run state of the working tree at `root` and starts a run.
     ///
     /// In order: open the repository (creating it, or its first commit, with
-    /// `init`); check the tree is clean, refusing a dirty one unless
+    /// `init`); start copying HEAD's commit and tree into the harness's store
+    /// (made if missing), in a thread; check the tree is clean, refusing a dirty one unless
     /// `allow_dirty`; record the pre-run state under `refs/harness/<id>/pre`
     /// and the tag `harness/<id>`; write the run's metadata. The user's branch,
     /// HEAD, index, stash and files are not changed (except by `init`, which
@@ -194,22 +196,36 @@ impl Session {
     /// [`Error::DirtyTree`] without `allow_dirty`, [`Error::Unmerged`] during a
     /// merge, [`Error::NotRepositoryRoot`], [`Error::BareRepository`],
     /// [`Error::SparseCheckout`], and failures of git or the filesystem. On an
-    /// error nothing is recorded.
+    /// error no run, ref or tag is recorded (the store may hold HEAD's objects).
     pub fn begin(root: &Path, options: BeginOptions) -> Result<Session, Error> {
         let (repo, root) = open::open_for_run(root, options.init)?;
         let head =
             open::head_commit(&repo)?.ok_or_else(|| Error::NoCommits { root: root.clone() })?;
-        // Watch before looking, so that nothing changing meanwhile is missed.
-        let mut scanner = Scanner::new(&repo, &root, None, options.tracking)?;
-        let dirty = Probe::for_this_machine().dirty_paths(&repo, &root)?;
-        if !dirty.is_empty() && !options.allow_dirty {
-            return Err(Error::dirty(dirty));
-        }
         let store = Store::create(&root)?;
-        read_store_objects(&repo, &store)?;
+        // HEAD's commit and tree are in the pre-run state whether the tree
+        // is clean (they are it) or dirty (its first parent): their copy,
+        // nearly all of a first one, runs while the tree is checked.
+        let head_copy = Copying::start(repo.path(), store.dir(), head, false, None, None);
+        let checked = (|| {
+            // Watch before looking, so that nothing changing meanwhile is missed.
+            let scanner = Scanner::new(&repo, &root, None, options.tracking)?;
+            let dirty = Probe::for_this_machine().dirty_paths(&repo, &root)?;
+            if !dirty.is_empty() && !options.allow_dirty {
+                return Err(Error::dirty(dirty));
+            }
+            read_store_objects(&repo, &store)?;
+            Ok((scanner, dirty))
+        })();
+        let (mut scanner, dirty) = match checked {
+            Ok(checked) => checked,
+            Err(e) => return Err(head_copy.abandon(e)),
+        };
         let runs = Runs::new(store.dir());
         let started = SystemTime::now();
-        let id = runs.reserve(started)?;
+        let id = match runs.reserve(started) {
+            Ok(id) => id,
+            Err(e) => return Err(head_copy.abandon(e)),
+        };
         let recorded = record_start(
             &repo,
             &runs,
@@ -225,7 +241,7 @@ impl Session {
             Err(e) => {
                 delete_refs(&repo, &id);
                 runs.release(&id);
-                return Err(e);
+                return Err(head_copy.abandon(e));
             }
         };
         let copying = Some(Copying::start(
@@ -233,7 +249,8 @@ impl Session {
             store.dir(),
             record.pre.commit,
             record.dirty,
-            run_ref(&id, "pre"),
+            Some(run_ref(&id, "pre")),
+            Some(head_copy),
         ));
         Ok(Session {
             last_tree: record.pre.tree,
@@ -696,12 +713,22 @@ impl Session {
         let workspace_odb =
             Repository::open(&self.root).context("open the workspace's repository")?;
         let mut found = Vec::new();
+        // Shared by the refs: their chains share the pre-run state.
+        let mut written = HashSet::new();
         for (name, expected) in self.expected_refs() {
-            if !store::has_commit(&workspace_odb, expected) {
-                store::rewrite_commit(
+            // Every commit the ref leads to, not only its own: a `gc` after
+            // the refs were deleted prunes the whole chain, and `git log` or
+            // `git diff` of an older checkpoint needs all of it.
+            let chain = store::chain(self.store.repo(), expected);
+            if chain
+                .iter()
+                .any(|id| !store::has_commit(&workspace_odb, *id))
+            {
+                store::rewrite_chain(
                     self.store.repo(),
                     &workspace_odb,
                     expected,
+                    &mut written,
                     Packer::for_this_machine(),
                 )?;
                 found.push(Tampering::ObjectsRestored { name: name.clone() });

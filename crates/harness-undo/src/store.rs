@@ -161,25 +161,32 @@ pub(crate) struct Copying(std::thread::JoinHandle<Result<usize, Error>>);
 impl Copying {
     /// Copies `commit` (and, `with_parents`, its parents) from the repository
     /// at `git_dir` into the store at `store_dir` in a thread, then points the
-    /// store's ref `name` at it: the first copy of a large tree takes seconds,
-    /// which pass while the model answers its first request.
+    /// store's ref `name`, if given, at it: the first copy of a large tree
+    /// takes a while, which passes while the model answers its first
+    /// request. Begins once the copy `after`, if any, has ended, so that the
+    /// two never copy the same objects at once.
     pub(crate) fn start(
         git_dir: &Path,
         store_dir: &Path,
         commit: Oid,
         with_parents: bool,
-        name: String,
+        name: Option<String>,
+        after: Option<Copying>,
     ) -> Copying {
         let (git_dir, store_dir) = (git_dir.to_path_buf(), store_dir.to_path_buf());
         Copying(std::thread::spawn(move || {
+            // What that copy did not write, this one does: its error is moot.
+            let before = after.map_or(Ok(0), Copying::wait).unwrap_or(0);
             let from = Repository::open(&git_dir).context("open the workspace's repository")?;
             let to = Repository::open_bare(&store_dir).context("open the harness store")?;
             // Opened here, `from` reads the workspace's objects only: git can pack them.
             let written =
                 copy_commit(&from, &to, commit, with_parents, Packer::for_this_machine())?;
-            to.reference(&name, commit, true, "harness: pre-run state")
-                .context(format_args!("update {name} in the harness store"))?;
-            Ok(written)
+            if let Some(name) = name {
+                to.reference(&name, commit, true, "harness: pre-run state")
+                    .context(format_args!("update {name} in the harness store"))?;
+            }
+            Ok(before + written)
         }))
     }
 
@@ -192,6 +199,14 @@ impl Copying {
                 detail: "the copying thread panicked".into(),
             })
         })
+    }
+
+    /// Waits for the copy to end, for a begin that failed with `error`: no
+    /// write into the store is cut off by a process that ends on it.
+    pub(crate) fn abandon(self, error: Error) -> Error {
+        // The copy's own outcome is moot: no run needs it.
+        let _ = self.wait();
+        error
     }
 }
 
@@ -213,30 +228,64 @@ pub(crate) fn copy_commit(
     let copy = Copy {
         from,
         to: &to_odb,
+        objects: objects_dir(to),
         packer,
+        verified: false,
     };
     copy.closure(Some(&to_odb), commit, with_parents)
 }
 
-/// Writes `commit`, its tree, and each parent commit with its tree, from the
-/// store `from` into the workspace's repository `to`, whatever `to` already
-/// has: a command there may have deleted any single object, so none of what
-/// is left can be taken to be complete.
+/// Writes every commit of the chain that ends in `tip` in the store `from`
+/// (see [`chain`]), with its tree, into the workspace's repository `to`,
+/// whatever `to` already has: a command there may have deleted any single
+/// object, so none of what is left can be taken to be complete. Objects in
+/// `written` are not written again, and those written are added to it, so
+/// that the refs repaired in one go share what they hold.
 ///
 /// Returns how many objects were written.
-pub(crate) fn rewrite_commit(
+pub(crate) fn rewrite_chain(
     from: &Repository,
     to: &Repository,
-    commit: Oid,
+    tip: Oid,
+    written: &mut HashSet<Oid>,
     packer: Packer<'_>,
 ) -> Result<usize, Error> {
     let to_odb = to.odb().context("open the object database to copy into")?;
     let copy = Copy {
         from,
         to: &to_odb,
+        objects: objects_dir(to),
         packer,
+        verified: true,
     };
-    copy.closure(None, commit, true)
+    let mut commits = chain(from, tip);
+    // Parents first, as git writes history.
+    commits.reverse();
+    copy.commits(None, &commits, written)
+}
+
+/// The commits of the chain that ends in `tip` in `repo`: `tip`, and every
+/// ancestor `repo` has, with its tree, through ancestors it has. In the
+/// store that is a run's checkpoints, saved and pre-run states with the
+/// index commits and the HEAD commits they rest on, and not the
+/// repository's history, which the store does not copy. `tip` first.
+pub(crate) fn chain(repo: &Repository, tip: Oid) -> Vec<Oid> {
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut next = vec![tip];
+    while let Some(id) = next.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        chain.push(id);
+        let Ok(commit) = repo.find_commit(id) else {
+            continue;
+        };
+        // Pushed in reverse, so that the first parent is walked first.
+        let parents: Vec<Oid> = commit.parent_ids().collect();
+        next.extend(parents.into_iter().rev().filter(|p| has_commit(repo, *p)));
+    }
+    chain
 }
 
 /// Whether `id`'s commit and tree are both in `repo`'s own object database.
@@ -317,14 +366,18 @@ fn state_home_from(
 struct Copy<'a, 'r> {
     from: &'a Repository,
     to: &'a git2::Odb<'r>,
+    /// The object directory of `to`, where git writes its packs.
+    objects: PathBuf,
     packer: Packer<'a>,
+    /// Whether every object written must be read from `from` alone and
+    /// hashed on its way into `to`: true for a rewrite into a workspace
+    /// where a command may have left forged objects under true names.
+    verified: bool,
 }
 
 impl Copy<'_, '_> {
     /// Writes the objects of `commit` (and, `with_parents`, of its parents)
-    /// that `have` lacks, or all of them without `have`: first blobs and
-    /// trees, children before the trees that hold them, then the commits, so
-    /// that a commit in `to` always has its tree. Returns how many.
+    /// that `have` lacks. Returns how many.
     fn closure(
         &self,
         have: Option<&git2::Odb<'_>>,
@@ -337,25 +390,43 @@ impl Copy<'_, '_> {
         if have.is_some_and(|odb| odb.exists(commit)) {
             return Ok(0);
         }
-        let has = |id| has_object(have, id);
-        let from = self.from;
-        let found = from.find_commit(commit).context("find a commit to keep")?;
+        // An empty store lacks everything: asking it about each of 100,000
+        // objects would cost a failed file lookup each.
+        let have = have.filter(|_| !is_empty(&self.objects));
+        let found = self
+            .from
+            .find_commit(commit)
+            .context("find a commit to keep")?;
         let mut commits: Vec<Oid> = if with_parents {
             found.parent_ids().collect()
         } else {
             Vec::new()
         };
         commits.push(commit);
+        self.commits(have, &commits, &mut HashSet::new())
+    }
+
+    /// Writes the objects of `commits` that `have` lacks, or all of them
+    /// without `have`, but none in `seen`, which gains each one looked at: first
+    /// blobs and trees, children before the trees that hold them, then the
+    /// commits in the order given, so that a commit in `to` always has its
+    /// tree. Returns how many.
+    fn commits(
+        &self,
+        have: Option<&git2::Odb<'_>>,
+        commits: &[Oid],
+        seen: &mut HashSet<Oid>,
+    ) -> Result<usize, Error> {
+        let from = self.from;
         let mut missing = Vec::new();
-        let mut seen = HashSet::new();
         let mut last = Vec::new();
-        for id in commits {
+        for &id in commits {
             // A commit may name the same parent twice.
-            if !seen.insert(id) || has(id) {
+            if !seen.insert(id) || has_object(have, id) {
                 continue;
             }
             let commit = from.find_commit(id).context("find a commit to keep")?;
-            missing_closure(from, have, commit.tree_id(), &mut seen, &mut missing)?;
+            missing_closure(from, have, commit.tree_id(), seen, &mut missing)?;
             last.push(id);
         }
         self.write(&missing)?;
@@ -401,8 +472,63 @@ impl Copy<'_, '_> {
         Ok(())
     }
 
-    /// `git pack-objects` of `from`'s object directory into `to`.
+    /// `git pack-objects` of the objects of `from` and `to`, writing its
+    /// pack and the pack's index straight into `to`'s pack directory: having
+    /// libgit2 index a pack streamed to it reads and hashes every object
+    /// again, which took more than half of a first copy's time.
     fn pack_with_git(&self, program: &OsStr, ids: &[Oid]) -> Result<(), Error> {
+        let source = objects_dir(self.from);
+        // Alternates in git's environment are separated by colons.
+        let listable = |dir: &Path| !dir.as_os_str().as_encoded_bytes().contains(&b':');
+        if self.verified || !listable(&source) {
+            return self.pack_verified_with_git(program, ids);
+        }
+        let pack_dir = self.objects.join("pack");
+        fs::create_dir_all(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
+        let mut command = Command::new(program);
+        command
+            .arg("--git-dir")
+            .arg(self.from.path())
+            // No search for deltas: it would cost more than it saves here.
+            .args(["pack-objects", "--window=0", "-q"])
+            // git names the files `pack-<hash>.pack` and `.idx`, and renames
+            // the index into place last, so no reader sees half a pack.
+            .arg(pack_dir.join("pack"))
+            // git writes its temporary file in the object directory and
+            // renames it: that must be `to`'s, which may be on another disk.
+            .env("GIT_OBJECT_DIRECTORY", &self.objects)
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &source)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let described = format!("{command:?}");
+        let mut child = command
+            .spawn()
+            .map_err(|e| Error::io(Path::new(program), e))?;
+        let list = id_list(ids);
+        // Fed in a thread of its own while the output is read, so that no
+        // pipe fills.
+        let stdin = child.stdin.take();
+        let feeder =
+            std::thread::spawn(move || stdin.map(|mut pipe| pipe.write_all(list.as_bytes())));
+        let output = child
+            .wait_with_output()
+            .map_err(|e| Error::io(Path::new(program), e))?;
+        // A failed write means git stopped reading: its status says why.
+        let _ = feeder.join();
+        if !output.status.success() {
+            return Err(Error::GitCommand {
+                command: described,
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `git pack-objects` of `from`'s object directory into `to`, the pack
+    /// streamed to libgit2, which hashes each object it holds.
+    fn pack_verified_with_git(&self, program: &OsStr, ids: &[Oid]) -> Result<(), Error> {
         let mut command = Command::new(program);
         command
             .arg("--git-dir")
@@ -419,11 +545,7 @@ impl Copy<'_, '_> {
         let mut child = command
             .spawn()
             .map_err(|e| Error::io(Path::new(program), e))?;
-        let mut list = String::with_capacity(ids.len() * 41);
-        for id in ids {
-            list.push_str(&id.to_string());
-            list.push('\n');
-        }
+        let list = id_list(ids);
         // Fed and drained in threads of their own, so that neither pipe fills
         // while the pack is read.
         let stdin = child.stdin.take();
@@ -498,6 +620,39 @@ impl Copy<'_, '_> {
 /// it does not: a first copy asks about 100,000 objects the store lacks.
 fn has_object(have: Option<&git2::Odb<'_>>, id: Oid) -> bool {
     have.is_some_and(|odb| odb.exists_ext(id, git2::OdbLookupFlags::NO_REFRESH))
+}
+
+/// True if and only if the object directory `objects` holds no object: no
+/// pack and no directory of loose objects (a loose object lives in one
+/// named by the first two hex digits of its id).
+fn is_empty(objects: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(objects) else {
+        return false;
+    };
+    let loose = entries
+        .filter_map(Result::ok)
+        .any(|entry| entry.file_name().len() == 2);
+    let packs = fs::read_dir(objects.join("pack")).map(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|entry| entry.path().extension().is_some_and(|x| x == "pack"))
+    });
+    !loose && packs.is_ok_and(|any| !any)
+}
+
+/// `ids` one a line, as `git pack-objects` reads them.
+fn id_list(ids: &[Oid]) -> String {
+    let mut list = String::with_capacity(ids.len() * 41);
+    for id in ids {
+        list.push_str(&id.to_string());
+        list.push('\n');
+    }
+    list
+}
+
+/// The object directory of `repo` (shared by all its worktrees).
+fn objects_dir(repo: &Repository) -> PathBuf {
+    repo.commondir().join("objects")
 }
 
 /// Adds to `missing` every object of tree `tree` that `have` lacks (all,
@@ -827,7 +982,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rewrite_trusts_nothing_the_repository_has() {
+    fn a_rewrite_trusts_nothing_the_repository_has_and_follows_the_stored_chain() {
         let (_dir, from, commit) = repo_with(3);
         let other = tempfile::tempdir().unwrap();
         let to = Repository::init_bare(other.path()).unwrap();
@@ -836,9 +991,15 @@ mod tests {
             7
         );
         // Everything is there, and still all of it is written again, once.
+        let mut written = HashSet::new();
         assert_eq!(
-            rewrite_commit(&to, &from, commit, Packer::Libgit2).unwrap(),
+            rewrite_chain(&to, &from, commit, &mut written, Packer::Libgit2).unwrap(),
             7
+        );
+        assert_eq!(
+            rewrite_chain(&to, &from, commit, &mut written, Packer::Libgit2).unwrap(),
+            0,
+            "not twice in one repair"
         );
         let child = change(&from, &[commit], "odd/f1", "x\n");
         let twice = {
@@ -854,12 +1015,121 @@ mod tests {
             )
             .unwrap()
         };
-        // The commit and its parent (named twice), which share one tree:
-        // 2 commits, the root tree, 2 directory trees, 3 blobs.
+        copy_commit(&from, &to, twice, true, Packer::Libgit2).unwrap();
+        assert_eq!(chain(&to, twice), vec![twice, child, commit]);
+        // The whole chain into an empty repository: 3 commits; the first
+        // commit's root tree, 2 directory trees and 3 blobs; the new blob,
+        // its directory's tree and the root tree the other two share.
+        let empty = tempfile::tempdir().unwrap();
+        let fresh = Repository::init_bare(empty.path()).unwrap();
         assert_eq!(
-            rewrite_commit(&from, &to, twice, Packer::Libgit2).unwrap(),
-            8
+            rewrite_chain(&to, &fresh, twice, &mut HashSet::new(), Packer::Libgit2).unwrap(),
+            12
         );
-        assert!(has_commit(&to, twice) && has_commit(&to, child));
+        assert!(
+            [twice, child, commit]
+                .iter()
+                .all(|c| has_commit(&fresh, *c))
+        );
+        // The chain ends where the store's copy does: the rest is history.
+        let partial = tempfile::tempdir().unwrap();
+        let partial = Repository::init_bare(partial.path()).unwrap();
+        copy_commit(&from, &partial, child, false, Packer::Libgit2).unwrap();
+        assert_eq!(chain(&partial, child), vec![child]);
+        let empty = tempfile::tempdir().unwrap();
+        let fresh = Repository::init_bare(empty.path()).unwrap();
+        assert_eq!(
+            rewrite_chain(
+                &partial,
+                &fresh,
+                child,
+                &mut HashSet::new(),
+                Packer::Libgit2
+            )
+            .unwrap(),
+            7
+        );
+        assert!(!has_commit(&fresh, commit));
+    }
+
+    #[test]
+    fn a_store_is_empty_until_it_holds_a_pack_or_a_loose_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let objects = dir.path().join("objects");
+        assert!(is_empty(&objects), "as made");
+        assert!(!is_empty(&dir.path().join("none")), "not a directory");
+        // An index without its pack holds nothing.
+        fs::write(objects.join("pack/pack-1.idx"), "").unwrap();
+        assert!(is_empty(&objects));
+        fs::write(objects.join("pack/pack-1.pack"), "").unwrap();
+        assert!(!is_empty(&objects), "a pack");
+        fs::remove_file(objects.join("pack/pack-1.pack")).unwrap();
+        let loose = repo.blob(b"loose\n").unwrap().to_string();
+        assert!(!is_empty(&objects), "a loose object");
+        fs::remove_dir_all(objects.join(&loose[..2])).unwrap();
+        assert!(is_empty(&objects), "its directory gone");
+        fs::remove_dir_all(objects.join("pack")).unwrap();
+        assert!(!is_empty(&objects), "no pack directory: not ours to judge");
+    }
+
+    #[test]
+    fn git_writes_a_copy_into_the_store_itself_and_a_rewrite_through_libgit2() {
+        let programs = tempfile::tempdir().unwrap();
+        let log = programs.path().join("log");
+        // git, noting each call's arguments and object directory.
+        let logging = fake_git(
+            programs.path(),
+            &format!(
+                "echo \"$* objects=$GIT_OBJECT_DIRECTORY\" >> {}; exec git \"$@\"",
+                log.display()
+            ),
+        );
+        let packer = Packer::Git(logging.as_os_str());
+        let last_call = || {
+            let text = fs::read_to_string(&log).unwrap();
+            text.lines().last().unwrap().to_string()
+        };
+        let (_dir, from, commit) = repo_with(PACK_THRESHOLD + 10);
+        let store = tempfile::tempdir().unwrap();
+        let to = Repository::init_bare(store.path()).unwrap();
+        copy_commit(&from, &to, commit, false, packer).unwrap();
+        let call = last_call();
+        assert!(!call.contains("--stdout"), "{call}");
+        assert!(
+            call.ends_with(&format!(
+                "objects={}",
+                store.path().join("objects").display()
+            )),
+            "{call}"
+        );
+        assert!(has_commit(&to, commit));
+        // Back into a repository that has lost it: read from the store alone.
+        let empty = tempfile::tempdir().unwrap();
+        let fresh = Repository::init_bare(empty.path()).unwrap();
+        rewrite_chain(&to, &fresh, commit, &mut HashSet::new(), packer).unwrap();
+        let call = last_call();
+        assert!(
+            call.contains("--stdout") && call.ends_with("objects="),
+            "{call}"
+        );
+        assert!(has_commit(&fresh, commit));
+        // A source whose path git's list of alternates cannot hold.
+        let odd = tempfile::Builder::new().prefix("a:b").tempdir().unwrap();
+        let source = Repository::init(odd.path()).unwrap();
+        let tree = {
+            let mut builder = source.treebuilder(None).unwrap();
+            for i in 0..=PACK_THRESHOLD {
+                let blob = source.blob(format!("{i}\n").as_bytes()).unwrap();
+                builder.insert(format!("f{i}"), blob, 0o100_644).unwrap();
+            }
+            source.find_tree(builder.write().unwrap()).unwrap()
+        };
+        let me = git2::Signature::now("t", "t@example.org").unwrap();
+        let odd_commit = source.commit(None, &me, &me, "c", &tree, &[]).unwrap();
+        copy_commit(&source, &to, odd_commit, false, packer).unwrap();
+        let call = last_call();
+        assert!(call.contains("--stdout"), "{call}");
+        assert!(has_commit(&to, odd_commit));
     }
 }

@@ -246,12 +246,26 @@ fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
     let repo = dirty_project();
     let mut session = begin_dirty(&repo);
     // Begin copies in a thread; this is what the agent waits for before a command.
-    assert!(
-        session.wait_for_store().unwrap() > 0,
-        "the first run copies objects"
-    );
+    let written = session.wait_for_store().unwrap();
     assert_eq!(session.wait_for_store().unwrap(), 0, "once");
     let store = repo.store().unwrap();
+    // The store was empty: what it holds now is what the copy says it wrote.
+    let counted = std::process::Command::new("git")
+        .args(["--git-dir", store.to_str().unwrap(), "count-objects", "-v"])
+        .output()
+        .unwrap();
+    let counted = String::from_utf8(counted.stdout).unwrap();
+    let held: usize = counted
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(": ")?;
+            ["count", "in-pack"]
+                .contains(&key)
+                .then(|| value.parse::<usize>().unwrap())
+        })
+        .sum();
+    assert!(written > 0, "the first run copies objects");
+    assert_eq!(written, held, "{counted}");
     assert_eq!(session.store_dir(), store);
     assert!(!store.starts_with(&repo.root));
     assert!(
@@ -564,9 +578,8 @@ fn an_older_checkpoint_pruned_from_the_workspace_is_read_from_the_store() {
             .unwrap();
     }
     shell(&repo, PRUNE_ATTACK);
-    // The agent's check after the command puts back the refs and the objects
-    // they point to, not every older checkpoint's: those stay in the store.
-    assert!(!session.verify().unwrap().is_empty());
+    // Before any check after the command has put the chain back (or with
+    // the process killed first), the store has what the workspace lost.
     let first_checkpoint = |session: &mut Session| {
         let diff = session
             .diff(harness_undo::DiffTarget::Checkpoint(1))
@@ -596,4 +609,141 @@ fn bytes_below(dir: &Path) -> u64 {
             }
         })
         .sum()
+}
+
+/// Four checkpoints and two saved states, then `attack` run as the model
+/// would, then the check the agent makes after each command: plain git in
+/// the workspace reads the whole chain again, not only its newest commits.
+fn the_check_puts_back_the_whole_chain_after(attack: &str) {
+    let repo = dirty_project();
+    let mut session = begin_dirty(&repo);
+    let id = session.id().clone();
+    let mut taken = Vec::new();
+    for step in 1..=4 {
+        repo.write("src/lib.rs", format!("pub fn step_{step}() {{}}\n"));
+        repo.write(&format!("new{step}.rs"), format!("// step {step}\n"));
+        let label = format!("step {step}");
+        taken.push(session.checkpoint(&label).unwrap().unwrap().commit);
+    }
+    // Each restore saves the state it replaces, on a chain of its own.
+    session.undo(Force::No).unwrap();
+    session.redo(Force::No).unwrap();
+    session.wait_for_store().unwrap();
+    let readable = |object: &str| {
+        common::git_command(&repo.root)
+            .args(["cat-file", "-e", object])
+            .status()
+            .unwrap()
+            .success()
+    };
+    shell(&repo, attack);
+    for commit in &taken {
+        assert!(!readable(&commit.to_string()), "{attack}: pruned {commit}");
+    }
+
+    let found = session.verify().unwrap();
+    let checkpoints = format!("refs/harness/{id}/checkpoints");
+    assert!(
+        found.contains(&Tampering::ObjectsRestored {
+            name: checkpoints.clone()
+        }),
+        "{attack}: {found:?}"
+    );
+    // The chain, exactly: four checkpoints on the pre-run state.
+    let pre = session.info().pre_run.to_string();
+    let chain = repo.git(&[
+        "rev-list",
+        "--first-parent",
+        &checkpoints,
+        &format!("^{pre}"),
+    ]);
+    let newest_first: Vec<String> = taken.iter().rev().map(ToString::to_string).collect();
+    assert_eq!(chain.lines().collect::<Vec<_>>(), newest_first, "{attack}");
+    let subjects = repo.git(&[
+        "log",
+        "--format=%s",
+        "-n",
+        "5",
+        "--first-parent",
+        &checkpoints,
+    ]);
+    assert_eq!(
+        subjects.lines().collect::<Vec<_>>(),
+        [
+            "checkpoint 4: step 4",
+            "checkpoint 3: step 3",
+            "checkpoint 2: step 2",
+            "checkpoint 1: step 1",
+            &format!("pre-run state of run {id}"),
+        ],
+        "{attack}"
+    );
+    // Every checkpoint's tree and files: git diff against each works.
+    for (step, commit) in (1..).zip(&taken) {
+        let stat = repo.git(&["diff", "--stat", &pre, &commit.to_string()]);
+        assert!(stat.contains(&format!("new{step}.rs")), "{attack}: {stat}");
+        let file = repo.git(&["show", &format!("{commit}:src/lib.rs")]);
+        assert_eq!(file, format!("pub fn step_{step}() {{}}\n"), "{attack}");
+    }
+    // The saved states: two, each with its index commit.
+    let saved = format!("refs/harness/{id}/saved");
+    let head = session.info().head.to_string();
+    let count = repo.git(&["rev-list", "--count", &saved, &format!("^{head}")]);
+    assert_eq!(count.trim(), "4", "{attack}");
+    // And nothing any ref needs is missing.
+    repo.git(&["fsck", "--no-dangling", "--connectivity-only"]);
+    assert_eq!(session.verify().unwrap(), Vec::new(), "{attack}");
+}
+
+#[test]
+fn the_check_after_a_prune_attack_puts_back_every_checkpoint_of_the_chain() {
+    the_check_puts_back_the_whole_chain_after(PRUNE_ATTACK);
+}
+
+#[test]
+fn the_check_after_git_is_replaced_by_a_new_repository_puts_back_the_whole_chain() {
+    the_check_puts_back_the_whole_chain_after("rm -rf .git && git init -q");
+}
+
+#[test]
+fn the_check_finds_one_older_checkpoint_deleted_from_the_middle_of_the_chain() {
+    let repo = Repo::with_files(&[("a.txt", "original\n")]);
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    let mut taken = Vec::new();
+    for step in 1..=3 {
+        repo.write("a.txt", format!("step {step}\n"));
+        let label = format!("step {step}");
+        taken.push(
+            session
+                .checkpoint(&label)
+                .unwrap()
+                .unwrap()
+                .commit
+                .to_string(),
+        );
+    }
+    session.wait_for_store().unwrap();
+    // The refs and the newest checkpoint stay; the middle one's file goes.
+    let middle = &taken[1];
+    shell(
+        &repo,
+        &format!("rm .git/objects/{}/{}", &middle[..2], &middle[2..]),
+    );
+    let name = format!("refs/harness/{}/checkpoints", session.id());
+    assert!(
+        !common::git_command(&repo.root)
+            .args(["rev-list", &name])
+            .output()
+            .unwrap()
+            .status
+            .success(),
+        "git cannot walk the chain"
+    );
+    assert_eq!(
+        session.verify().unwrap(),
+        vec![Tampering::ObjectsRestored { name: name.clone() }]
+    );
+    let chain = repo.git(&["rev-list", &name, &format!("^{}", repo.head())]);
+    let newest_first: Vec<&str> = taken.iter().rev().map(String::as_str).collect();
+    assert_eq!(chain.lines().collect::<Vec<_>>(), newest_first);
 }
