@@ -32,6 +32,10 @@ const POLL: Duration = Duration::from_millis(50);
 /// The system prompt and the task: never elided.
 const KEPT_HEAD: usize = 2;
 
+/// The most retries in a row that are sampled differently ([`ChatClient::chat_resampled`]):
+/// three steps take a temperature of 0.2 to 1.0.
+const MAX_RESAMPLE: u32 = 3;
+
 /// A coding agent: a model, the tools it may call, and the rules of one run.
 ///
 /// ```no_run
@@ -158,6 +162,8 @@ impl<'a> Agent<'a> {
             warnings: Vec::new(),
             read: Vec::new(),
             passed_after_edit: false,
+            last_answer: None,
+            resample: 0,
         };
         let (outcome, reason) = run.go(task);
         let (outcome, reason) = run.check_what_was_left(outcome, reason);
@@ -216,6 +222,11 @@ struct Run<'a> {
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,
+    /// The last answer, as text and calls, to see the model give the same one again.
+    last_answer: Option<(String, Vec<(String, Value)>)>,
+    /// How many answers in a row were the same as the one before (at most
+    /// [`MAX_RESAMPLE`]): the next request is sampled differently by that much.
+    resample: u32,
     /// The model's last text.
     final_text: String,
     /// Problems that did not end the run.
@@ -341,6 +352,7 @@ impl Run<'_> {
             if !reply.text.trim().is_empty() {
                 self.final_text = reply.text.trim().to_owned();
             }
+            self.note_repeated_answer(&reply);
             self.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 if reply.cut_off {
@@ -503,15 +515,17 @@ impl Run<'_> {
         let chat = Arc::clone(&self.chat);
         let messages = self.messages.clone();
         let tools = self.tools.clone();
+        let resample = self.resample;
         let asked = Instant::now();
         let spawned = thread::Builder::new()
             .name("harness-model".to_owned())
             .spawn(move || {
                 let texts = sender.clone();
-                let answer = chat.chat(&messages, &tools, &mut |text| {
+                let mut on_text = |text: &str| {
                     // The loop may have stopped listening: the text is then unwanted.
                     let _ = texts.send(FromModel::Text(text.to_owned()));
-                });
+                };
+                let answer = chat.chat_resampled(&messages, &tools, &mut on_text, resample);
                 let _ = sender.send(FromModel::Done(answer));
             });
         if let Err(error) = spawned {
@@ -777,6 +791,33 @@ impl Run<'_> {
             self.edit_format,
         ));
         None
+    }
+
+    /// Counts answers that are the same as the one before (the same text and calls): at a
+    /// low temperature a small model asked nearly the same thing gives the same answer, turn
+    /// after turn, until the run is stuck; the next request is then sampled differently.
+    fn note_repeated_answer(&mut self, reply: &Reply) {
+        let answer = (
+            reply.text.trim().to_owned(),
+            reply
+                .tool_calls
+                .iter()
+                .map(|call| (call.name.clone(), call.arguments.clone()))
+                .collect::<Vec<_>>(),
+        );
+        self.resample = if self.last_answer.as_ref() == Some(&answer) {
+            (self.resample + 1).min(MAX_RESAMPLE)
+        } else {
+            0
+        };
+        if self.resample > 0 {
+            tracing::info!(
+                step = self.step,
+                resample = self.resample,
+                "the model gave the same answer again: the next request is sampled differently"
+            );
+        }
+        self.last_answer = Some(answer);
     }
 
     /// Runs the verification command as check number `attempt`, reporting and recording

@@ -26,6 +26,25 @@ pub trait ChatClient: Send + Sync {
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ChatError>;
 
+    /// Like [`ChatClient::chat`], asked again after an answer that could not be used: the
+    /// `resample`-th retry in a row (from 1) should sample differently (a higher
+    /// temperature, another seed), since a model asked the same way at a low temperature
+    /// answers the same way. The default ignores `resample`.
+    ///
+    /// # Errors
+    ///
+    /// As [`ChatClient::chat`].
+    fn chat_resampled(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+        resample: u32,
+    ) -> Result<Reply, ChatError> {
+        let _ = resample;
+        self.chat(messages, tools, on_text)
+    }
+
     /// The context window, in tokens, that the conversation must fit in.
     ///
     /// # Errors

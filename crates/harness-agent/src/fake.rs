@@ -51,6 +51,8 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// The tools offered.
     pub tools: Vec<Value>,
+    /// Which retry in a row this was ([`ChatClient::chat_resampled`]), 0 for a plain chat.
+    pub resample: u32,
 }
 
 /// One entry of the script.
@@ -106,11 +108,22 @@ impl ChatClient for FakeChat {
         tools: &[Value],
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Reply, ChatError> {
+        self.chat_resampled(messages, tools, on_text, 0)
+    }
+
+    fn chat_resampled(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+        resample: u32,
+    ) -> Result<Reply, ChatError> {
         let number = {
             let mut requests = lock(&self.requests);
             requests.push(Request {
                 messages: messages.to_vec(),
                 tools: tools.to_vec(),
+                resample,
             });
             requests.len()
         };

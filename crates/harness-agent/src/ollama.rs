@@ -15,6 +15,18 @@ impl ChatClient for Client {
         Ok(reply_of(Client::chat(self, messages, tools, on_text)?))
     }
 
+    fn chat_resampled(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+        resample: u32,
+    ) -> Result<Reply, ChatError> {
+        Ok(reply_of(Client::chat_resampled(
+            self, messages, tools, on_text, resample,
+        )?))
+    }
+
     fn context_window(&self) -> Result<u32, ChatError> {
         Ok(self.context_length()?)
     }

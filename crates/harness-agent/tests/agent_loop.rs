@@ -1581,3 +1581,25 @@ fn a_run_that_ends_stuck_or_out_of_steps_after_an_edit_is_checked_once_on_what_w
     assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
     assert_eq!(checks(&ran), Vec::<bool>::new());
 }
+
+#[test]
+fn the_same_answer_again_gets_the_next_request_sampled_differently_until_an_answer_differs() {
+    let (_dir, toolbox) = workspace(&[("a.txt", "x\n"), ("b.txt", "y\n")]);
+    let same = || Reply::call("read_file", json!({"path": "a.txt"}));
+    let ran = run(
+        &toolbox,
+        vec![
+            same(),
+            same(),
+            same(),
+            Reply::call("read_file", json!({"path": "b.txt"})),
+            Reply::text("Done."),
+        ],
+        None,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Unverified, "{:?}", ran.report);
+    let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
+    // Answers 2 and 3 repeat the one before: requests 3 and 4 are retries 1 and 2; answer 4
+    // differs, and request 5 is a plain one again.
+    assert_eq!(resampled, [0, 0, 1, 2, 0]);
+}

@@ -116,10 +116,48 @@ impl Client {
         &self,
         messages: &[Message],
         tools: &[Value],
+        on_text: impl FnMut(&str),
+    ) -> Result<ChatResponse, Error> {
+        self.chat_with(&self.config, messages, tools, on_text)
+    }
+
+    /// Like [`Client::chat`], sampled differently, for asking again after an answer that
+    /// could not be used: at a low temperature a model asked the same thing answers the
+    /// same way, so the `resample`-th retry raises the temperature by
+    /// [`Client::RESAMPLE_STEP`] a time (from [`Config::temperature`], or 0.2 when unset; at
+    /// most 1.0) and sets the seed to `resample`. `resample` 0 is [`Client::chat`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::chat`].
+    pub fn chat_resampled(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: impl FnMut(&str),
+        resample: u32,
+    ) -> Result<ChatResponse, Error> {
+        if resample == 0 {
+            return self.chat(messages, tools, on_text);
+        }
+        let mut config = self.config.clone();
+        config.temperature = Some(resampled_temperature(config.temperature, resample));
+        config.seed = Some(u64::from(resample));
+        self.chat_with(&config, messages, tools, on_text)
+    }
+
+    /// How much each retry of [`Client::chat_resampled`] raises the temperature.
+    pub const RESAMPLE_STEP: f64 = 0.3;
+
+    fn chat_with(
+        &self,
+        config: &Config,
+        messages: &[Message],
+        tools: &[Value],
         mut on_text: impl FnMut(&str),
     ) -> Result<ChatResponse, Error> {
-        let mut response = self.chat_as_sent(&self.config, messages, tools, &mut on_text)?;
-        let constrained = self.config.reply_format == ReplyFormat::Constrained
+        let mut response = self.chat_as_sent(config, messages, tools, &mut on_text)?;
+        let constrained = config.reply_format == ReplyFormat::Constrained
             && constrained::read_reply(&mut response, tools);
         if !constrained
             && response.tool_calls.is_empty()
@@ -549,6 +587,12 @@ fn names_a_missing_model(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
     message.contains("model")
         && (message.contains("not found") || message.contains("does not exist"))
+}
+
+/// The temperature of the `resample`-th retry: `base` (0.2 when unset) raised by
+/// [`Client::RESAMPLE_STEP`] a retry, at most 1.0.
+fn resampled_temperature(base: Option<f64>, resample: u32) -> f64 {
+    (base.unwrap_or(0.2) + Client::RESAMPLE_STEP * f64::from(resample)).min(1.0)
 }
 
 #[cfg(test)]

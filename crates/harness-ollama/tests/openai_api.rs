@@ -8,7 +8,7 @@ use harness_ollama::{
     Api, CallOrigin, Client, DEFAULT_REPEAT_PENALTY, Error, FinishReason, Message, ToolCall,
 };
 use harness_stub_server::{Reply, StubServer, closed_port_url};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{
     MODEL, a_conversation, body, chat, chat_collecting, client, config, fixture, json_file,
     read_file_tool, routes, run_command_tool, sse_file, stub, the_tests_pass,
@@ -137,6 +137,47 @@ fn a_whole_conversation_is_sent_in_openai_shape_with_sampling() {
     assert_eq!(
         (&sent["temperature"], &sent["seed"], &sent["max_tokens"]),
         (&json!(0.0), &json!(7), &json!(300))
+    );
+}
+
+#[test]
+fn a_resampled_retry_raises_the_temperature_and_sets_the_seed_and_zero_is_a_plain_chat() {
+    let server = stub();
+    server.reply_always("POST", CHAT, Reply::sse(fixture("openai/chat_text.sse")));
+    let mut config = config(Api::OpenAi, &server);
+    config.temperature = Some(0.2);
+    let client = client(config);
+    let conversation = a_conversation(CallOrigin::RecoveredFromText);
+    for resample in [0, 1, 2, 5] {
+        client
+            .chat_resampled(&conversation, &[read_file_tool()], |_| {}, resample)
+            .unwrap();
+    }
+    let sampling: Vec<(Value, Value)> = server
+        .requests()
+        .iter()
+        .map(|request| {
+            let sent = body(request);
+            (sent["temperature"].clone(), sent["seed"].clone())
+        })
+        .collect();
+    let near = |value: &Value, expected: f64| (value.as_f64().unwrap() - expected).abs() < 1e-9;
+    assert_eq!(
+        sampling[0],
+        (json!(0.2), Value::Null),
+        "resample 0 is the plain chat"
+    );
+    assert!(
+        near(&sampling[1].0, 0.5) && sampling[1].1 == json!(1),
+        "{sampling:?}"
+    );
+    assert!(
+        near(&sampling[2].0, 0.8) && sampling[2].1 == json!(2),
+        "{sampling:?}"
+    );
+    assert!(
+        near(&sampling[3].0, 1.0) && sampling[3].1 == json!(5),
+        "at most 1.0: {sampling:?}"
     );
 }
 
