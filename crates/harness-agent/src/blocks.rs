@@ -108,7 +108,7 @@ pub(crate) fn edits(
                 .find(|&n| fence.closes(lines[n]))
                 .unwrap_or(lines.len());
             let mut body = &lines[at + 1..end];
-            let first_line = path_in_first_line(body);
+            let first_line = path_in_first_line(body, read);
             let path = fence
                 .path()
                 .or_else(|| path_before(&lines[..at], read))
@@ -478,10 +478,15 @@ fn path_before(before: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option
     }
 }
 
-/// The path a block's first line names as a comment by itself: `# calc.py`,
-/// `// src/lib.rs`, `-- query.sql`, `<!-- index.html -->`, `/* main.c */`.
-fn path_in_first_line(body: &[&str]) -> Option<String> {
+/// The path a block's first line names by itself: as a comment (`# calc.py`,
+/// `// src/lib.rs`, `-- query.sql`, `<!-- index.html -->`, `/* main.c */`), or bare when
+/// it is an existing file (a bare new name could be the file's own first line).
+fn path_in_first_line(body: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let first = body.first()?.trim();
+    let bare = strip_markup(first);
+    if looks_like_path(bare) && read(bare).is_some() {
+        return Some(bare.to_owned());
+    }
     let comment = ["<!--", "//", "/*", "--", "#"]
         .iter()
         .find_map(|mark| first.strip_prefix(mark))?;
@@ -751,17 +756,42 @@ mod tests {
             found.calls,
             vec![write("src/new.js", "export const x = 1;\n", false)]
         );
+        let none = files(&[]);
         for not_a_path in [
             "# a comment",
             "// TODO: fix",
             "#!/bin/sh",
             "x = 1 # calc.py",
         ] {
-            assert_eq!(path_in_first_line(&[not_a_path]), None, "{not_a_path}");
+            assert_eq!(
+                path_in_first_line(&[not_a_path], &none),
+                None,
+                "{not_a_path}"
+            );
         }
         assert_eq!(
-            path_in_first_line(&["<!-- index.html -->"]).as_deref(),
+            path_in_first_line(&["<!-- index.html -->"], &none).as_deref(),
             Some("index.html")
+        );
+        // A bare path names the file only when it exists.
+        assert_eq!(path_in_first_line(&["calc.py"], &none), None);
+        assert_eq!(
+            path_in_first_line(&["calc.py"], &files(CALC)).as_deref(),
+            Some("calc.py")
+        );
+        let found = edits(
+            "```\ncalc.py\ndef add(a, b):\n    return a + b\n```",
+            EditFormat::Auto,
+            &files(CALC),
+            &[],
+        );
+        assert_eq!(
+            found.calls,
+            vec![edit(
+                "calc.py",
+                "def add(a, b):\n    return a - b\n",
+                "def add(a, b):\n    return a + b\n"
+            )]
         );
     }
 

@@ -4,6 +4,12 @@
 //! in a ```` ```json ```` fence, or inside a `<tool_call>` tag, instead of as a structured
 //! call; Qwen2.5-Coder does so against llama.cpp's server. Such an answer would otherwise end
 //! the agent's turn with nothing done.
+//!
+//! They also write such JSON with the quotes inside a string left unescaped (a Python
+//! docstring's `"""` in an `edit_file`'s `new_text`), which no JSON parser reads. When no
+//! call in the text parses, [`lenient_call`] reads one the way it was meant if it can: each
+//! key of the arguments once, its string value running to the next `", "key": ` or to the
+//! object's end, `\n` and `\"` unescaped and a bare `"` kept as written.
 
 use serde_json::{Map, Value};
 
@@ -44,7 +50,118 @@ pub(crate) fn tool_calls_in_text(text: &str, offered: &[&str]) -> Vec<ToolCall> 
             _ => from = start + 1,
         }
     }
+    if calls.is_empty()
+        && let Some((name, arguments)) = lenient_call(text, offered)
+    {
+        calls.push(ToolCall {
+            id: "call_0".to_owned(),
+            name,
+            arguments,
+            origin: CallOrigin::RecoveredFromText,
+        });
+    }
     calls
+}
+
+/// The one call `text` spells out as `{"name": "TOOL", "arguments": {...}}` with strings
+/// that are not valid JSON (unescaped quotes), read with one reading: the arguments' keys
+/// are identifiers, each once; a string value runs from its opening quote to the quote
+/// before the next `, "key":` or before the object's closing `}}`; other values must be
+/// valid JSON. `None` when the text holds no such call, or more than one.
+fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
+    let named = text.find("\"name\"")?;
+    let after_name = text[named + "\"name\"".len()..]
+        .trim_start()
+        .strip_prefix(':')?;
+    let after_name = after_name.trim_start().strip_prefix('"')?;
+    let name = &after_name[..after_name.find('"')?];
+    if !offered.contains(&name) || text[named + 1..].contains("\"name\"") {
+        return None;
+    }
+    let arguments_key = text.find("\"arguments\"")?;
+    let body = text[arguments_key + "\"arguments\"".len()..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('{')?;
+    // The arguments end at the last `}` before the call's own closing `}`.
+    let end = body.rfind("}}")?;
+    let body = body[..end].trim();
+    let mut keys: Vec<(usize, usize, &str)> = Vec::new(); // marker start, value start, key
+    let mut at = 0;
+    while let Some(offset) = body[at..].find('"') {
+        let start = at + offset;
+        let rest = &body[start + 1..];
+        let key_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let key = &rest[..key_end];
+        let after = rest[key_end..].strip_prefix('"').map(str::trim_start);
+        let value = after.and_then(|after| after.strip_prefix(':'));
+        let before = body[..start].trim_end();
+        let opens = before.is_empty() || before.ends_with(',');
+        match value {
+            Some(value) if !key.is_empty() && opens => {
+                let value_start = body.len() - value.trim_start().len();
+                keys.push((start, value_start, key));
+                at = value_start;
+            }
+            _ => at = start + 1,
+        }
+    }
+    if keys.is_empty() {
+        return None;
+    }
+    let mut arguments = Map::new();
+    for (number, &(_, value_start, key)) in keys.iter().enumerate() {
+        let value_end = keys.get(number + 1).map_or(body.len(), |&(next, _, _)| {
+            body[..next].trim_end().len() - 1
+        });
+        let raw = body[value_start..value_end.max(value_start)].trim();
+        let value = match raw.strip_prefix('"').and_then(|raw| raw.strip_suffix('"')) {
+            Some(string) => Value::String(unescape(string)),
+            None => serde_json::from_str(raw).ok()?,
+        };
+        if arguments.insert(key.to_owned(), value).is_some() {
+            return None;
+        }
+    }
+    Some((name.to_owned(), Value::Object(arguments)))
+}
+
+/// A JSON string's escapes undone (`\n`, `\t`, `\"`, `\\`, `\/`, `\uXXXX`); anything else,
+/// a bare `"` included, is kept as written.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(quoted @ ('"' | '\\' | '/')) => out.push(quoted),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(decoded) => out.push(decoded),
+                    None => {
+                        out.push_str("\\u");
+                        out.push_str(&hex);
+                    }
+                }
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// The tool names in `tools`, given in either API's shape: `{"type": "function",
@@ -130,6 +247,14 @@ mod tests {
         plain_prose: "Done: the tests pass." => vec![];
         a_cut_object: r#"{"name": "read_file", "arguments": {"path": "#  => vec![];
         code_with_braces: "fn main() { println!(\"{}\", 1); }" => vec![];
+        // Unescaped quotes inside a string: no JSON, but one reading.
+        unescaped_quotes_in_a_string: "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def f():\\n    \"\"\"Doc.\"\"\"\\n\", \"path\": \"f.py\"}}\n```" =>
+            one("write_file", json!({"content": "def f():\n    \"\"\"Doc.\"\"\"\n", "path": "f.py"}));
+        unescaped_quotes_with_a_number: r#"{"name": "read_file", "arguments": {"path": "say "hi".txt", "start_line": 3}}"# =>
+            one("read_file", json!({"path": "say \"hi\".txt", "start_line": 3}));
+        two_unreadable_calls_are_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b"}} {"name": "read_file", "arguments": {"path": "c"d"}}"# => vec![];
+        a_repeated_key_is_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b", "path": "c"}}"# => vec![];
+        an_invalid_other_value_is_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b", "start_line": three}}"# => vec![];
     }
 
     #[test]
