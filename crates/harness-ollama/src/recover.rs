@@ -247,14 +247,38 @@ mod tests {
         plain_prose: "Done: the tests pass." => vec![];
         a_cut_object: r#"{"name": "read_file", "arguments": {"path": "#  => vec![];
         code_with_braces: "fn main() { println!(\"{}\", 1); }" => vec![];
-        // Unescaped quotes inside a string: no JSON, but one reading.
-        unescaped_quotes_in_a_string: "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def f():\\n    \"\"\"Doc.\"\"\"\\n\", \"path\": \"f.py\"}}\n```" =>
-            one("write_file", json!({"content": "def f():\n    \"\"\"Doc.\"\"\"\n", "path": "f.py"}));
-        unescaped_quotes_with_a_number: r#"{"name": "read_file", "arguments": {"path": "say "hi".txt", "start_line": 3}}"# =>
-            one("read_file", json!({"path": "say \"hi\".txt", "start_line": 3}));
-        two_unreadable_calls_are_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b"}} {"name": "read_file", "arguments": {"path": "c"d"}}"# => vec![];
-        a_repeated_key_is_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b", "path": "c"}}"# => vec![];
-        an_invalid_other_value_is_not_guessed: r#"{"name": "read_file", "arguments": {"path": "a"b", "start_line": three}}"# => vec![];
+    }
+
+    #[test]
+    fn a_call_with_unescaped_quotes_is_read_only_when_it_has_one_reading() {
+        // No JSON parser reads these, but each has one reading.
+        assert_eq!(
+            recovered(
+                "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def f():\\n    \"\"\"Doc.\"\"\"\\n\", \"path\": \"f.py\"}}\n```"
+            ),
+            one(
+                "write_file",
+                json!({"content": "def f():\n    \"\"\"Doc.\"\"\"\n", "path": "f.py"})
+            )
+        );
+        assert_eq!(
+            recovered(
+                r#"{"name": "read_file", "arguments": {"path": "say "hi".txt", "start_line": 3}}"#
+            ),
+            one(
+                "read_file",
+                json!({"path": "say \"hi\".txt", "start_line": 3})
+            )
+        );
+        // Two calls, a key twice, or another value that is not JSON: not guessed.
+        for text in [
+            r#"{"name": "read_file", "arguments": {"path": "a"b"}} {"name": "read_file", "arguments": {"path": "c"d"}}"#,
+            r#"{"name": "read_file", "arguments": {"path": "a"b", "path": "c"}}"#,
+            r#"{"name": "read_file", "arguments": {"path": "a"b", "start_line": three}}"#,
+            r#"{"name": "delete_everything", "arguments": {"path": "a"b"}}"#,
+        ] {
+            assert_eq!(recovered(text), vec![], "{text}");
+        }
     }
 
     #[test]
