@@ -148,22 +148,10 @@ impl<'a> Agent<'a> {
             tools_chars,
             messages: Vec::new(),
             started: Instant::now(),
-            step: 0,
-            tool_calls: 0,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            repeats: Repeats::default(),
-            failed_in_row: 0,
-            verifications: 0,
-            verification_passed: false,
-            checkpoints_taken: 0,
-            edited: false,
+            counts: Counts::default(),
+            progress: Progress::default(),
             final_text: String::new(),
             warnings: Vec::new(),
-            read: Vec::new(),
-            passed_after_edit: false,
-            last_answer: None,
-            resample: 0,
         };
         let (outcome, reason) = run.go(task);
         let (outcome, reason) = run.check_what_was_left(outcome, reason);
@@ -199,6 +187,19 @@ struct Run<'a> {
     messages: Vec<Message>,
     /// When the run started.
     started: Instant,
+    /// The figures of its report, so far.
+    counts: Counts,
+    /// How the model is doing, to steer it.
+    progress: Progress,
+    /// The model's last text.
+    final_text: String,
+    /// Problems that did not end the run.
+    warnings: Vec<String>,
+}
+
+/// What a run has counted so far: the figures of its report.
+#[derive(Default)]
+struct Counts {
     /// The current step, from 1 (0 during the head start).
     step: u32,
     /// Tool calls the model made.
@@ -207,16 +208,22 @@ struct Run<'a> {
     prompt_tokens: u64,
     /// Generated tokens so far.
     completion_tokens: u64,
+    /// Runs of the verification command to check the model's work.
+    verifications: u32,
+    /// Checkpoints taken.
+    checkpoints_taken: u32,
+}
+
+/// What the loop knows of how the model is doing, to steer it: repeats and failures in a
+/// row, edits and checks, and what it has read.
+#[derive(Default)]
+struct Progress {
     /// Identical calls in a row.
     repeats: Repeats,
     /// Failed calls in a row.
     failed_in_row: u32,
-    /// Runs of the verification command after the model said it was done.
-    verifications: u32,
-    /// Whether the last of them passed.
+    /// Whether the last check of the model's work passed.
     verification_passed: bool,
-    /// Checkpoints taken.
-    checkpoints_taken: u32,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
     /// Whether the model itself ran the verification command, and it passed, after its
@@ -227,10 +234,6 @@ struct Run<'a> {
     /// How many answers in a row were the same as the one before (at most
     /// [`MAX_RESAMPLE`]): the next request is sampled differently by that much.
     resample: u32,
-    /// The model's last text.
-    final_text: String,
-    /// Problems that did not end the run.
-    warnings: Vec<String>,
     /// The files read for the model so far (by the head start or its own calls), where a
     /// code block in an answer that names no file may belong.
     read: Vec<String>,
@@ -307,15 +310,15 @@ impl Run<'_> {
             if let Some(end) = self.budget_exhausted() {
                 return end;
             }
-            self.step += 1;
+            self.counts.step += 1;
             let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
             if elided > 0 {
                 self.observer.on_event(&Event::ContextTrimmed {
-                    step: self.step,
+                    step: self.counts.step,
                     elided,
                 });
                 self.record(Record::Trim {
-                    step: self.step,
+                    step: self.counts.step,
                     elided,
                 });
             }
@@ -326,22 +329,22 @@ impl Run<'_> {
                 Answer::OutOfTime => return self.out_of_time(),
             };
             tracing::debug!(
-                step = self.step,
+                step = self.counts.step,
                 tool_calls = reply.tool_calls.len(),
                 seconds = took.as_secs_f64(),
                 "the model answered"
             );
-            self.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
-            self.completion_tokens += reply.completion_tokens.unwrap_or(0);
+            self.counts.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+            self.counts.completion_tokens += reply.completion_tokens.unwrap_or(0);
             self.observer.on_event(&Event::Replied {
-                step: self.step,
+                step: self.counts.step,
                 tool_calls: reply.tool_calls.len(),
                 prompt_tokens: reply.prompt_tokens,
                 completion_tokens: reply.completion_tokens,
                 seconds: took.as_secs_f64(),
             });
             self.record(Record::Reply {
-                step: self.step,
+                step: self.counts.step,
                 content: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
                 cut_off: reply.cut_off,
@@ -380,7 +383,7 @@ impl Run<'_> {
             // The model's own run of the verification command passed after its edits: it
             // may go on (small models loop on), but the run's measure of done is met, so
             // the harness checks, as if the model had said it was done.
-            if std::mem::take(&mut self.passed_after_edit)
+            if std::mem::take(&mut self.progress.passed_after_edit)
                 && let Some(end) = self.done(CheckReason::ModelRanIt)
             {
                 return end;
@@ -466,7 +469,7 @@ impl Run<'_> {
         if self.started.elapsed() >= self.budgets.max_duration {
             return Some(self.out_of_time());
         }
-        if self.step >= self.budgets.max_steps {
+        if self.counts.step >= self.budgets.max_steps {
             return Some((
                 Outcome::StepLimit,
                 format!(
@@ -476,13 +479,15 @@ impl Run<'_> {
             ));
         }
         match self.budgets.max_tokens {
-            Some(max) if self.prompt_tokens + self.completion_tokens >= max => Some((
-                Outcome::TokenLimit,
-                format!(
-                    "the run used {} tokens, over its budget of {max}",
-                    self.prompt_tokens + self.completion_tokens
-                ),
-            )),
+            Some(max) if self.counts.prompt_tokens + self.counts.completion_tokens >= max => {
+                Some((
+                    Outcome::TokenLimit,
+                    format!(
+                        "the run used {} tokens, over its budget of {max}",
+                        self.counts.prompt_tokens + self.counts.completion_tokens
+                    ),
+                ))
+            }
             _ => None,
         }
     }
@@ -510,12 +515,14 @@ impl Run<'_> {
     /// may take minutes: waiting here instead means Ctrl-C and the time limit take effect at
     /// once. An abandoned request finishes, unread, in the background.
     fn ask(&mut self) -> Answer {
-        self.observer.on_event(&Event::Waiting { step: self.step });
+        self.observer.on_event(&Event::Waiting {
+            step: self.counts.step,
+        });
         let (sender, receiver) = mpsc::channel();
         let chat = Arc::clone(&self.chat);
         let messages = self.messages.clone();
         let tools = self.tools.clone();
-        let resample = self.resample;
+        let resample = self.progress.resample;
         let asked = Instant::now();
         let spawned = thread::Builder::new()
             .name("harness-model".to_owned())
@@ -536,7 +543,7 @@ impl Run<'_> {
         loop {
             match receiver.recv_timeout(POLL) {
                 Ok(FromModel::Text(text)) => self.observer.on_event(&Event::Text {
-                    step: self.step,
+                    step: self.counts.step,
                     text: &text,
                 }),
                 Ok(FromModel::Done(Ok(reply))) => return Answer::Reply(reply, asked.elapsed()),
@@ -569,7 +576,7 @@ impl Run<'_> {
                 end = TurnEnd::Ended(outcome, reason);
                 break;
             }
-            let repeats = self.repeats.record(&call.name, &call.arguments);
+            let repeats = self.progress.repeats.record(&call.name, &call.arguments);
             if repeats >= self.budgets.repeat_stop {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
@@ -580,7 +587,7 @@ impl Run<'_> {
                 );
                 break;
             }
-            self.tool_calls += 1;
+            self.counts.tool_calls += 1;
             let tool = ToolName::parse(&call.name);
             let edits = tool.is_some_and(ToolName::changes_files);
             if edits {
@@ -591,7 +598,7 @@ impl Run<'_> {
             {
                 self.warn(format!(
                     "keeping the pre-run state before step {} failed: {error}",
-                    self.step
+                    self.counts.step
                 ));
             }
             let result = self.call_tool(call);
@@ -604,15 +611,15 @@ impl Run<'_> {
             }
             self.messages.push(Message::tool_result(call, framed));
             if edits && !result.is_error() {
-                self.edited = true;
-                self.passed_after_edit = false;
+                self.progress.edited = true;
+                self.progress.passed_after_edit = false;
             }
             if tool == Some(ToolName::RunCommand)
-                && self.edited
+                && self.progress.edited
                 && self.runs_the_verification(call)
                 && verify::passed(&result)
             {
-                self.passed_after_edit = true;
+                self.progress.passed_after_edit = true;
             }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
@@ -624,21 +631,25 @@ impl Run<'_> {
                     self.budgets.repeat_stop,
                 ));
             }
-            self.failed_in_row = if result.is_error() {
-                self.failed_in_row + 1
+            self.progress.failed_in_row = if result.is_error() {
+                self.progress.failed_in_row + 1
             } else {
                 0
             };
-            if self.failed_in_row >= self.budgets.max_failed_calls {
+            if self.progress.failed_in_row >= self.budgets.max_failed_calls {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
-                    format!("{} tool calls in a row failed", self.failed_in_row),
+                    format!("{} tool calls in a row failed", self.progress.failed_in_row),
                 );
                 break;
             }
         }
         if !changed.is_empty() {
-            self.checkpoint(&format!("step {}: {}", self.step, changed.join("; ")));
+            self.checkpoint(&format!(
+                "step {}: {}",
+                self.counts.step,
+                changed.join("; ")
+            ));
         }
         if let (TurnEnd::Continue, Some(message)) = (&end, nudge) {
             self.nudge(message);
@@ -658,13 +669,13 @@ impl Run<'_> {
             .map(|spec| spec.name())
             .find(|name| prompt::names_a_call(text, name))?
             .to_owned();
-        self.failed_in_row += 1;
-        if self.failed_in_row >= self.budgets.max_failed_calls {
+        self.progress.failed_in_row += 1;
+        if self.progress.failed_in_row >= self.budgets.max_failed_calls {
             return Some(TurnEnd::Ended(
                 Outcome::Stuck,
                 format!(
                     "{} tool calls in a row failed (the last, a call of {tool}, could not be read)",
-                    self.failed_in_row
+                    self.progress.failed_in_row
                 ),
             ));
         }
@@ -682,19 +693,19 @@ impl Run<'_> {
             text,
             self.edit_format,
             &|path| workspace.read_to_string(path).ok(),
-            &self.read,
+            &self.progress.read,
         );
         if found.calls.is_empty() {
             if found.problems.is_empty() {
                 return None;
             }
-            self.failed_in_row += 1;
-            if self.failed_in_row >= self.budgets.max_failed_calls {
+            self.progress.failed_in_row += 1;
+            if self.progress.failed_in_row >= self.budgets.max_failed_calls {
                 return Some(TurnEnd::Ended(
                     Outcome::Stuck,
                     format!(
                         "{} tool calls in a row failed (the last, an edit written into the answer, could not be applied)",
-                        self.failed_in_row
+                        self.progress.failed_in_row
                     ),
                 ));
             }
@@ -706,7 +717,7 @@ impl Run<'_> {
             .into_iter()
             .enumerate()
             .map(|(position, (tool, arguments))| ToolCall {
-                id: format!("block_{}_{position}", self.step),
+                id: format!("block_{}_{position}", self.counts.step),
                 name: tool.as_str().to_owned(),
                 arguments,
                 origin: CallOrigin::EditBlock,
@@ -725,7 +736,7 @@ impl Run<'_> {
             return Some(TurnEnd::Continue);
         }
         // The last edit failed (a refused path, a protected file): the model reads why first.
-        if self.failed_in_row > 0 {
+        if self.progress.failed_in_row > 0 {
             return Some(TurnEnd::Continue);
         }
         match self.done(CheckReason::Done) {
@@ -744,7 +755,7 @@ impl Run<'_> {
             ));
         };
         let (attempt, result) = self.check(&verification, reason);
-        let passed = self.verification_passed;
+        let passed = self.progress.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
             return Some((
@@ -787,7 +798,7 @@ impl Run<'_> {
             verification.command(),
             attempt,
             self.budgets.max_verifications,
-            self.edited,
+            self.progress.edited,
             self.edit_format,
         ));
         None
@@ -805,27 +816,27 @@ impl Run<'_> {
                 .map(|call| (call.name.clone(), call.arguments.clone()))
                 .collect::<Vec<_>>(),
         );
-        self.resample = if self.last_answer.as_ref() == Some(&answer) {
-            (self.resample + 1).min(MAX_RESAMPLE)
+        self.progress.resample = if self.progress.last_answer.as_ref() == Some(&answer) {
+            (self.progress.resample + 1).min(MAX_RESAMPLE)
         } else {
             0
         };
-        if self.resample > 0 {
+        if self.progress.resample > 0 {
             tracing::info!(
-                step = self.step,
-                resample = self.resample,
+                step = self.counts.step,
+                resample = self.progress.resample,
                 "the model gave the same answer again: the next request is sampled differently"
             );
         }
-        self.last_answer = Some(answer);
+        self.progress.last_answer = Some(answer);
     }
 
     /// Runs the verification command as check number `attempt`, reporting and recording
     /// it, and takes a checkpoint. Returns the attempt and the command's result; whether it
     /// passed is in `verification_passed`.
     fn check(&mut self, verification: &Verification, reason: CheckReason) -> (u32, ToolResult) {
-        self.verifications += 1;
-        let attempt = self.verifications;
+        self.counts.verifications += 1;
+        let attempt = self.counts.verifications;
         self.observer.on_event(&Event::VerificationStarted {
             attempt,
             command: verification.command(),
@@ -833,7 +844,7 @@ impl Run<'_> {
         });
         let result = verification.run(self.toolbox);
         let passed = verify::passed(&result);
-        self.verification_passed = passed;
+        self.progress.verification_passed = passed;
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::VerificationFinished {
             attempt,
@@ -850,7 +861,7 @@ impl Run<'_> {
             output: result.text().to_owned(),
             reason,
         });
-        self.checkpoint(&format!("step {}: verification", self.step));
+        self.checkpoint(&format!("step {}: verification", self.counts.step));
         (attempt, result)
     }
 
@@ -866,11 +877,11 @@ impl Run<'_> {
         let Some(verification) = self.verification.clone() else {
             return (outcome, reason);
         };
-        if !ended_on_its_own || !self.edited || self.verification_passed {
+        if !ended_on_its_own || !self.progress.edited || self.progress.verification_passed {
             return (outcome, reason);
         }
         self.check(&verification, CheckReason::RunEnded);
-        if self.verification_passed {
+        if self.progress.verification_passed {
             (
                 Outcome::Verified,
                 format!(
@@ -898,7 +909,7 @@ impl Run<'_> {
     /// Calls one tool, reporting and recording it.
     fn call_tool(&mut self, call: &ToolCall) -> ToolResult {
         self.observer.on_event(&Event::ToolStarted {
-            step: self.step,
+            step: self.counts.step,
             tool: &call.name,
             arguments: &call.arguments,
         });
@@ -908,13 +919,13 @@ impl Run<'_> {
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
             && let ToolArgs::ReadFile(read) = parsed.args
-            && !self.read.contains(&read.path)
+            && !self.progress.read.contains(&read.path)
         {
-            self.read.push(read.path);
+            self.progress.read.push(read.path);
         }
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::ToolFinished {
-            step: self.step,
+            step: self.counts.step,
             tool: &call.name,
             target: result.summary().target(),
             detail: detail.clone(),
@@ -922,7 +933,7 @@ impl Run<'_> {
             output: result.text(),
         });
         self.record(Record::Tool {
-            step: self.step,
+            step: self.counts.step,
             id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
@@ -933,7 +944,7 @@ impl Run<'_> {
             result: result.text().to_owned(),
             seconds: took.as_secs_f64(),
         });
-        tracing::debug!(step = self.step, tool = %call.name, summary = %result.summary(), "tool call");
+        tracing::debug!(step = self.counts.step, tool = %call.name, summary = %result.summary(), "tool call");
         result
     }
 
@@ -946,7 +957,7 @@ impl Run<'_> {
         if let Err(error) = self.checkpoints.protect(&path) {
             self.warn(format!(
                 "saving {path} before step {} failed: {error}",
-                self.step
+                self.counts.step
             ));
         }
     }
@@ -954,11 +965,11 @@ impl Run<'_> {
     /// Reports a failure of the undo record that does not end the run.
     fn warn(&mut self, error: String) {
         self.observer.on_event(&Event::CheckpointFailed {
-            step: self.step,
+            step: self.counts.step,
             error: error.clone(),
         });
         self.record(Record::CheckpointFailed {
-            step: self.step,
+            step: self.counts.step,
             error: error.clone(),
         });
         self.warnings.push(error);
@@ -972,7 +983,7 @@ impl Run<'_> {
             Err(error) => {
                 self.warn(format!(
                     "checking .git after step {} failed: {error}",
-                    self.step
+                    self.counts.step
                 ));
                 return None;
             }
@@ -981,18 +992,18 @@ impl Run<'_> {
             return None;
         }
         self.observer.on_event(&Event::Tampered {
-            step: self.step,
+            step: self.counts.step,
             command,
             findings: &findings,
         });
         self.record(Record::Tampered {
-            step: self.step,
+            step: self.counts.step,
             command: command.to_owned(),
             findings: findings.clone(),
         });
         self.warnings.push(format!(
             "step {}: {command} changed .git: {}",
-            self.step,
+            self.counts.step,
             findings.join("; ")
         ));
         Some(prompt::tampered(&findings))
@@ -1002,27 +1013,27 @@ impl Run<'_> {
     fn checkpoint(&mut self, label: &str) {
         match self.checkpoints.checkpoint(label) {
             Ok(Some(number)) => {
-                self.checkpoints_taken += 1;
+                self.counts.checkpoints_taken += 1;
                 self.observer.on_event(&Event::Checkpoint {
-                    step: self.step,
+                    step: self.counts.step,
                     number,
                     label,
                 });
                 self.record(Record::Checkpoint {
-                    step: self.step,
+                    step: self.counts.step,
                     number,
                     label: label.to_owned(),
                 });
             }
             Ok(None) => {}
             Err(error) => {
-                let error = format!("checkpoint after step {} failed: {error}", self.step);
+                let error = format!("checkpoint after step {} failed: {error}", self.counts.step);
                 self.observer.on_event(&Event::CheckpointFailed {
-                    step: self.step,
+                    step: self.counts.step,
                     error: error.clone(),
                 });
                 self.record(Record::CheckpointFailed {
-                    step: self.step,
+                    step: self.counts.step,
                     error: error.clone(),
                 });
                 self.warnings.push(error);
@@ -1033,11 +1044,11 @@ impl Run<'_> {
     /// Tells the model something about how it is working.
     fn nudge(&mut self, message: String) {
         self.observer.on_event(&Event::Nudged {
-            step: self.step,
+            step: self.counts.step,
             message: &message,
         });
         self.record(Record::Nudge {
-            step: self.step,
+            step: self.counts.step,
             content: message.clone(),
         });
         self.messages.push(Message::user(message));
@@ -1057,24 +1068,24 @@ impl Run<'_> {
 
     /// The report, recorded and reported.
     fn finish(mut self, outcome: Outcome, reason: String) -> RunReport {
-        tracing::info!(%outcome, %reason, steps = self.step, "run finished");
+        tracing::info!(%outcome, %reason, steps = self.counts.step, "run finished");
         if let Some(failure) = self.transcript.as_ref().and_then(Transcript::failure) {
             self.warnings.push(failure.to_owned());
         }
         let report = RunReport {
             outcome,
             reason,
-            steps: self.step,
-            tool_calls: self.tool_calls,
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: self.completion_tokens,
+            steps: self.counts.step,
+            tool_calls: self.counts.tool_calls,
+            prompt_tokens: self.counts.prompt_tokens,
+            completion_tokens: self.counts.completion_tokens,
             duration: self.started.elapsed(),
             verification: self.verification.as_ref().map(|v| VerificationReport {
                 command: v.command().to_owned(),
-                runs: self.verifications,
-                passed: self.verification_passed,
+                runs: self.counts.verifications,
+                passed: self.progress.verification_passed,
             }),
-            checkpoints: self.checkpoints_taken,
+            checkpoints: self.counts.checkpoints_taken,
             final_text: self.final_text.clone(),
             transcript: self.transcript.as_ref().map(|t| t.path().to_owned()),
             warnings: self.warnings.clone(),
