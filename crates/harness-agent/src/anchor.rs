@@ -185,7 +185,10 @@ pub(crate) fn place_part(
         }
         match spans.next_if(|(target, _)| target.start == at) {
             Some((target, function)) => {
-                let replacement = reindent(&shown[function.start..function.end], function, target);
+                let replacement = reindent(
+                    &shown[function.start..function.end],
+                    leading_whitespace(bodies[target.start]),
+                );
                 content.push_str(&replacement.join(newline));
                 // The span's last line keeps its ending (or its lack of one, at the end).
                 let last = lines[target.end - 1];
@@ -489,19 +492,27 @@ fn paren_balance(code: &str) -> i64 {
         .sum()
 }
 
-/// The snippet's lines of `function`, indented as `target` is in the file.
-fn reindent(lines: &[&str], function: &Definition<'_>, target: &Definition<'_>) -> Vec<String> {
-    let indent = " ".repeat(target.indent);
+/// A function's lines from the snippet, moved from the snippet's indentation (its first
+/// line's) to `to`, the file's: a line that starts with the snippet's indentation keeps
+/// the rest as written (tabs stay tabs); one that does not is put at `to`.
+fn reindent(lines: &[&str], to: &str) -> Vec<String> {
+    let from = lines.first().map_or("", |line| leading_whitespace(line));
     lines
         .iter()
         .map(|line| {
             if line.trim().is_empty() {
                 return String::new();
             }
-            let keep = indent_width(line).saturating_sub(function.indent);
-            format!("{indent}{}{}", " ".repeat(keep), line.trim_start())
+            match line.strip_prefix(from) {
+                Some(rest) => format!("{to}{rest}"),
+                None => format!("{to}{}", line.trim_start()),
+            }
         })
         .collect()
+}
+
+fn leading_whitespace(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
 /// The line before which new imports go: after the file's last top-level import, or at
@@ -608,6 +619,12 @@ mod tests {
         assert_eq!(
             placed("greet() {\n  echo hello\n}", shell),
             shell.replace("echo hi", "echo hello")
+        );
+        let tabs = "class A {\n\tarea(r) {\n\t\treturn r;\n\t}\n}\n";
+        assert_eq!(
+            placed("area(r) {\n\treturn r * r;\n}", tabs),
+            tabs.replace("return r;", "return r * r;"),
+            "tabs stay tabs"
         );
         let class = "class A {\n  area(r) {\n    return r;\n  }\n}\n";
         assert_eq!(
