@@ -19,7 +19,8 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 
 use git2::{ObjectType, Oid, Repository};
 
@@ -502,15 +503,7 @@ impl Copy<'_, '_> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let described = format!("{command:?}");
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::io(Path::new(program), e))?;
-        let list = id_list(ids);
-        // Fed in a thread of its own while the output is read, so that no
-        // pipe fills.
-        let stdin = child.stdin.take();
-        let feeder =
-            std::thread::spawn(move || stdin.map(|mut pipe| pipe.write_all(list.as_bytes())));
+        let (child, feeder) = spawn_fed(&mut command, program, ids)?;
         let output = child
             .wait_with_output()
             .map_err(|e| Error::io(Path::new(program), e))?;
@@ -542,15 +535,9 @@ impl Copy<'_, '_> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let described = format!("{command:?}");
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::io(Path::new(program), e))?;
-        let list = id_list(ids);
-        // Fed and drained in threads of their own, so that neither pipe fills
-        // while the pack is read.
-        let stdin = child.stdin.take();
-        let feeder =
-            std::thread::spawn(move || stdin.map(|mut pipe| pipe.write_all(list.as_bytes())));
+        let (mut child, feeder) = spawn_fed(&mut command, program, ids)?;
+        // Drained in a thread of its own, so that no pipe fills while the pack
+        // is read.
         let stderr = child.stderr.take();
         let drainer = std::thread::spawn(move || {
             let mut text = String::new();
@@ -638,6 +625,27 @@ fn is_empty(objects: &Path) -> bool {
             .any(|entry| entry.path().extension().is_some_and(|x| x == "pack"))
     });
     !loose && packs.is_ok_and(|any| !any)
+}
+
+/// The thread feeding a command its stdin: `None` when it had none.
+type Feeder = JoinHandle<Option<std::io::Result<()>>>;
+
+/// Spawns `command` (`program`) and feeds it `ids`, one a line, from a thread
+/// of its own, so that no pipe fills while its output is read. The thread
+/// ends with the write's result: a failed write means the command stopped
+/// reading, and its exit status says why.
+fn spawn_fed(
+    command: &mut Command,
+    program: &OsStr,
+    ids: &[Oid],
+) -> Result<(Child, Feeder), Error> {
+    let mut child = command
+        .spawn()
+        .map_err(|e| Error::io(Path::new(program), e))?;
+    let list = id_list(ids);
+    let stdin = child.stdin.take();
+    let feeder = std::thread::spawn(move || stdin.map(|mut pipe| pipe.write_all(list.as_bytes())));
+    Ok((child, feeder))
 }
 
 /// `ids` one a line, as `git pack-objects` reads them.
