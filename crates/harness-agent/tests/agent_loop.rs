@@ -1603,3 +1603,38 @@ fn the_same_answer_again_gets_the_next_request_sampled_differently_until_an_answ
     // differs, and request 5 is a plain one again.
     assert_eq!(resampled, [0, 0, 1, 2, 0]);
 }
+
+#[test]
+fn a_block_under_no_path_is_refused_in_a_protected_test_file_as_a_call_would_be() {
+    const TEST: &str = "def test_add():\n    assert add(2, 3) == 5\n";
+    let (dir, _) = workspace(&[("calc.py", BROKEN), ("test_calc.py", TEST)]);
+    // Test code protected, as `harness run` does unless --allow-test-edits.
+    let toolbox = Toolbox::builder(Workspace::new(dir.path()).expect("a workspace"))
+        .protect_tests(harness_tools::TestCode::new(&[]).expect("the conventions"))
+        .build();
+    // The model read the test, then rewrote its assertion in a block naming no file: the
+    // block goes to test_calc.py, where the tools refuse to change test code.
+    let weakened = Reply::text("```python\ndef test_add():\n    assert add(2, 3) == -1\n```");
+    let ran = run_format(
+        &toolbox,
+        vec![
+            Reply::call("read_file", json!({"path": "test_calc.py"})),
+            weakened,
+            Reply::text("Done."),
+            Reply::text("Done."),
+        ],
+        EditFormat::Auto,
+    );
+    assert_ne!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    let finished = ran.events_named("tool_finished");
+    let edits: Vec<&&Value> = finished
+        .iter()
+        .filter(|event| event["tool"] == "edit_file")
+        .collect();
+    assert_eq!(edits.len(), 1, "{finished:?}");
+    assert_eq!(edits[0]["is_error"], true, "{edits:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("test_calc.py")).unwrap(),
+        TEST
+    );
+}
