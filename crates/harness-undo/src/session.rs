@@ -655,6 +655,21 @@ impl Session {
         Ok(restored)
     }
 
+    /// Brings the working tree and index back to the pre-run state in the middle
+    /// of the run, so that the agent can try the task again from the start.
+    ///
+    /// It restores as [`undo`](Self::undo) does (also when HEAD moved), but the
+    /// run is not undone: it goes on, its next checkpoints follow the last one
+    /// (which holds what the failed attempt left), and [`redo`](Self::redo) has
+    /// nothing to bring back.
+    pub fn revert_to_start(&mut self) -> Result<Restored, Error> {
+        let restored = self.undo(Force::Yes)?;
+        self.record.undone = false;
+        self.record.redo = None;
+        self.runs.write(&self.record)?;
+        Ok(restored)
+    }
+
     /// Brings back the working tree and index that the last [`undo`](Self::undo)
     /// replaced, after saving the current ones under `refs/harness/<id>/saved`.
     ///

@@ -744,3 +744,40 @@ fn undo_restores_symlinks_and_executable_bits() {
     );
     assert_eq!(tree["README"], file("read me\n"));
 }
+
+#[test]
+fn revert_to_start_restores_the_pre_run_state_for_another_attempt_and_the_run_goes_on() {
+    let repo = project();
+    repo.write("src/lib.rs", "pub fn users_own_edit() {}\n");
+    let before = repo.tree();
+    let mut session = begin_dirty(&repo);
+    agent_step(&repo);
+    // The failed attempt committed too: the revert must not depend on HEAD.
+    repo.commit_all("the attempt's commit");
+    let first = session.checkpoint("attempt 1").unwrap().unwrap();
+
+    let reverted = session.revert_to_start().unwrap();
+    assert_eq!(
+        repo.tree(),
+        before,
+        "the files are as they were before the run"
+    );
+    assert!(reverted.changed.contains(&PathBuf::from("src/new/mod.rs")));
+    assert!(!session.info().undone, "a revert is not an undo");
+    assert!(
+        matches!(session.redo(Force::No), Err(Error::NothingToRedo { .. })),
+        "redo has nothing to bring back after a revert"
+    );
+
+    // The next attempt's checkpoints follow the failed attempt's.
+    repo.write("src/lib.rs", "pub fn second_attempt() {}\n");
+    let second = session.checkpoint("attempt 2").unwrap().unwrap();
+    assert_eq!(second.number, first.number + 1);
+    let second_tree = repo.tree();
+
+    // And the run as a whole is still undone, and redone, as any other.
+    session.undo(Force::Yes).unwrap();
+    assert_eq!(repo.tree(), before);
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), second_tree);
+}
