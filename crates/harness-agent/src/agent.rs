@@ -152,10 +152,19 @@ impl<'a> Agent<'a> {
             progress: Progress::default(),
             final_text: String::new(),
             warnings: Vec::new(),
+            attempt: Attempt::FIRST,
         };
-        let (outcome, reason) = run.go(task);
-        let (outcome, reason) = run.check_what_was_left(outcome, reason);
-        run.finish(outcome, reason)
+        let context_window = match run.start(task) {
+            Ok(tokens) => tokens,
+            Err(error) => return run.finish(Outcome::ModelError, error.to_string()),
+        };
+        loop {
+            let (outcome, reason) = run.go(task, context_window);
+            let (outcome, reason) = run.check_what_was_left(outcome, reason);
+            if !run.try_again(outcome, &reason) {
+                return run.finish(outcome, reason);
+            }
+        }
     }
 }
 
@@ -195,6 +204,30 @@ struct Run<'a> {
     final_text: String,
     /// Problems that did not end the run.
     warnings: Vec<String>,
+    /// The attempt at the task under way.
+    attempt: Attempt,
+}
+
+/// Where an attempt at the task began, so that its steps and checks are counted from there.
+#[derive(Clone, Copy)]
+struct Attempt {
+    /// From 1.
+    number: u32,
+    /// The steps of the run before it.
+    steps_before: u32,
+    /// The checks of the model's work before it.
+    checks_before: u32,
+    /// How the attempt before it ended; `None` for the first.
+    after: Option<Outcome>,
+}
+
+impl Attempt {
+    const FIRST: Attempt = Attempt {
+        number: 1,
+        steps_before: 0,
+        checks_before: 0,
+        after: None,
+    };
 }
 
 /// What a run has counted so far: the figures of its report.
@@ -266,12 +299,9 @@ enum TurnEnd {
 }
 
 impl Run<'_> {
-    /// The loop, up to an outcome and the reason for it.
-    fn go(&mut self, task: &str) -> (Outcome, String) {
-        let context_window = match self.chat.context_window() {
-            Ok(tokens) => tokens,
-            Err(error) => return (Outcome::ModelError, error.to_string()),
-        };
+    /// Reports and records the start of the run; returns the model's context window.
+    fn start(&mut self, task: &str) -> Result<u32, ChatError> {
+        let context_window = self.chat.context_window()?;
         let workspace = self.toolbox.workspace().root().to_string();
         let verification_command = self.verification.as_ref().map(|v| v.command().to_owned());
         self.observer.on_event(&Event::Started {
@@ -291,8 +321,16 @@ impl Run<'_> {
                 max_seconds: self.budgets.max_duration.as_secs_f64(),
                 max_failed_calls: self.budgets.max_failed_calls,
                 max_tokens: self.budgets.max_tokens,
+                attempts: self.budgets.attempts,
             }),
         });
+        Ok(context_window)
+    }
+
+    /// One attempt at the task: the loop, from a fresh conversation up to an outcome and
+    /// the reason for it.
+    fn go(&mut self, task: &str, context_window: u32) -> (Outcome, String) {
+        let workspace = self.toolbox.workspace().root().to_string();
         let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
         let head_start = self.budgets.head_start_chars > 0;
         self.push(Message::system(prompt::system_prompt(
@@ -301,7 +339,16 @@ impl Run<'_> {
             self.verification.as_ref(),
             self.edit_format,
         )));
-        self.push(Message::user(prompt::task_message(task, head_start)));
+        let task = match self.attempt.after {
+            None => prompt::task_message(task, head_start),
+            Some(previous) => prompt::next_attempt(
+                task,
+                head_start,
+                (self.attempt.number, self.budgets.attempts),
+                previous,
+            ),
+        };
+        self.push(Message::user(task));
         if head_start {
             self.head_start();
         }
@@ -469,7 +516,7 @@ impl Run<'_> {
         if self.started.elapsed() >= self.budgets.max_duration {
             return Some(self.out_of_time());
         }
-        if self.counts.step >= self.budgets.max_steps {
+        if self.counts.step - self.attempt.steps_before >= self.budgets.max_steps {
             return Some((
                 Outcome::StepLimit,
                 format!(
@@ -522,7 +569,12 @@ impl Run<'_> {
         let chat = Arc::clone(&self.chat);
         let messages = self.messages.clone();
         let tools = self.tools.clone();
-        let resample = self.progress.resample;
+        // A later attempt is sampled differently from its first request on.
+        let resample = self
+            .progress
+            .resample
+            .max(self.attempt.number - 1)
+            .min(MAX_RESAMPLE);
         let asked = Instant::now();
         let spawned = thread::Builder::new()
             .name("harness-model".to_owned())
@@ -754,7 +806,9 @@ impl Run<'_> {
                 "the model said it was done; no verification command checked it".to_owned(),
             ));
         };
-        let (attempt, result) = self.check(&verification, reason);
+        let (number, result) = self.check(&verification, reason);
+        // The checks of this attempt: each attempt has the budget of checks.
+        let attempt = number - self.attempt.checks_before;
         let passed = self.progress.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
@@ -775,7 +829,7 @@ impl Run<'_> {
         // The check is shown as a call on the model's "done" message, so that its output
         // reaches the model as a tool result, data like every other.
         let call = ToolCall {
-            id: format!("verification_{attempt}"),
+            id: format!("verification_{number}"),
             name: ToolName::RunCommand.as_str().to_owned(),
             arguments: verification.call_arguments(),
             origin: CallOrigin::Structured,
@@ -863,6 +917,63 @@ impl Run<'_> {
         });
         self.checkpoint(&format!("step {}: verification", self.counts.step));
         (attempt, result)
+    }
+
+    /// After an attempt that ended `outcome`, whether another begins: when attempts are
+    /// left and another try could end otherwise (the check failed, the model got stuck or
+    /// ran out of steps; not a stop, the time or tokens running out, or a run with nothing
+    /// to check it), the files are brought back to the state before the run and the
+    /// conversation starts afresh. If they cannot be brought back, no attempt follows: one
+    /// built on the failed attempt's changes would not be a new attempt.
+    fn try_again(&mut self, outcome: Outcome, reason: &str) -> bool {
+        let another_could_differ = matches!(
+            outcome,
+            Outcome::VerificationFailed | Outcome::Stuck | Outcome::StepLimit
+        );
+        if !another_could_differ
+            || self.attempt.number >= self.budgets.attempts
+            || self
+                .budget_exhausted()
+                .is_some_and(|(end, _)| end != Outcome::StepLimit)
+        {
+            return false;
+        }
+        let reverted = match self.checkpoints.revert_to_start() {
+            Ok(reverted) => reverted,
+            Err(error) => {
+                self.warn(format!(
+                    "no other attempt was made: the files could not be brought back to the \
+                     state before the run ({error})"
+                ));
+                return false;
+            }
+        };
+        self.attempt = Attempt {
+            number: self.attempt.number + 1,
+            steps_before: self.counts.step,
+            checks_before: self.counts.verifications,
+            after: Some(outcome),
+        };
+        self.observer.on_event(&Event::NextAttempt {
+            attempt: self.attempt.number,
+            of: self.budgets.attempts,
+            previous: outcome,
+            reason,
+            reverted,
+        });
+        self.record(Record::Attempt {
+            attempt: self.attempt.number,
+            previous: outcome,
+            reason: reason.to_owned(),
+            reverted,
+        });
+        self.messages.clear();
+        self.progress = Progress::default();
+        self.checkpoint(&format!(
+            "attempt {}: the files as they were before the run",
+            self.attempt.number
+        ));
+        true
     }
 
     /// A run that ended without the model saying it was done (stuck in a loop, out of steps
@@ -1076,6 +1187,7 @@ impl Run<'_> {
             outcome,
             reason,
             steps: self.counts.step,
+            attempts: self.attempt.number,
             tool_calls: self.counts.tool_calls,
             prompt_tokens: self.counts.prompt_tokens,
             completion_tokens: self.counts.completion_tokens,

@@ -48,6 +48,13 @@ pub struct Budgets {
     pub head_start_chars: usize,
     /// Tokens of the context window kept free for the model's answer. Default 1,024.
     pub answer_reserve_tokens: u32,
+    /// How many times the task may be tried. An attempt that ends without success but
+    /// could go otherwise another time (the verification failed, the model got stuck or
+    /// ran out of steps) is followed by another: the files are brought back to the state
+    /// before the run ([`Checkpoints::revert_to_start`](crate::Checkpoints::revert_to_start))
+    /// and the model starts afresh, told how the attempt ended, sampled differently. Steps
+    /// and checks are counted per attempt, time and tokens over the whole run. Default 1.
+    pub attempts: u32,
 }
 
 impl Default for Budgets {
@@ -62,6 +69,7 @@ impl Default for Budgets {
             max_verifications: 3,
             head_start_chars: 6_000,
             answer_reserve_tokens: 1_024,
+            attempts: 1,
         }
     }
 }

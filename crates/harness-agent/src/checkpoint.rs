@@ -50,6 +50,18 @@ pub trait Checkpoints {
     fn verify(&mut self) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
         Ok(Vec::new())
     }
+
+    /// Brings the workspace back to the state before the run, for another attempt at the
+    /// task (see [`Budgets::attempts`](crate::Budgets::attempts)), and returns how many
+    /// paths it changed. The run goes on: it is not undone.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept the state from being restored; the loop then makes no other attempt.
+    /// By default nothing is kept to restore from, so this always fails.
+    fn revert_to_start(&mut self) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
+        Err("this run keeps no record of the files before it, so it cannot go back to them".into())
+    }
 }
 
 /// Takes no checkpoints.

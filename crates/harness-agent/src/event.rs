@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::outcome::RunReport;
+use crate::outcome::{Outcome, RunReport};
 
 /// Something that happened in a run, reported to the [`Observer`] as it happens.
 ///
@@ -148,6 +148,20 @@ pub enum Event<'a> {
         detail: String,
         /// Its output, cut in the middle when long.
         output: &'a str,
+    },
+    /// An attempt at the task ended without success and another begins: the files were
+    /// brought back to the state before the run.
+    NextAttempt {
+        /// The attempt that begins, from 2.
+        attempt: u32,
+        /// How many attempts the run may make.
+        of: u32,
+        /// How the one before ended.
+        previous: Outcome,
+        /// Why, in one sentence.
+        reason: &'a str,
+        /// How many paths going back to the state before the run changed.
+        reverted: usize,
     },
     /// The run is over.
     Finished {

@@ -64,8 +64,12 @@ pub struct RunReport {
     pub outcome: Outcome,
     /// Why, in one sentence: "the verification command exited 0", "no scripted reply", …
     pub reason: String,
-    /// Model turns taken.
+    /// Model turns taken, over every attempt.
     pub steps: u32,
+    /// Attempts made at the task (see [`Budgets::attempts`](crate::Budgets::attempts)); 1
+    /// in transcripts from before there were more.
+    #[serde(default = "one")]
+    pub attempts: u32,
     /// Tool calls made by the model (the head start's not counted).
     pub tool_calls: u32,
     /// Prompt tokens over all requests, as the servers counted them.
@@ -100,6 +104,7 @@ impl RunReport {
             outcome,
             reason,
             steps: calls,
+            attempts: 1,
             tool_calls: calls,
             prompt_tokens: 0,
             completion_tokens: 0,
@@ -124,6 +129,10 @@ pub struct VerificationReport {
     pub runs: u32,
     /// True if and only if its last run exited 0.
     pub passed: bool,
+}
+
+pub(crate) fn one() -> u32 {
+    1
 }
 
 fn seconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {

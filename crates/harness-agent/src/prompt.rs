@@ -7,6 +7,7 @@
 use harness_schema::ToolName;
 
 use crate::blocks::EditFormat;
+use crate::outcome::Outcome;
 use crate::verify::Verification;
 
 /// The system prompt: the role, the workspace, the tools, how to finish, and that tool
@@ -101,6 +102,28 @@ pub(crate) fn task_message(task: &str, head_start: bool) -> String {
     } else {
         task.to_owned()
     }
+}
+
+/// The task message of attempt `attempt` of `attempts`, after one that ended with
+/// `previous`. Only the harness's own words: how the files and the tests stand now, the
+/// head start shows afresh.
+pub(crate) fn next_attempt(
+    task: &str,
+    head_start: bool,
+    (attempt, attempts): (u32, u32),
+    previous: Outcome,
+) -> String {
+    let how = match previous {
+        Outcome::VerificationFailed => "the verification command still failed at its last check",
+        Outcome::StepLimit => "it ran out of steps",
+        _ => "it got stuck, repeating a call or making calls that failed",
+    };
+    let task = format!(
+        "{task}\n\nThis is attempt {attempt} of {attempts}. The previous attempt did not \
+         succeed ({how}); its changes were undone, so every file is as it was at the start. \
+         Take a different approach this time."
+    );
+    task_message(&task, head_start)
 }
 
 /// What the model is told after the head start, so that its first turn acts instead of

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::CheckReason;
-use crate::outcome::RunReport;
+use crate::outcome::{Outcome, RunReport};
 
 /// The transcript format this version writes, carried by the [`Record::Run`] that starts
 /// every transcript. Format 1 (written before the number existed) had no `format` field and
@@ -152,6 +152,17 @@ pub enum Record {
         /// How many results were elided.
         elided: usize,
     },
+    /// An attempt ended without success and another began, from the state before the run.
+    Attempt {
+        /// The attempt that began, from 2.
+        attempt: u32,
+        /// How the one before ended.
+        previous: Outcome,
+        /// Why, in one sentence.
+        reason: String,
+        /// How many paths going back to the state before the run changed.
+        reverted: usize,
+    },
     /// The run ended: always the last line of a run that was not killed.
     Outcome(RunReport),
 }
@@ -167,6 +178,10 @@ pub struct RecordedBudgets {
     pub max_failed_calls: u32,
     /// Tokens, prompt and generated, over the run; `None` for no limit.
     pub max_tokens: Option<u64>,
+    /// Attempts at the task the run could make (1 in transcripts from before there were
+    /// more).
+    #[serde(default = "crate::outcome::one")]
+    pub attempts: u32,
 }
 
 impl Record {
@@ -183,6 +198,7 @@ impl Record {
             Record::Tampered { .. } => "tampered",
             Record::Nudge { .. } => "nudge",
             Record::Trim { .. } => "trim",
+            Record::Attempt { .. } => "attempt",
             Record::Outcome(_) => "outcome",
         }
     }

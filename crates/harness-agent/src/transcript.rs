@@ -298,6 +298,7 @@ mod tests {
                 max_seconds: 60.0,
                 max_failed_calls: 5,
                 max_tokens: None,
+                attempts: 1,
             }),
         }
     }

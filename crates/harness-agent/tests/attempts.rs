@@ -1,0 +1,386 @@
+//! Attempts with revert ([`Budgets::attempts`]): an attempt that ends without success is
+//! followed by another from the state before the run, told how the last one ended and
+//! sampled differently; and nothing else ends in another attempt.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use harness_agent::{
+    Agent, Budgets, Checkpoints, FakeChat, Message, NoCheckpoints, Outcome, Reply, Role, RunReport,
+    Verification,
+};
+use harness_sandbox::Workspace;
+use harness_tools::Toolbox;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+/// The buggy file of every test, and the check that passes once it is fixed.
+const BUGGY: &str = "def add(a, b):\n    return a - b\n";
+const CHECK: &str = "grep -q 'a + b' calc.py";
+
+/// A workspace holding [`BUGGY`] as `calc.py`, and a toolbox over it.
+fn workspace() -> (TempDir, Toolbox) {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(directory.path().join("calc.py"), BUGGY).expect("calc.py");
+    let toolbox = Toolbox::new(Workspace::new(directory.path()).expect("a workspace"));
+    (directory, toolbox)
+}
+
+/// Checkpoints that go back to the files as they were when made, as the undo session does:
+/// every file rewritten, every new one removed.
+struct Snapshot {
+    root: PathBuf,
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    reverts: u32,
+    labels: Vec<String>,
+}
+
+impl Snapshot {
+    fn of(root: &Path) -> Snapshot {
+        Snapshot {
+            root: root.to_owned(),
+            files: files(root),
+            reverts: 0,
+            labels: Vec::new(),
+        }
+    }
+}
+
+fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    std::fs::read_dir(root)
+        .expect("the workspace")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.is_file())
+        .map(|path| {
+            let content = std::fs::read(&path).expect("a file");
+            (path, content)
+        })
+        .collect()
+}
+
+impl Checkpoints for Snapshot {
+    fn checkpoint(&mut self, label: &str) -> Result<Option<u32>, Failure> {
+        self.labels.push(label.to_owned());
+        Ok(Some(self.labels.len() as u32))
+    }
+
+    fn revert_to_start(&mut self) -> Result<usize, Failure> {
+        self.reverts += 1;
+        let now = files(&self.root);
+        let mut changed = 0;
+        for path in now.keys().filter(|path| !self.files.contains_key(*path)) {
+            std::fs::remove_file(path)?;
+            changed += 1;
+        }
+        for (path, content) in &self.files {
+            if now.get(path) != Some(content) {
+                std::fs::write(path, content)?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+fn budgets(attempts: u32) -> Budgets {
+    Budgets {
+        head_start_chars: 0,
+        max_verifications: 1,
+        attempts,
+        ..Budgets::default()
+    }
+}
+
+/// A wrong fix, a stray file, and the claim that it is done: an attempt that fails its
+/// only check.
+fn wrong_attempt() -> [Reply; 3] {
+    [
+        Reply::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "a - b", "new_text": "a * b"}),
+        ),
+        Reply::call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "tried *\n"}),
+        ),
+        Reply::text("Fixed."),
+    ]
+}
+
+fn right_attempt() -> [Reply; 2] {
+    [
+        Reply::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}),
+        ),
+        Reply::text("Fixed."),
+    ]
+}
+
+struct Ran {
+    report: RunReport,
+    chat: Arc<FakeChat>,
+    events: Vec<Value>,
+    snapshot: Snapshot,
+}
+
+fn run(dir: &TempDir, toolbox: &Toolbox, replies: Vec<Reply>, budgets: Budgets) -> Ran {
+    let chat = Arc::new(FakeChat::new(replies));
+    let mut snapshot = Snapshot::of(dir.path());
+    let mut events = Vec::new();
+    let report = Agent::new(chat.clone(), toolbox)
+        .budgets(budgets)
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut events, &mut snapshot);
+    Ran {
+        report,
+        chat,
+        events,
+        snapshot,
+    }
+}
+
+fn user_text(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .collect()
+}
+
+#[test]
+fn a_failed_attempt_is_reverted_and_the_next_starts_afresh_told_how_it_ended() {
+    let (dir, toolbox) = workspace();
+    let replies = wrong_attempt().into_iter().chain(right_attempt()).collect();
+    let ran = run(&dir, &toolbox, replies, budgets(2));
+
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.attempts, 2);
+    assert_eq!(ran.snapshot.reverts, 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+    assert!(
+        !dir.path().join("notes.txt").exists(),
+        "what the failed attempt created is gone"
+    );
+
+    // The second attempt's first request is a fresh conversation, with none of the first.
+    let requests = ran.chat.requests();
+    let second = &requests[3].messages;
+    assert!(
+        !second.iter().any(|m| m.content.contains("tried *")),
+        "the failed attempt's calls are not in the new conversation"
+    );
+    let asked = user_text(second);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].starts_with("fix add"), "{}", asked[0]);
+    assert!(asked[0].contains("attempt 2 of 2"), "{}", asked[0]);
+    assert!(
+        asked[0].contains("the verification command still failed"),
+        "{}",
+        asked[0]
+    );
+    assert!(asked[0].contains("changes were undone"), "{}", asked[0]);
+    // Asked the same way, a small model answers the same way: the new attempt is sampled
+    // differently from its first request on.
+    assert_eq!(requests[0].resample, 0);
+    assert_eq!(requests[3].resample, 1);
+
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    assert_eq!(next[0]["attempt"], 2);
+    assert_eq!(next[0]["of"], 2);
+    assert_eq!(next[0]["previous"], "verification_failed");
+    assert_eq!(
+        next[0]["reverted"], 2,
+        "calc.py rewritten, notes.txt removed"
+    );
+    assert!(
+        ran.snapshot
+            .labels
+            .iter()
+            .any(|label| label == "attempt 2: the files as they were before the run"),
+        "{:?}",
+        ran.snapshot.labels
+    );
+}
+
+#[test]
+fn each_attempt_has_the_budget_of_steps_and_checks_and_the_run_counts_them_all() {
+    let (dir, toolbox) = workspace();
+    let mut budgets = budgets(3);
+    budgets.max_steps = 3;
+    let replies = wrong_attempt()
+        .into_iter()
+        .chain(wrong_attempt())
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets);
+    // Three steps and one check each: over the whole run, 8 steps and 3 checks.
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.attempts, 3);
+    assert_eq!(ran.report.steps, 8);
+    assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(3));
+    assert_eq!(ran.snapshot.reverts, 2);
+    let third = &ran.chat.requests()[6];
+    assert!(user_text(&third.messages)[0].contains("attempt 3 of 3"));
+    assert_eq!(third.resample, 2);
+}
+
+#[test]
+fn the_last_attempt_s_failure_is_the_outcome_and_nothing_is_reverted_after_it() {
+    let (dir, toolbox) = workspace();
+    let replies = wrong_attempt().into_iter().chain(wrong_attempt()).collect();
+    let ran = run(&dir, &toolbox, replies, budgets(2));
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!(ran.report.attempts, 2);
+    assert_eq!(ran.snapshot.reverts, 1);
+    assert!(
+        std::fs::read_to_string(dir.path().join("calc.py"))
+            .unwrap()
+            .contains("a * b"),
+        "the last attempt's work is left for the user to see, diff and undo"
+    );
+}
+
+#[test]
+fn a_run_stuck_or_out_of_steps_is_tried_again_too() {
+    let (dir, toolbox) = workspace();
+    let mut budgets = budgets(2);
+    budgets.max_steps = 1;
+    let replies = [Reply::call("read_file", json!({"path": "calc.py"}))]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets.clone());
+    // The first attempt ran out of its one step; the second, with one step, made the fix
+    // and was checked on what it left.
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next[0]["previous"], "step_limit");
+    assert!(
+        user_text(&ran.chat.requests()[1].messages)[0].contains("ran out of steps"),
+        "{:?}",
+        ran.chat.requests()[1].messages
+    );
+
+    let (dir, toolbox) = workspace();
+    budgets.max_steps = 40;
+    budgets.max_failed_calls = 1;
+    let replies = [Reply::call("read_file", json!({"path": "absent.py"}))]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.attempts, 2);
+    assert!(user_text(&ran.chat.requests()[1].messages)[0].contains("got stuck"));
+}
+
+#[test]
+fn one_attempt_is_the_default_and_an_outcome_another_try_cannot_change_ends_the_run() {
+    let (dir, toolbox) = workspace();
+    let ran = run(
+        &dir,
+        &toolbox,
+        wrong_attempt().into_iter().chain(right_attempt()).collect(),
+        Budgets {
+            head_start_chars: 0,
+            max_verifications: 1,
+            ..Budgets::default()
+        },
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!((ran.report.attempts, ran.snapshot.reverts), (1, 0));
+
+    // A model that cannot be asked is not asked again from the start.
+    let (dir, toolbox) = workspace();
+    let chat = Arc::new(FakeChat::new([]).then_fail("connection refused"));
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(budgets(3))
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::ModelError);
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
+
+    // Nor is a run that has nothing to check it: "done" cannot be told from "not done".
+    let (dir, toolbox) = workspace();
+    let chat = Arc::new(FakeChat::new(wrong_attempt()));
+    let mut snapshot = Snapshot::of(dir.path());
+    let report =
+        Agent::new(chat, &toolbox)
+            .budgets(budgets(3))
+            .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::Unverified);
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
+
+    // Nor one whose tokens ran out: they are the whole run's budget.
+    let (dir, toolbox) = workspace();
+    let mut limited = budgets(3);
+    limited.max_tokens = Some(1);
+    let chat = Arc::new(FakeChat::new(
+        wrong_attempt().map(|reply| reply.with_tokens(5, 5)),
+    ));
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(limited)
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::TokenLimit);
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
+}
+
+#[test]
+fn without_a_way_back_to_the_start_no_other_attempt_is_made_and_the_report_says_why() {
+    let (_dir, toolbox) = workspace();
+    let chat = Arc::new(FakeChat::new(
+        wrong_attempt().into_iter().chain(right_attempt()),
+    ));
+    let report = Agent::new(chat.clone(), &toolbox)
+        .budgets(budgets(2))
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut NoCheckpoints);
+    assert_eq!(report.outcome, Outcome::VerificationFailed);
+    assert_eq!(report.attempts, 1);
+    assert_eq!(chat.remaining(), 2, "the model was not asked again");
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0].starts_with("no other attempt was made: the files could not be"),
+        "{}",
+        report.warnings[0]
+    );
+}
