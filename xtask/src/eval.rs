@@ -47,6 +47,7 @@ struct Options {
     timeout: u64,
     out: Option<PathBuf>,
     harness: Option<PathBuf>,
+    harness_args: Vec<String>,
     keep: bool,
 }
 
@@ -65,6 +66,7 @@ impl Options {
             timeout: 360,
             out: None,
             harness: None,
+            harness_args: Vec::new(),
             keep: false,
         };
         let mut args = args.iter();
@@ -94,6 +96,7 @@ impl Options {
                 "--timeout" => options.timeout = positive(flag, value)?,
                 "--out" => options.out = Some(PathBuf::from(value)),
                 "--harness" => options.harness = Some(PathBuf::from(value)),
+                "--harness-arg" => options.harness_args.push(value.clone()),
                 other => bail!("unknown flag {other:?}: see `cargo xtask help`"),
             }
         }
@@ -259,6 +262,10 @@ fn agent_spec(kind: AgentKind, options: &Options) -> Result<AgentSpec> {
         host: options.host.clone(),
         max_steps: options.max_steps,
         timeout_seconds: options.timeout,
+        harness_args: match kind {
+            AgentKind::Harness => options.harness_args.clone(),
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -363,6 +370,10 @@ mod tests {
             "/o",
             "--harness",
             "/h",
+            "--harness-arg",
+            "--attempts",
+            "--harness-arg",
+            "2",
             "--keep",
         ])
         .unwrap();
@@ -384,6 +395,7 @@ mod tests {
                 timeout: 60,
                 out: Some("/o".into()),
                 harness: Some("/h".into()),
+                harness_args: vec!["--attempts".into(), "2".into()],
                 keep: true,
             }
         );

@@ -41,7 +41,8 @@ tasks:
                 started in the background; prints how to review and undo
   eval [--tasks DIR] [--task ID]... [--agent harness|aider|mini-swe-agent]...
        [--model M] [--api ollama|openai] [--host URL] [--attempts N]
-       [--max-steps N] [--timeout S] [--out DIR] [--harness PATH] [--keep]
+       [--max-steps N] [--timeout S] [--out DIR] [--harness PATH]
+       [--harness-arg ARG]... [--keep]
                 agents on the task suite (fixtures/tasks, 16 small repositories with a
                 failing test), each task in a fresh temporary git repository; writes
                 OUT/report.md and OUT/report.json (default OUT: target/eval/DATE): per
@@ -55,6 +56,8 @@ tasks:
       --attempts N        run each task N times, each a job of its own (default 1)
       --task ID           only this task (repeat for more)
       --harness PATH      a built harness binary (default: cargo build -p harness-cli)
+      --harness-arg ARG   one more word for `harness run` (repeat: --harness-arg
+                          --attempts --harness-arg 2), to compare its settings
       --keep              keep each job's directory for review
   eval-task --spec FILE --result FILE
                 one job of `eval` (one agent on one task): a JSON spec in, a JSON

@@ -82,6 +82,10 @@ pub(crate) struct AgentSpec {
     pub(crate) max_steps: u32,
     /// The most seconds the agent may take.
     pub(crate) timeout_seconds: u64,
+    /// More flags for `harness run` (the harness only), e.g. `--attempts 2`: to compare
+    /// its settings side by side.
+    #[serde(default)]
+    pub(crate) harness_args: Vec<String>,
 }
 
 /// Where a job's agent works and leaves its logs.
@@ -133,6 +137,7 @@ impl AgentSpec {
                         argv.extend([flag.to_owned(), value.clone()]);
                     }
                 }
+                argv.extend(self.harness_args.iter().cloned());
                 argv.push(statement.to_owned());
             }
             AgentKind::Aider => {
@@ -406,6 +411,7 @@ mod tests {
             host: Some("http://127.0.0.1:8080".into()),
             max_steps: 15,
             timeout_seconds: 360,
+            harness_args: Vec::new(),
         }
     }
 
@@ -463,6 +469,10 @@ mod tests {
             "{line:?}"
         );
         assert!(spec(AgentKind::Harness, "openai").env().is_empty());
+        // Extra flags go in before the task, which stays the last word.
+        defaults.harness_args = vec!["--attempts".into(), "2".into()];
+        let line = defaults.argv("t", "v", &[], &[], &places()).unwrap();
+        assert_eq!(line[line.len() - 3..], ["--attempts", "2", "t"]);
     }
 
     #[test]

@@ -132,6 +132,7 @@ fn harness_agent(host: &str) -> AgentSpec {
         host: Some(host.to_owned()),
         max_steps: 6,
         timeout_seconds: 120,
+        harness_args: Vec::new(),
     }
 }
 
