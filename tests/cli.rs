@@ -11,6 +11,7 @@ mod help;
 mod interrupt;
 mod mcp;
 mod refusals;
+mod replies;
 mod same_call;
 mod support;
 mod terminal;

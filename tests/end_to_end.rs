@@ -398,6 +398,81 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
 /// name. With the default edit format it is applied through the tools, shown as a diff,
 /// checkpointed, verified, and undone like any edit; with `--edit-format tools` it changes
 /// nothing.
+/// `--attempts 2`: the first attempt makes a wrong fix and a stray file and runs out of
+/// steps; both are reverted, the second attempt starts afresh and is verified, and the run
+/// is still one run to diff and undo, back to the user's own uncommitted edit.
+#[test]
+fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("README.md", "the user's uncommitted words\n");
+    let before = repo.snapshot();
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b", "new_text": "return a * b"}),
+        ),
+        Turn::call(
+            "write_file",
+            json!({"path": "scratch.py", "content": "x = 1\n"}),
+        ),
+        Turn::call("read_file", json!({"path": "calc.py"})),
+        Turn::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}),
+        ),
+        Turn::call(
+            "run_command",
+            json!({"argv": ["python3", "-m", "unittest", "-q"]}),
+        ),
+    ]);
+
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "--allow-dirty",
+        "--max-steps",
+        "3",
+        "--attempts",
+        "2",
+        "make the failing test pass",
+    ]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "↺ attempt 2 of 2: the last one ended step limit",
+        "its changes were reverted (2 path(s))",
+        "outcome:       verified",
+        "steps:         5 in 2 attempts, each but the last reverted",
+        "files changed: calc.py (+1 −1)",
+    ]);
+    assert!(repo.read("calc.py").contains("return a + b"));
+    assert!(!repo.root.join("scratch.py").exists());
+
+    // The second attempt began a new conversation, told how the first ended, without it.
+    let chats = model.chats();
+    assert_eq!(chats.len(), 5);
+    let second = chats[3]["messages"].to_string();
+    assert!(second.contains("This is attempt 2 of 2"), "{second}");
+    assert!(second.contains("ran out of steps"), "{second}");
+    assert!(!second.contains("scratch.py"), "{second}");
+    let attempts = repo.records("attempt");
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0]["previous"], "step_limit");
+    assert_eq!(repo.records("outcome")[0]["attempts"], 2);
+    repo.harness(&["show"])
+        .assert_exit(0)
+        .assert_stdout_has(&["↺ attempt 2: the last one ended step limit"]);
+
+    // One run: its diff is the last attempt's, its undo brings back the user's edit.
+    repo.harness(&["diff", "--stat"])
+        .assert_exit(0)
+        .assert_stdout_has(&["M  calc.py  +1 −1\n1 file changed, +1 −1\n"]);
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+}
+
 #[test]
 fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() {
     let repo = Repo::from_fixture("calc");

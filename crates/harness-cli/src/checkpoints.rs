@@ -37,6 +37,10 @@ impl Checkpoints for SessionCheckpoints<'_> {
         let found = self.0.verify()?;
         Ok(found.iter().map(ToString::to_string).collect())
     }
+
+    fn revert_to_start(&mut self) -> Result<usize, Failure> {
+        Ok(self.0.revert_to_start()?.changed.len())
+    }
 }
 
 /// The loop over a real undo session in a real git repository: a command that changes

@@ -15,6 +15,8 @@ use anyhow::{Context, anyhow};
 use harness_agent::{Budgets, EditFormat, Verification};
 use harness_exec::{Policy, Sandbox};
 use harness_ollama::{Api, Client, DEFAULT_MODEL};
+
+use crate::probe::Replies;
 use serde::Deserialize;
 
 /// The name of the project's configuration file, at the workspace root.
@@ -43,12 +45,16 @@ pub(crate) struct Settings {
     pub(crate) max_tokens: Option<u64>,
     /// Characters of the head start shown to the model; 0 turns it off.
     pub(crate) head_start_chars: usize,
+    /// Attempts at the task, each after reverting the one before.
+    pub(crate) attempts: u32,
     /// The model's context window, when the configuration sets it.
     pub(crate) context_length: Option<u32>,
     /// Sampling temperature.
     pub(crate) temperature: f64,
     /// Which edits written into an answer, instead of a tool call, are applied.
     pub(crate) edit_format: EditFormat,
+    /// How the model is asked to reply.
+    pub(crate) replies: Replies,
     /// The configuration files that were read, in order.
     pub(crate) files: Vec<PathBuf>,
 }
@@ -98,12 +104,14 @@ pub(crate) struct Overrides {
     pub(crate) allow: Vec<String>,
     pub(crate) timeout: Option<u64>,
     pub(crate) max_steps: Option<u32>,
+    pub(crate) attempts: Option<u32>,
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_command_timeout: Option<u64>,
     pub(crate) sandbox: Option<Sandbox>,
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) network: bool,
     pub(crate) edit_format: Option<EditFormat>,
+    pub(crate) replies: Option<Replies>,
     pub(crate) allow_test_edits: bool,
 }
 
@@ -128,6 +136,7 @@ impl Settings {
             max_failed_calls: self.max_failed_calls,
             max_tokens: self.max_tokens,
             head_start_chars: self.head_start_chars,
+            attempts: self.attempts,
             ..Budgets::default()
         }
     }
@@ -190,6 +199,16 @@ impl Settings {
             })?,
             (None, None) => EditFormat::default(),
         };
+        let replies = match (flags.replies, files.replies.as_deref()) {
+            (Some(replies), _) => replies,
+            (None, Some(name)) => Replies::parse(name).ok_or_else(|| {
+                anyhow!(
+                    "unknown replies {name:?} in the configuration: use \"auto\", \"native\" \
+                     or \"constrained\""
+                )
+            })?,
+            (None, None) => Replies::default(),
+        };
         let mut writable = files
             .writable
             .unwrap_or_default()
@@ -228,9 +247,14 @@ impl Settings {
             max_failed_calls: files.max_failed_calls.unwrap_or(defaults.max_failed_calls),
             max_tokens: files.max_tokens.or(defaults.max_tokens),
             head_start_chars: files.head_start_chars.unwrap_or(defaults.head_start_chars),
+            attempts: flags
+                .attempts
+                .or(files.attempts)
+                .unwrap_or(defaults.attempts),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
             edit_format,
+            replies,
             files: loaded.files,
         })
     }
@@ -243,6 +267,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
         ("timeout", files.timeout),
         ("command_timeout", files.command_timeout),
         ("max_steps", files.max_steps.map(u64::from)),
+        ("attempts", files.attempts.map(u64::from)),
         ("max_failed_calls", files.max_failed_calls.map(u64::from)),
         ("max_tokens", files.max_tokens),
         ("context_length", files.context_length.map(u64::from)),
@@ -268,13 +293,15 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// deny = ["secrets/", "/private", "*.sqlite"] # .gitignore lines: what the tools may neither read nor write
 /// timeout = 1800                      # seconds for the whole run
 /// command_timeout = 60                # seconds for one command
-/// max_steps = 40
+/// max_steps = 40                      # per attempt
+/// attempts = 1                        # tries at the task; each failed one is reverted first
 /// max_failed_calls = 5                # failed tool calls in a row that end the run
 /// max_tokens = 200000                 # prompt + generated tokens; default: no limit
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
 /// edit_format = "auto"                # or "tools", "whole", "diff": edits written into answers
+/// replies = "auto"                    # or "native", "constrained": how the model replies
 /// tests = ["checks/**"]               # test files beyond each ecosystem's conventions
 /// allow_test_edits = false            # true lets the file tools change test code
 /// # sandbox, writable and network: the user's file only, never a project's harness.toml
@@ -294,12 +321,14 @@ pub(crate) struct FileConfig {
     pub(crate) timeout: Option<u64>,
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_steps: Option<u32>,
+    pub(crate) attempts: Option<u32>,
     pub(crate) max_failed_calls: Option<u32>,
     pub(crate) max_tokens: Option<u64>,
     pub(crate) head_start_chars: Option<usize>,
     pub(crate) context_length: Option<u32>,
     pub(crate) temperature: Option<f64>,
     pub(crate) edit_format: Option<String>,
+    pub(crate) replies: Option<String>,
     pub(crate) tests: Option<Vec<String>>,
     pub(crate) allow_test_edits: Option<bool>,
     pub(crate) sandbox: Option<String>,
@@ -406,12 +435,14 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         timeout: over.timeout.or(base.timeout),
         command_timeout: over.command_timeout.or(base.command_timeout),
         max_steps: over.max_steps.or(base.max_steps),
+        attempts: over.attempts.or(base.attempts),
         max_failed_calls: over.max_failed_calls.or(base.max_failed_calls),
         max_tokens: over.max_tokens.or(base.max_tokens),
         head_start_chars: over.head_start_chars.or(base.head_start_chars),
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
         edit_format: over.edit_format.or(base.edit_format),
+        replies: over.replies.or(base.replies),
         tests: over.tests.or(base.tests),
         allow_test_edits: over.allow_test_edits.or(base.allow_test_edits),
         sandbox: over.sandbox.or(base.sandbox),

@@ -404,6 +404,24 @@ impl Observer for Terminal {
                     }
                 }
             }
+            Event::NextAttempt {
+                attempt,
+                of,
+                previous,
+                reason,
+                reverted,
+            } => {
+                let note = shown!(
+                    "↺ attempt {} of {}: the last one ended {} ({}); its changes were reverted \
+                     ({} path(s)), and the model starts again",
+                    attempt,
+                    of,
+                    previous,
+                    Shown::line(reason),
+                    reverted
+                );
+                self.line(&self.style.bold(&note));
+            }
             Event::Finished { .. } => self.stop_spinner(),
             // Started is shown by the run's header; the tool line comes when the call ends.
             _ => {}

@@ -21,6 +21,7 @@ mod config;
 mod display;
 mod exit;
 mod guard;
+mod probe;
 mod shown;
 mod toolbox;
 

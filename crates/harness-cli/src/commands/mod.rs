@@ -10,6 +10,7 @@ use harness_exec::Sandbox;
 use harness_undo::{RunId, Session};
 
 use crate::config::Overrides;
+use crate::probe::Replies;
 
 mod accept;
 pub(crate) mod diff;
@@ -116,6 +117,13 @@ pub(crate) struct ModelFlags {
     /// llama-server, vLLM, LM Studio). [default: ollama]
     #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
     api: Option<String>,
+
+    /// How the model replies: auto (native tool calls where the model's chat template takes
+    /// tools; where it takes none and the server can, replies constrained by the server to
+    /// one tool call or a final answer), native, or constrained. The run's header says what
+    /// was chosen and why. [default: the configuration's replies, else auto]
+    #[arg(long, value_name = "HOW", value_parser = parse_replies)]
+    replies: Option<Replies>,
 }
 
 impl ModelFlags {
@@ -125,9 +133,18 @@ impl ModelFlags {
             model: self.model.clone(),
             host: self.host.clone(),
             api: self.api.clone(),
+            replies: self.replies,
             ..overrides
         }
     }
+}
+
+/// `--replies`' values, by the names [`Replies::parse`] takes.
+fn parse_replies(name: &str) -> Result<Replies, String> {
+    Replies::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Replies::ALL.iter().map(|(name, _)| *name).collect();
+        format!("use one of: {}", names.join(", "))
+    })
 }
 
 /// Which run of which repository a review command is about.

@@ -167,6 +167,21 @@ fn render(out: &mut Out, record: &Record, style: Style, full: bool) -> io::Resul
                 }
             }
         }
+        Record::Attempt {
+            attempt,
+            previous,
+            reason,
+            reverted,
+        } => {
+            out.line(&style.bold(&shown!(
+                "\n↺ attempt {}: the last one ended {} ({}); its changes were reverted ({} \
+                 path(s))",
+                attempt,
+                previous,
+                Shown::line(reason),
+                reverted
+            )))?;
+        }
         Record::Outcome(report) => {
             out.line(&shown!(
                 "\n{} {} — {} ({} steps, {} tool calls, {}+{} tokens, {}s)",

@@ -126,10 +126,7 @@ impl Runs {
         overrides.model = args.model.or(overrides.model);
         let settings = Settings::resolve(&self.root, &overrides)?;
         run::verify::refuse_unrunnable_verification(&settings)?;
-        let client = settings.model_client()?;
-        client
-            .context_length()
-            .context("asking the model server about the model")?;
+        let (client, _) = crate::probe::probe(&settings)?;
         let mut session = Session::begin(
             &self.root,
             BeginOptions {

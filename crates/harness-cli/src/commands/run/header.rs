@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::boundary;
 use crate::config::Settings;
 use crate::display::{Out, Style};
+use crate::probe::ModelProbe;
 use crate::shown::{Shown, Visible, shown};
 use crate::toolbox;
 
@@ -17,7 +18,8 @@ pub(super) struct Header<'a> {
     pub(super) root: String,
     pub(super) settings: &'a Settings,
     pub(super) base_url: String,
-    pub(super) context_window: u32,
+    /// What the probe of the model server found, and how replies are asked for.
+    pub(super) model: &'a ModelProbe,
     /// The isolation tier the preflight chose.
     pub(super) isolation: &'a Choice,
 }
@@ -52,6 +54,7 @@ impl Header<'_> {
              \x20 policy:     {}\n\
              \x20 isolation:  {}\n\
              \x20 model:      {} via {} at {} (context {} tokens)\n\
+             \x20 replies:    {}\n\
              \x20 edits:      {}\n\
              \x20 verify:     {}\n\
              \x20 config:     {}\n",
@@ -64,7 +67,8 @@ impl Header<'_> {
             settings.model,
             settings.api,
             self.base_url,
-            self.context_window,
+            self.model.context_window,
+            self.model.why,
             edits(settings.edit_format),
             verify,
             files,
@@ -84,7 +88,9 @@ impl Header<'_> {
             "model": settings.model,
             "api": settings.api.to_string(),
             "host": self.base_url,
-            "context_window": self.context_window,
+            "context_window": self.model.context_window,
+            "replies": self.model.replies_name(),
+            "replies_why": self.model.why,
             "edit_format": settings.edit_format.name(),
             "verification": settings.verification.as_ref().map(Verification::command),
             "config_files": settings.files,

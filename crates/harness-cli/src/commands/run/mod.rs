@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::Args;
 use harness_agent::{Agent, EditFormat, Observer, Outcome, StopSignal, Transcript};
 use harness_ollama::Client;
@@ -28,6 +27,7 @@ use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
+use crate::probe::{self, ModelProbe};
 use crate::shown::{Shown, shown};
 use crate::toolbox;
 
@@ -41,7 +41,7 @@ use crate::toolbox;
 ///
 /// Settings come from the flags, then harness.toml in the workspace, then
 /// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
-/// command_timeout, max_steps, max_failed_calls, max_tokens, head_start_chars,
+/// command_timeout, max_steps, attempts, max_failed_calls, max_tokens, head_start_chars,
 /// context_length, temperature).
 ///
 /// Examples:
@@ -79,9 +79,15 @@ pub(crate) struct RunCommand {
     #[command(flatten)]
     server: ModelFlags,
 
-    /// The most model turns. [default: 40]
+    /// The most model turns, per attempt. [default: 40]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
+
+    /// Tries at the task: when one ends unverified (the check failed, the model got stuck or
+    /// ran out of steps), its changes are reverted to the state before the run and the model
+    /// starts again, told how it ended. Every attempt is in the transcript. [default: 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    attempts: Option<u32>,
 
     /// The most seconds the whole run may take. [default: 1800]
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
@@ -119,7 +125,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         "settings resolved"
     );
     command.refuse_what_begin_would(&root)?;
-    let (client, context_window) = ask_the_model_server(&settings)?;
+    let (client, model) = ask_the_model_server(&settings)?;
     let mut session = command.begin(&root, &settings)?;
     let transcript = Transcript::create(session.transcript_path())?;
     let stop = prepare_to_stop(&toolbox, &root);
@@ -129,7 +135,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         root: root.display().to_string(),
         settings: &settings,
         base_url: client.base_url().to_owned(),
-        context_window,
+        model: &model,
         isolation: &isolation,
     };
     let view = View::new(command.json);
@@ -154,6 +160,7 @@ impl RunCommand {
             verify: self.verify.clone(),
             timeout: self.timeout,
             max_steps: self.max_steps,
+            attempts: self.attempts,
             edit_format: self.edit_format,
             ..Overrides::default()
         }))
@@ -186,16 +193,16 @@ impl RunCommand {
     }
 }
 
-/// The client of the configured model, and the model's context window as its server
-/// reports it.
-fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, u32)> {
-    let client = settings.model_client()?;
-    tracing::info!(model = %settings.model, api = %settings.api, url = client.base_url(), "asking the model server");
-    let context_window = client
-        .context_length()
-        .context("asking the model server about the model")?;
-    tracing::info!(context_window, "the model server answered");
-    Ok((client, context_window))
+/// The client of the configured model, and what the probe of its server found.
+fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)> {
+    tracing::info!(model = %settings.model, api = %settings.api, "asking the model server");
+    let (client, model) = probe::probe(settings)?;
+    tracing::info!(
+        context_window = model.context_window,
+        replies = model.replies_name(),
+        "the model server answered"
+    );
+    Ok((client, model))
 }
 
 /// The loop, over the model, the toolbox and the settings, writing `transcript`.

@@ -148,7 +148,7 @@ impl<'a> Summary<'a> {
             "\n{}\n\
              \x20 outcome:       {} — {}\n\
              \x20 verification:  {}\n\
-             \x20 steps:         {} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
+             \x20 steps:         {}{} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
              \x20 workspace:     {}\n\
              \x20 files changed: {}",
             style.bold(&shown!("summary")),
@@ -156,6 +156,10 @@ impl<'a> Summary<'a> {
             report.reason,
             self.verification(),
             report.steps,
+            match report.attempts {
+                1 => String::new(),
+                attempts => format!(" in {attempts} attempts, each but the last reverted"),
+            },
             report.tool_calls,
             report.prompt_tokens,
             report.completion_tokens,
@@ -233,6 +237,7 @@ impl<'a> Summary<'a> {
             "run": self.run,
             "outcome": self.report.outcome,
             "reason": self.report.reason,
+            "attempts": self.report.attempts,
             "exit_code": self.exit_code(),
             "tests_changed": self.tests_changed,
             "verification": self.verification(),

@@ -1,0 +1,267 @@
+//! The model probe, before the first step: what the server says about the model (its context
+//! window, whether its chat template takes tools), and so how the model is asked to reply.
+//!
+//! A small model whose template takes no tools cannot make a native tool call; where the
+//! server constrains decoding to a JSON schema, each reply is then made one tool call or a
+//! final answer by construction ([`ReplyFormat::Constrained`]), so a malformed call cannot
+//! happen. The choice and its reason are shown in the run's header.
+
+use anyhow::{Context, anyhow, bail};
+use harness_ollama::{Client, ConstraintSupport, ModelInfo, ReplyFormat};
+
+use crate::config::Settings;
+
+/// How replies are asked for: `--replies` and `replies` in the configuration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Replies {
+    /// Native tool calls where the model's template takes tools (or the server does not
+    /// say); constrained replies where it takes none and the server can constrain them.
+    #[default]
+    Auto,
+    /// Native tool calls (and calls written as JSON text, read when they can be).
+    Native,
+    /// Replies constrained to a JSON schema; refused if the server cannot.
+    Constrained,
+}
+
+impl Replies {
+    /// Every value, by the name the flag and the configuration take.
+    pub(crate) const ALL: [(&'static str, Replies); 3] = [
+        ("auto", Replies::Auto),
+        ("native", Replies::Native),
+        ("constrained", Replies::Constrained),
+    ];
+
+    /// The value called `name`.
+    pub(crate) fn parse(name: &str) -> Option<Replies> {
+        Replies::ALL
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, replies)| *replies)
+    }
+}
+
+/// What the probe found and chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ModelProbe {
+    /// The context window, in tokens, the run works with.
+    pub(crate) context_window: u32,
+    /// How replies are asked for.
+    pub(crate) replies: ReplyFormat,
+    /// Why, in words, for the header.
+    pub(crate) why: String,
+}
+
+impl ModelProbe {
+    /// `native` or `constrained`, for `--json`.
+    pub(crate) fn replies_name(&self) -> &'static str {
+        match self.replies {
+            ReplyFormat::Constrained => "constrained",
+            _ => "native",
+        }
+    }
+}
+
+/// Asks the server about the model and returns the client to run with and what was found.
+///
+/// # Errors
+///
+/// A server that cannot be reached or does not have the model, and `--replies constrained`
+/// on a server that does not constrain replies.
+pub(crate) fn probe(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)> {
+    let client = settings.model_client()?;
+    let ask = "asking the model server about the model";
+    let info = client.model_info().context(ask)?;
+    let context_window = client.context_length().context(ask)?;
+    let (replies, why) = choose(settings.replies, &info, || {
+        client
+            .probe_constrained_replies()
+            .context("asking the model server whether it constrains replies")
+    })?;
+    let probe = ModelProbe {
+        context_window,
+        replies,
+        why,
+    };
+    if replies == ReplyFormat::Free {
+        return Ok((client, probe));
+    }
+    let mut config = client.config().clone();
+    config.reply_format = replies;
+    // Settled once: the constrained client need not ask again.
+    config.context_length = Some(context_window);
+    let client = Client::new(config).map_err(|error| anyhow!("{error}"))?;
+    Ok((client, probe))
+}
+
+/// The reply format `asked` for comes to with a model described by `info`, and why;
+/// `constrains` asks the server whether it constrains replies, only when that decides.
+fn choose(
+    asked: Replies,
+    info: &ModelInfo,
+    constrains: impl FnOnce() -> anyhow::Result<ConstraintSupport>,
+) -> anyhow::Result<(ReplyFormat, String)> {
+    let native = |why: &str| Ok((ReplyFormat::Free, why.to_owned()));
+    match (asked, info.supports_tools()) {
+        (Replies::Native, _) => native("native tool calls, as asked (--replies native)"),
+        (Replies::Auto, Some(true)) => native(
+            "native tool calls: the server says the model's chat template takes tools \
+             (--replies auto)",
+        ),
+        (Replies::Auto, None) => native(
+            "native tool calls, and calls written as JSON text are read: the server does not \
+             say whether the model's template takes tools (--replies auto)",
+        ),
+        (Replies::Auto, Some(false)) => match constrains()? {
+            ConstraintSupport::Supported => Ok((
+                ReplyFormat::Constrained,
+                "constrained by the server to one tool call or a final answer: the model's \
+                 chat template takes no tools, and the server constrains replies to a JSON \
+                 schema (--replies auto)"
+                    .to_owned(),
+            )),
+            _ => native(
+                "calls written as JSON text are read: the model's chat template takes no \
+                 tools, and the server does not constrain replies (--replies auto)",
+            ),
+        },
+        (Replies::Constrained, _) => match constrains()? {
+            ConstraintSupport::Supported => Ok((
+                ReplyFormat::Constrained,
+                "constrained by the server to one tool call or a final answer, as asked \
+                 (--replies constrained)"
+                    .to_owned(),
+            )),
+            ConstraintSupport::Refused { message } => bail!(
+                "--replies constrained: the model server refused a reply constrained to a JSON \
+                 schema ({message}); use --replies auto or native"
+            ),
+            ConstraintSupport::Ignored { reply } => bail!(
+                "--replies constrained: the model server ignores a JSON schema for replies (it \
+                 answered {:?}); use --replies auto or native",
+                reply.chars().take(60).collect::<String>()
+            ),
+            other => bail!("--replies constrained: the model server answered {other:?}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(capabilities: &[&str]) -> ModelInfo {
+        let mut info = ModelInfo::default();
+        info.capabilities = capabilities.iter().map(|c| c.to_string()).collect();
+        info
+    }
+
+    /// A server whose answer to the probe is `support`, counting the times it is asked.
+    fn server(
+        support: ConstraintSupport,
+        asked: &mut u32,
+    ) -> impl FnOnce() -> anyhow::Result<ConstraintSupport> + '_ {
+        move || {
+            *asked += 1;
+            Ok(support)
+        }
+    }
+
+    #[test]
+    fn a_template_that_takes_tools_gets_native_calls_without_a_probe() {
+        for capabilities in [&["completion", "tools"][..], &[]] {
+            let mut asked = 0;
+            let (format, why) = choose(
+                Replies::Auto,
+                &info(capabilities),
+                server(ConstraintSupport::Supported, &mut asked),
+            )
+            .unwrap();
+            assert_eq!(format, ReplyFormat::Free, "{capabilities:?}");
+            assert!(why.starts_with("native tool calls"), "{why}");
+            assert_eq!(asked, 0, "nothing decided by the probe is asked");
+        }
+    }
+
+    #[test]
+    fn a_template_without_tools_gets_constrained_replies_where_the_server_can() {
+        let mut asked = 0;
+        let (format, why) = choose(
+            Replies::Auto,
+            &info(&["completion"]),
+            server(ConstraintSupport::Supported, &mut asked),
+        )
+        .unwrap();
+        assert_eq!((format, asked), (ReplyFormat::Constrained, 1));
+        assert!(why.contains("takes no tools"), "{why}");
+
+        let ignored = ConstraintSupport::Ignored {
+            reply: "Hello!".into(),
+        };
+        let (format, why) = choose(
+            Replies::Auto,
+            &info(&["completion"]),
+            server(ignored, &mut asked),
+        )
+        .unwrap();
+        assert_eq!(format, ReplyFormat::Free);
+        assert!(why.contains("does not constrain"), "{why}");
+    }
+
+    #[test]
+    fn what_the_user_asks_for_wins_and_constrained_replies_a_server_cannot_give_are_refused() {
+        let mut asked = 0;
+        let (format, _) = choose(
+            Replies::Native,
+            &info(&["completion"]),
+            server(ConstraintSupport::Supported, &mut asked),
+        )
+        .unwrap();
+        assert_eq!((format, asked), (ReplyFormat::Free, 0));
+
+        let (format, _) = choose(
+            Replies::Constrained,
+            &info(&["completion", "tools"]),
+            server(ConstraintSupport::Supported, &mut asked),
+        )
+        .unwrap();
+        assert_eq!((format, asked), (ReplyFormat::Constrained, 1));
+
+        let refused = ConstraintSupport::Refused {
+            message: "grammar not supported".into(),
+        };
+        let error = choose(
+            Replies::Constrained,
+            &info(&[]),
+            server(refused, &mut asked),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("refused") && error.contains("grammar not supported"),
+            "{error}"
+        );
+        let ignored = ConstraintSupport::Ignored {
+            reply: "Hello!".into(),
+        };
+        let error = choose(
+            Replies::Constrained,
+            &info(&[]),
+            server(ignored, &mut asked),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("ignores") && error.contains("Hello!"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn every_name_reads_back() {
+        for (name, replies) in Replies::ALL {
+            assert_eq!(Replies::parse(name), Some(replies));
+        }
+        assert_eq!(Replies::parse("json"), None);
+    }
+}
