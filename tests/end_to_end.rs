@@ -457,6 +457,13 @@ fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run(
     assert!(second.contains("This is attempt 2 of 2"), "{second}");
     assert!(second.contains("ran out of steps"), "{second}");
     assert!(!second.contains("scratch.py"), "{second}");
+    // Each attempt began with the head start, the harness's own step 0.
+    let head_starts = repo
+        .records("tool")
+        .into_iter()
+        .filter(|record| record["step"] == 0)
+        .count();
+    assert_eq!(head_starts, 10, "five calls for each attempt");
     let attempts = repo.records("attempt");
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert_eq!(attempts[0]["previous"], "step_limit");

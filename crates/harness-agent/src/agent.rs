@@ -350,7 +350,10 @@ impl Run<'_> {
         };
         self.push(Message::user(task));
         if head_start {
+            // The head start is step 0 of every attempt: its calls are the harness's own.
+            let steps = std::mem::replace(&mut self.counts.step, 0);
             self.head_start();
+            self.counts.step = steps;
         }
         let limit = (context_window.saturating_sub(self.budgets.answer_reserve_tokens)) as usize;
         loop {
