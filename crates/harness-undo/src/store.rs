@@ -549,24 +549,23 @@ impl Copy<'_, '_> {
             .stdout
             .take()
             .map(|mut pack| std::io::copy(&mut pack, &mut writer));
-        if !matches!(copied, Some(Ok(_))) {
-            // Best effort: git may be blocked on a pipe no one reads now.
-            let _ = child.kill();
-        }
+        // The pack's pipe is closed now, whether it was read to the end or not: a git
+        // still writing to it gets EPIPE and exits, so this wait cannot hang.
         let status = child.wait().map_err(|e| Error::io(Path::new(program), e))?;
         let stderr = drainer.join().unwrap_or_default();
         let _ = feeder.join();
+        // A pack that could not be written is the cause; git failing after is its effect.
+        if let Some(Err(e)) = copied {
+            return Err(Error::Git {
+                action: "write a pack".into(),
+                detail: e.to_string(),
+            });
+        }
         if !status.success() {
             return Err(Error::GitCommand {
                 command: described,
                 status: status.to_string(),
                 stderr: stderr.trim().to_string(),
-            });
-        }
-        if let Some(Err(e)) = copied {
-            return Err(Error::Git {
-                action: "write a pack".into(),
-                detail: e.to_string(),
             });
         }
         writer.commit().context("finish a pack")?;
