@@ -66,8 +66,9 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            harness-undo::undo_after_rm_rf_git_restores_the_working_tree_from_the_store,\n\
          \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
-         \x20            reach the store too; ignored files commands change (build outputs) are\n\
-         \x20            not undoable, and the run summary names them\n\
+         \x20            reach the store too, or forge objects in .git that are read before the\n\
+         \x20            store's; ignored files commands change (build outputs) are not\n\
+         \x20            undoable, and the run summary names them\n\
          \x20 seatbelt   the command policy: {policy}. It matches the\n\
          \x20            program and its arguments; an allowed interpreter (python3, sh, node)\n\
          \x20            can still do anything the tier above lets it\n\
