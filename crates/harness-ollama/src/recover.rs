@@ -84,8 +84,7 @@ fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
         .strip_prefix(':')?
         .trim_start()
         .strip_prefix('{')?;
-    // The arguments end at the last `}` before the call's own closing `}`.
-    let end = body.rfind("}}")?;
+    let end = arguments_end(body)?;
     let body = body[..end].trim();
     let mut keys: Vec<(usize, usize, &str)> = Vec::new(); // marker start, value start, key
     let mut at = 0;
@@ -127,6 +126,21 @@ fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
         }
     }
     Some((name.to_owned(), Value::Object(arguments)))
+}
+
+/// Where the arguments' `}` is in `body` (what follows their `{`): the last `}` that has
+/// only whitespace between it and the call's own closing `}`, as in `}}` or in a call
+/// written over several lines, the way models pretty-print JSON.
+fn arguments_end(body: &str) -> Option<usize> {
+    let mut before = body.len();
+    while let Some(close) = body[..before].rfind('}') {
+        let inner = body[..close].trim_end();
+        if inner.ends_with('}') {
+            return Some(inner.len() - 1);
+        }
+        before = close;
+    }
+    None
 }
 
 /// A JSON string's escapes undone (`\n`, `\t`, `\"`, `\\`, `\/`, `\uXXXX`); anything else,
@@ -268,6 +282,16 @@ mod tests {
             one(
                 "read_file",
                 json!({"path": "say \"hi\".txt", "start_line": 3})
+            )
+        );
+        // Pretty-printed, as models write JSON in a fenced block: the same one reading.
+        assert_eq!(
+            recovered(
+                "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\n    \"content\": \"if (c === '\"') {\\n}\",\n    \"path\": \"csv.js\"\n  }\n}\n```"
+            ),
+            one(
+                "write_file",
+                json!({"content": "if (c === '\"') {\n}", "path": "csv.js"})
             )
         );
         // Two calls, a key twice, or another value that is not JSON: not guessed.
