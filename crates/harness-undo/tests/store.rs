@@ -747,3 +747,32 @@ fn the_check_finds_one_older_checkpoint_deleted_from_the_middle_of_the_chain() {
     let newest_first: Vec<&str> = taken.iter().rev().map(String::as_str).collect();
     assert_eq!(chain.lines().collect::<Vec<_>>(), newest_first);
 }
+
+/// An attempt that removed `.git`: the revert for the next attempt still brings the working
+/// tree back from the store, and a second revert (after the next attempt failed too) does
+/// the same.
+#[test]
+fn revert_to_start_after_rm_rf_git_restores_the_working_tree_from_the_store() {
+    let repo = dirty_project();
+    let before = repo.tree();
+    let mut session = begin_dirty(&repo);
+    agent_step(&repo);
+    // As the agent does before each command.
+    session.wait_for_store().unwrap();
+    shell(&repo, "rm -rf .git");
+    session.checkpoint("attempt 1").unwrap();
+
+    let reverted = session.revert_to_start().unwrap();
+    assert!(reverted.repository_missing);
+    assert_eq!(repo.tree(), before);
+    assert!(!session.info().undone);
+
+    agent_step(&repo);
+    session.checkpoint("attempt 2").unwrap();
+    session.revert_to_start().unwrap();
+    assert_eq!(
+        repo.tree(),
+        before,
+        "a second revert is as exact as the first"
+    );
+}
