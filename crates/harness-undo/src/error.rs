@@ -169,6 +169,17 @@ pub enum Error {
         paths: Vec<PathBuf>,
     },
 
+    /// A run with checkpoints was to be discarded: it has changes to undo.
+    #[error(
+        "run {run} has {checkpoints} checkpoint(s), so it is kept; undo it with `harness undo`"
+    )]
+    RunStarted {
+        /// The run.
+        run: RunId,
+        /// How many checkpoints it has.
+        checkpoints: u32,
+    },
+
     /// No run with this id exists in the repository.
     #[error("there is no run {run} in {}; list the runs to see their ids", root.display())]
     UnknownRun {

@@ -590,6 +590,32 @@ impl Session {
         self.runs.write(&self.record)
     }
 
+    /// Forgets a run that was begun but never started, as if [`Session::begin`] had not
+    /// been called: when what must follow the begin fails (the model server cannot be
+    /// asked), there is nothing to undo and no run to list. Its refs and tag go, in the
+    /// workspace and in the store, and so does its directory in the store. The working
+    /// tree, index, HEAD and branches are not touched (nothing but the begin ran); objects
+    /// already copied into the store stay there until pruned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RunStarted`] once a checkpoint was taken: such a run has changes to undo,
+    /// so it is kept. The error of the copy into the store, after the run is forgotten.
+    pub fn discard(mut self) -> Result<(), Error> {
+        if let Some(last) = &self.last {
+            return Err(Error::RunStarted {
+                run: self.record.id.clone(),
+                checkpoints: last.number,
+            });
+        }
+        // The copy names the run in the store when it ends: let it end first.
+        let copied = self.wait_for_store();
+        delete_refs(&self.repo, &self.record.id);
+        delete_refs(self.store.repo(), &self.record.id);
+        self.runs.release(&self.record.id);
+        copied.map(drop)
+    }
+
     /// What the run changed: the diff from the pre-run state to `to`.
     pub fn diff(&mut self, to: DiffTarget) -> Result<Diff, Error> {
         self.wait_for_store()?;

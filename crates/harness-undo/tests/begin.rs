@@ -470,3 +470,66 @@ fn opening_an_unknown_run_is_refused() {
         "{err}"
     );
 }
+
+/// The refs of the harness's store of `repo` whose names hold `harness`.
+fn store_run_refs(repo: &Repo) -> Vec<String> {
+    let store = git2::Repository::open_bare(repo.store().expect("a store")).unwrap();
+    let refs = store.references().unwrap();
+    refs.flatten()
+        .filter_map(|r| r.name().ok().map(str::to_owned))
+        .filter(|name| name.contains("harness"))
+        .collect()
+}
+
+#[test]
+fn discard_forgets_a_run_that_never_started_in_the_workspace_and_the_store() {
+    let repo = Repo::with_files(&[("a.txt", "a\n")]);
+    repo.write("a.txt", "uncommitted\n");
+    repo.write("new.txt", "untracked\n");
+    let before = repo.tree();
+    let mut session = begin(&repo, allow_dirty()).unwrap();
+    // The copy names the run in the store; discard must remove that name too.
+    session.wait_for_store().unwrap();
+    assert_eq!(
+        store_run_refs(&repo).len(),
+        1,
+        "{:?}",
+        store_run_refs(&repo)
+    );
+
+    session.discard().unwrap();
+    assert!(nothing_recorded(&repo));
+    assert_eq!(store_run_refs(&repo), Vec::<String>::new());
+    assert_eq!(Session::runs(&repo.root).unwrap(), Vec::new());
+    assert_eq!(repo.tree(), before, "the user's work is where it was");
+}
+
+#[test]
+fn discard_of_a_run_still_copying_into_the_store_leaves_no_name_there() {
+    let repo = Repo::with_files(&[("a.txt", "a\n")]);
+    let session = begin(&repo, BeginOptions::default()).unwrap();
+    session.discard().unwrap();
+    assert!(nothing_recorded(&repo));
+    assert_eq!(store_run_refs(&repo), Vec::<String>::new());
+}
+
+#[test]
+fn discard_keeps_a_run_that_has_a_checkpoint() {
+    let repo = Repo::with_files(&[("a.txt", "a\n")]);
+    let mut session = begin(&repo, BeginOptions::default()).unwrap();
+    let id = session.id().clone();
+    repo.write("a.txt", "the agent's\n");
+    session.checkpoint("step 1").unwrap().expect("a change");
+
+    let err = session.discard().err().unwrap();
+    assert!(
+        matches!(&err, Error::RunStarted { run, checkpoints: 1 } if *run == id),
+        "{err}"
+    );
+    assert!(err.to_string().contains("harness undo"), "{err}");
+    let runs = Session::runs(&repo.root).unwrap();
+    assert_eq!(runs.iter().map(|run| &run.id).collect::<Vec<_>>(), [&id]);
+    let mut reopened = Session::open(&repo.root, &id).unwrap();
+    reopened.undo(harness_undo::Force::No).unwrap();
+    assert_eq!(repo.read("a.txt"), "a\n");
+}
