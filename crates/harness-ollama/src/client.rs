@@ -210,6 +210,14 @@ impl Client {
     ///
     /// Any [`Error`]; from Ollama, [`Error::ModelNotFound`] when the model is not installed.
     pub fn model_info(&self) -> Result<ModelInfo, Error> {
+        let info = self.ask_model_info()?;
+        // Asked once: [`Client::context_length`] need not ask again.
+        self.settle_context_length(info.context_length);
+        Ok(info)
+    }
+
+    /// [`Client::model_info`], from the server, every time.
+    fn ask_model_info(&self) -> Result<ModelInfo, Error> {
         match self.config.api {
             Api::Ollama => self.show(&self.config.model, Purpose::Ask),
             Api::OpenAi => {
@@ -259,15 +267,25 @@ impl Client {
         if let Some(length) = self.context_length.get() {
             return Ok(*length);
         }
-        let wanted = match self.config.context_length {
-            Some(length) => length,
-            None => self
-                .model_info()?
-                .context_length
-                .unwrap_or(FALLBACK_CONTEXT_LENGTH),
+        let told = match self.config.context_length {
+            Some(_) => None,
+            None => self.ask_model_info()?.context_length,
         };
-        let length = wanted.min(self.config.max_context_length);
-        Ok(*self.context_length.get_or_init(|| length))
+        Ok(self.settle_context_length(told))
+    }
+
+    /// Settles the context length unless it is settled already: the configured one, else
+    /// `told` (the model's own), else [`FALLBACK_CONTEXT_LENGTH`]; at most the configured
+    /// maximum.
+    fn settle_context_length(&self, told: Option<u32>) -> u32 {
+        let wanted = self
+            .config
+            .context_length
+            .or(told)
+            .unwrap_or(FALLBACK_CONTEXT_LENGTH);
+        *self
+            .context_length
+            .get_or_init(|| wanted.min(self.config.max_context_length))
     }
 
     /// The names of the models the server has: Ollama's `/api/tags`, or `/v1/models`.

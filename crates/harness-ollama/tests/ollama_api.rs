@@ -268,6 +268,21 @@ fn the_context_length_is_asked_once_per_client() {
 }
 
 #[test]
+fn after_model_info_the_context_length_is_not_asked_again() {
+    let server = ollama_answering_every_chat();
+    let mut config = config(Api::Ollama, &server);
+    config.max_context_length = 65_536;
+    let client = client(config);
+
+    let info = client.model_info().unwrap();
+    let length = client.context_length().unwrap();
+    client.chat(&[Message::user("one")], &[], |_| {}).unwrap();
+
+    assert_eq!(Some(length), info.context_length);
+    assert_eq!(routes(&server), ["POST /api/show", "POST /api/chat"]);
+}
+
+#[test]
 fn model_info_gives_the_context_length_and_capabilities() {
     let server = ollama_showing(QWEN);
 
