@@ -134,6 +134,12 @@ fn a_dead_model_server_exits_3_with_a_clear_message_and_records_no_run() {
     run.assert_exit(3)
         .assert_stderr_has(&[&format!("no Ollama server at {url}"), "ollama serve"]);
     assert!(!repo.runs_dir().exists() || fs::read_dir(repo.runs_dir()).unwrap().count() == 0);
+    // The run was begun before the server was asked (the tree is checked once), then
+    // discarded: not a ref or tag of it is left.
+    assert_eq!(
+        repo.git(&["for-each-ref", "refs/harness", "refs/tags/harness"]),
+        ""
+    );
 }
 
 #[test]

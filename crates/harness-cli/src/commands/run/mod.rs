@@ -124,9 +124,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
         allow = ?settings.toolbox.allow,
         "settings resolved"
     );
-    command.refuse_what_begin_would(&root)?;
-    let (client, model) = ask_the_model_server(&settings)?;
-    let mut session = command.begin(&root, &settings)?;
+    let (mut session, client, model) = command.begin_and_ask_the_model_server(&root, &settings)?;
     let transcript = Transcript::create(session.transcript_path())?;
     let stop = prepare_to_stop(&toolbox, &root);
 
@@ -166,14 +164,32 @@ impl RunCommand {
         }))
     }
 
-    /// Refuses what `Session::begin` would refuse (not a repository, no commit, a dirty
-    /// tree) before the model server is asked, so the user hears of it first, whatever the
-    /// state of the server.
-    fn refuse_what_begin_would(&self, root: &Path) -> anyhow::Result<()> {
-        if !self.init && !self.allow_dirty {
-            harness_undo::check_clean(root)?;
+    /// Records the state before the run, then asks the model server about the model.
+    ///
+    /// In this order a dirty tree, or a directory that is no repository, is reported first,
+    /// whatever the state of the server, and the tree is checked once. A run the server
+    /// then cannot serve is discarded, so it leaves nothing to list or undo. With `--init`
+    /// the server is asked first, because that begin changes the directory.
+    fn begin_and_ask_the_model_server(
+        &self,
+        root: &Path,
+        settings: &Settings,
+    ) -> anyhow::Result<(Session, Client, ModelProbe)> {
+        if self.init {
+            let (client, model) = ask_the_model_server(settings)?;
+            return Ok((self.begin(root, settings)?, client, model));
         }
-        Ok(())
+        let session = self.begin(root, settings)?;
+        match ask_the_model_server(settings) {
+            Ok((client, model)) => Ok((session, client, model)),
+            Err(error) => {
+                let run = session.id().clone();
+                if let Err(discarding) = session.discard() {
+                    tracing::warn!(%run, "the run could not be discarded: {discarding}");
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Records the state of the repository before the run, so it can be undone.
