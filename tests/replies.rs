@@ -104,3 +104,34 @@ fn constrained_replies_a_server_cannot_give_are_refused_before_the_run_begins() 
         .assert_exit(0)
         .assert_stdout_has(&["no harness run is recorded in"]);
 }
+
+#[test]
+fn a_model_that_can_only_write_calls_as_text_gets_its_whole_files_applied() {
+    let repo = Repo::from_fixture("calc");
+    let fixed = std::fs::read_to_string(repo.root.join("calc.py"))
+        .unwrap()
+        .replace("return a - b", "return a + b");
+    let model = model_without_tools();
+    model.script(vec![
+        // The probe: the server ignores the schema, so replies are not constrained.
+        Turn::Text("Hello! How can I help?"),
+        // A scripted turn lives as long as the test's server.
+        Turn::Text(format!("The fix:\n\ncalc.py\n```python\n{fixed}```\n").leak()),
+        Turn::Text("Fixed add."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    run.assert_exit(0).assert_stdout_has(&[
+        "edits:      tool calls, and whole files written into answers: the model's template \
+         takes no tools and replies are not constrained",
+        "outcome:       verified",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("calc.py")).unwrap(),
+        fixed
+    );
+    let system = model.chats()[1]["messages"][0]["content"].to_string();
+    assert!(
+        system.contains("the WHOLE new content of the file"),
+        "{system}"
+    );
+}

@@ -7,6 +7,7 @@
 //! happen. The choice and its reason are shown in the run's header.
 
 use anyhow::{Context, anyhow, bail};
+use harness_agent::EditFormat;
 use harness_ollama::{Client, ConstraintSupport, ModelInfo, ReplyFormat};
 
 use crate::config::Settings;
@@ -50,6 +51,11 @@ pub(crate) struct ModelProbe {
     pub(crate) replies: ReplyFormat,
     /// Why, in words, for the header.
     pub(crate) why: String,
+    /// Which edits written into answers are applied: the configured format, except that
+    /// `auto` comes to `whole` for a model that can only write its calls as JSON text.
+    pub(crate) edit_format: EditFormat,
+    /// True if and only if `auto` was asked for and `edit_format` is what it came to.
+    pub(crate) edit_format_chosen: bool,
 }
 
 impl ModelProbe {
@@ -78,10 +84,13 @@ pub(crate) fn probe(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)>
             .probe_constrained_replies()
             .context("asking the model server whether it constrains replies")
     })?;
+    let edit_format = edit_format(settings.edit_format, &info, replies);
     let probe = ModelProbe {
         context_window,
         replies,
         why,
+        edit_format,
+        edit_format_chosen: settings.edit_format == EditFormat::Auto,
     };
     if replies == ReplyFormat::Free {
         return Ok((client, probe));
@@ -92,6 +101,20 @@ pub(crate) fn probe(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)>
     config.context_length = Some(context_window);
     let client = Client::new(config).map_err(|error| anyhow!("{error}"))?;
     Ok((client, probe))
+}
+
+/// The edit format `asked` for comes to with a model described by `info` whose replies are
+/// asked for as `replies`. `auto` is whole files written into answers when the model's
+/// template takes no tools and its replies are not constrained: then every call is JSON it
+/// writes as text, with each quote in the code escaped, which small models get wrong more
+/// often than a fenced block under the file's path. Otherwise `auto` stays itself: tool
+/// calls first, both kinds of blocks applied as well.
+fn edit_format(asked: EditFormat, info: &ModelInfo, replies: ReplyFormat) -> EditFormat {
+    let calls_only_as_text = info.supports_tools() == Some(false) && replies == ReplyFormat::Free;
+    match asked {
+        EditFormat::Auto if calls_only_as_text => EditFormat::Whole,
+        asked => asked,
+    }
 }
 
 /// The reply format `asked` for comes to with a model described by `info`, and why;
@@ -255,6 +278,26 @@ mod tests {
             error.contains("ignores") && error.contains("Hello!"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn auto_edits_are_whole_files_only_for_a_model_that_writes_its_calls_as_text() {
+        let (tools, no_tools, unknown) = (
+            info(&["completion", "tools"]),
+            info(&["completion"]),
+            info(&[]),
+        );
+        let auto = |info: &ModelInfo, replies| edit_format(EditFormat::Auto, info, replies);
+        assert_eq!(auto(&no_tools, ReplyFormat::Free), EditFormat::Whole);
+        assert_eq!(auto(&no_tools, ReplyFormat::Constrained), EditFormat::Auto);
+        assert_eq!(auto(&tools, ReplyFormat::Free), EditFormat::Auto);
+        assert_eq!(auto(&unknown, ReplyFormat::Free), EditFormat::Auto);
+        for (_, asked) in EditFormat::ALL {
+            if asked != EditFormat::Auto {
+                let kept = edit_format(asked, &no_tools, ReplyFormat::Free);
+                assert_eq!(kept, asked, "what the user asks for wins");
+            }
+        }
     }
 
     #[test]

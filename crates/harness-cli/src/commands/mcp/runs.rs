@@ -126,7 +126,7 @@ impl Runs {
         overrides.model = args.model.or(overrides.model);
         let settings = Settings::resolve(&self.root, &overrides)?;
         run::verify::refuse_unrunnable_verification(&settings)?;
-        let (client, _) = crate::probe::probe(&settings)?;
+        let (client, model) = crate::probe::probe(&settings)?;
         let mut session = Session::begin(
             &self.root,
             BeginOptions {
@@ -158,6 +158,7 @@ impl Runs {
         let mut agent = Agent::new(Arc::new(client), toolbox)
             .budgets(settings.budgets())
             .transcript(transcript)
+            .edit_format(model.edit_format)
             .stop_signal(stop);
         if let Some(verification) = settings.verification.clone() {
             agent = agent.verification(verification);

@@ -69,7 +69,7 @@ impl Header<'_> {
             self.base_url,
             self.model.context_window,
             self.model.why,
-            edits(settings.edit_format),
+            edits(self.model),
             verify,
             files,
         ));
@@ -91,7 +91,7 @@ impl Header<'_> {
             "context_window": self.model.context_window,
             "replies": self.model.replies_name(),
             "replies_why": self.model.why,
-            "edit_format": settings.edit_format.name(),
+            "edit_format": self.model.edit_format.name(),
             "verification": settings.verification.as_ref().map(Verification::command),
             "config_files": settings.files,
         })
@@ -99,8 +99,13 @@ impl Header<'_> {
 }
 
 /// How the model's changes are made, for the header.
-fn edits(format: EditFormat) -> &'static str {
-    match format {
+fn edits(model: &ModelProbe) -> &'static str {
+    if model.edit_format_chosen && model.edit_format == EditFormat::Whole {
+        return "tool calls, and whole files written into answers: the model's template takes \
+                no tools and replies are not constrained, so its calls are JSON text \
+                (--edit-format auto)";
+    }
+    match model.edit_format {
         EditFormat::Tools => "tool calls only (--edit-format tools)",
         EditFormat::Whole => {
             "tool calls, and whole files written into answers (--edit-format whole)"

@@ -138,7 +138,7 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     };
     let view = View::new(command.json);
     let mut observer = view.start(&header)?;
-    let report = agent(client, &toolbox, &settings, transcript, stop).run(
+    let report = agent(client, &model, &toolbox, &settings, transcript, stop).run(
         &command.task,
         observer.as_mut(),
         &mut SessionCheckpoints(&mut session),
@@ -221,9 +221,11 @@ fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, ModelPro
     Ok((client, model))
 }
 
-/// The loop, over the model, the toolbox and the settings, writing `transcript`.
+/// The loop, over the model (as the probe found it), the toolbox and the settings, writing
+/// `transcript`.
 fn agent<'a>(
     client: Client,
+    model: &ModelProbe,
     toolbox: &'a Toolbox,
     settings: &Settings,
     transcript: Transcript,
@@ -232,7 +234,7 @@ fn agent<'a>(
     let agent = Agent::new(Arc::new(client), toolbox)
         .budgets(settings.budgets())
         .transcript(transcript)
-        .edit_format(settings.edit_format)
+        .edit_format(model.edit_format)
         .stop_signal(stop);
     match settings.verification.clone() {
         Some(verification) => agent.verification(verification),
