@@ -30,7 +30,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail, ensure};
 
 use agent::{AgentKind, AgentSpec};
-use job::Spec;
+use job::{JobResult, Spec};
 use report::Report;
 
 /// The flags of `cargo xtask eval`.
@@ -183,11 +183,38 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
 
     let report = Report::new(date, options.model.clone(), options.host.clone(), results);
+    write_report(&out, &report)
+}
+
+/// `cargo xtask eval-report --out DIR`: the report of every result in `DIR/results/`, as
+/// `eval` writes it at its end. It gathers the results of jobs run elsewhere
+/// (`eval-task`), or of a loop stopped before its end. The model and host are those the
+/// specs in `DIR/specs/` name, when they all name the same.
+pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
+    let out = match args {
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => bail!("eval-report takes --out DIR"),
+    };
+    let results: Vec<JobResult> = read_all(&out.join("results"))?;
+    ensure!(
+        !results.is_empty(),
+        "no results in {}",
+        out.join("results").display()
+    );
+    let specs: Vec<Spec> = read_all(&out.join("specs"))?;
+    let model = the_same(specs.iter().map(|spec| spec.agent.model.clone()));
+    let host = the_same(specs.iter().map(|spec| spec.agent.host.clone()));
+    write_report(&out, &Report::new(now_rfc3339(), model, host, results))
+}
+
+/// Writes `OUT/report.md` and `OUT/report.json` and prints the markdown; fails when a job
+/// could not run.
+fn write_report(out: &Path, report: &Report) -> Result<ExitCode> {
     let markdown = report.markdown();
     fs::write(out.join("report.md"), &markdown)?;
     fs::write(
         out.join("report.json"),
-        serde_json::to_string_pretty(&report)?,
+        serde_json::to_string_pretty(report)?,
     )?;
     print!("{markdown}");
     println!(
@@ -205,6 +232,39 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Every `*.json` file in `dir`, read as a `T`, in the order of their names.
+fn read_all<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<Vec<T>> {
+    let mut paths = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path
+            .extension()
+            .is_some_and(|extension| extension == "json")
+        {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let text =
+                fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))
+        })
+        .collect()
+}
+
+/// The one value every item has, if they all have the same.
+fn the_same(mut values: impl Iterator<Item = Option<String>>) -> Option<String> {
+    let first = values.next()?;
+    if values.all(|value| value == first) {
+        first
+    } else {
+        None
+    }
 }
 
 /// `cargo xtask eval-task --spec FILE --result FILE`: one job.

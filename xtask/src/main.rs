@@ -63,6 +63,10 @@ tasks:
                 one job of `eval` (one agent on one task): a JSON spec in, a JSON
                 result out; `eval` writes the specs under OUT/specs/, so they can be
                 fanned out across processes or machines
+  eval-report --out DIR
+                the report of every result in DIR/results (DIR/report.md and
+                DIR/report.json, as `eval` writes them at its end): for results of
+                jobs run elsewhere, or of an `eval` stopped before its end
   reap PROGRAM [ARGS]...
                 run PROGRAM as the init of a PID namespace, reaping orphans
                 (used by `mutate`)
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
         "reap" => reap::run(rest),
         "eval" => eval::run(rest),
         "eval-task" => eval::run_task(rest),
+        "eval-report" => eval::run_report(rest),
         other => {
             eprint!("error: unknown task {other:?}\n\n{USAGE}");
             Ok(ExitCode::from(2))

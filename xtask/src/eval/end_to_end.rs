@@ -398,6 +398,28 @@ fn the_eval_loop_writes_specs_results_and_both_reports() {
         "{markdown}"
     );
 
+    // The gathering of fanned-out jobs: the report made again from the results and specs
+    // alone is the loop's, apart from its date.
+    fs::remove_file(out.path().join("report.md")).unwrap();
+    let looped_report = report;
+    let args = ["--out".to_owned(), out.path().display().to_string()];
+    assert_eq!(
+        super::run_report(&args).unwrap(),
+        std::process::ExitCode::SUCCESS
+    );
+    let gathered: Value = read_json(&out.path().join("report.json"));
+    for key in ["model", "host", "totals", "results"] {
+        assert_eq!(gathered[key], looped_report[key], "{key}");
+    }
+    assert_eq!(gathered["model"], "stub");
+    assert_eq!(
+        fs::read_to_string(out.path().join("report.md")).unwrap(),
+        markdown.replace(
+            looped_report["date"].as_str().unwrap(),
+            gathered["date"].as_str().unwrap()
+        )
+    );
+
     // The unit of fan-out: the spec the loop wrote, run again through `eval-task`, gives
     // the result the loop got (apart from the timing).
     let spec_path = out.path().join("specs/harness-py-paginate-1.json");
