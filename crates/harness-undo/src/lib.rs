@@ -66,6 +66,9 @@
 //! 6. The metadata ([`RunInfo`]) goes to `harness/runs/<id>/run.json` in the
 //!    store; the directory also takes the agent's transcript
 //!    ([`Session::transcript_path`]). [`Session::runs`] lists the runs.
+//! 7. A run that cannot go on before its first checkpoint (its model server cannot be
+//!    asked) is forgotten with [`Session::discard`]: its refs, tag and directory go, as
+//!    though begin had not run.
 //!
 //! Begin, checkpoint and diff never change the user's branch, HEAD, index,
 //! stash list or files. The clean-tree check runs `git status` (or libgit2's
