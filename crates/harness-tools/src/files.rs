@@ -1,7 +1,11 @@
 //! `read_file`, `write_file` and `edit_file`: harness-edit's view, write and replace.
 
+use std::io::ErrorKind;
+
 use harness_edit::{Change, Editor, Error as EditError};
-use harness_schema::{EditFile, ReadFile, ToolName, WriteFile};
+use harness_sandbox::{Access, Workspace};
+use harness_schema::{Coercion, EditFile, ReadFile, ToolArgs, ToolName, WriteFile};
+use serde_json::Value;
 
 use crate::failure::{Failure, sandbox};
 use crate::result::{Detail, Summary, ToolResult};
@@ -59,6 +63,55 @@ fn changed(tool: &str, path: &str, change: Result<Change, EditError>) -> ToolRes
         }
         Err(error) => fail(tool, path, &error),
     }
+}
+
+/// Reads the `path` of a `read_file` or `edit_file` call without the location a model
+/// copied with it from a traceback or a test's output (`calc.py:27`, `csv.js:15:1`), when
+/// that is its one reading: the path as sent names nothing, and without its `:LINE` or
+/// `:LINE:COLUMN` it names a file the call may read. Both are looked up through the
+/// workspace, so nothing outside it is consulted. `write_file` is left alone: a new file may
+/// be called anything.
+pub(crate) fn drop_location(workspace: &Workspace, args: &mut ToolArgs) -> Option<Coercion> {
+    let path = match args {
+        ToolArgs::ReadFile(args) => &mut args.path,
+        ToolArgs::EditFile(args) => &mut args.path,
+        _ => return None,
+    };
+    let without = without_location(path)?.to_owned();
+    // The workspace resolves a missing path (a file may be created there), so whether it
+    // names anything is asked of the file system, where it resolved. A path the workspace
+    // refuses is left as sent, to be refused.
+    let names_nothing = workspace.check(path, Access::Read).is_ok_and(
+        |found| matches!(found.symlink_metadata(), Err(e) if e.kind() == ErrorKind::NotFound),
+    );
+    let names_a_file = workspace
+        .check(&without, Access::Read)
+        .is_ok_and(|found| found.is_file());
+    if !(names_nothing && names_a_file) {
+        return None;
+    }
+    let coercion = Coercion {
+        argument: "path",
+        sent: Value::from(path.as_str()).to_string(),
+        read_as: Value::from(without.as_str()).to_string(),
+    };
+    *path = without;
+    Some(coercion)
+}
+
+/// `path` without the `:LINE` or `:LINE:COLUMN` at its end, if it has one and something is
+/// left.
+fn without_location(path: &str) -> Option<&str> {
+    let line = without_number(path)?;
+    let bare = without_number(line).unwrap_or(line);
+    (!bare.is_empty()).then_some(bare)
+}
+
+/// `text` without the `:` and digits at its end, if it ends so.
+fn without_number(text: &str) -> Option<&str> {
+    let (head, number) = text.rsplit_once(':')?;
+    let digits = !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit());
+    digits.then_some(head)
 }
 
 /// A failed file tool, its message in the tools' own words.

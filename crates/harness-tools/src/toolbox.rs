@@ -7,7 +7,7 @@ use harness_edit::Editor;
 use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
 use harness_sandbox::Workspace;
-use harness_schema::{ToolArgs, ToolSpec, catalogue, parse_call_forgiving};
+use harness_schema::{ArgumentError, Parsed, ToolArgs, ToolSpec, catalogue, parse_call_forgiving};
 use serde_json::Value;
 
 use crate::builder::{Limits, ToolboxBuilder};
@@ -71,7 +71,7 @@ impl Toolbox {
     /// saving the file first saves the very file the call changes. `None` for a call that
     /// writes no file, or whose arguments the tool would refuse.
     pub fn written_path(&self, name: &str, arguments: &Value) -> Option<String> {
-        match parse_call_forgiving(name, arguments).ok()?.args {
+        match self.read_call(name, arguments).ok()?.args {
             ToolArgs::WriteFile(args) => Some(args.path),
             ToolArgs::EditFile(args) => Some(args.path),
             _ => None,
@@ -89,7 +89,7 @@ impl Toolbox {
     /// a result whose text starts with `Error:`; nothing here panics or ends the run. The text
     /// and the summary are redacted.
     pub fn call(&self, name: &str, arguments: &Value) -> ToolResult {
-        let result = match parse_call_forgiving(name, arguments) {
+        let result = match self.read_call(name, arguments) {
             Ok(parsed) if parsed.coerced.is_empty() => self.dispatch(&parsed.args),
             Ok(parsed) => {
                 let read: Vec<String> = parsed.coerced.iter().map(ToString::to_string).collect();
@@ -101,6 +101,17 @@ impl Toolbox {
             Err(error) => ToolResult::failure(name, "", &error.to_string()),
         };
         result.redacted(&self.redactor)
+    }
+
+    /// The call as the tools read it: its arguments parsed forgivingly, and the path of a
+    /// file sent with a location (`calc.py:27`) read without it where that is its one
+    /// reading ([`files::drop_location`]).
+    fn read_call(&self, name: &str, arguments: &Value) -> Result<Parsed, ArgumentError> {
+        let mut parsed = parse_call_forgiving(name, arguments)?;
+        if let Some(coercion) = files::drop_location(&self.workspace, &mut parsed.args) {
+            parsed.coerced.push(coercion);
+        }
+        Ok(parsed)
     }
 
     /// Runs a validated call.

@@ -128,3 +128,63 @@ fn every_result_is_an_error_exactly_when_its_text_says_so() {
         );
     }
 }
+
+#[test]
+fn a_path_sent_with_a_location_is_read_without_it_when_only_that_names_a_file() {
+    let fixture = Fixture::new();
+    fixture.file("src/calc.py", "a = 1\nb = 2\n");
+    let read = fixture.call("read_file", json!({"path": "src/calc.py:2"}));
+    assert!(!read.is_error(), "{}", read.text());
+    assert!(
+        read.text().starts_with("     1\ta = 1\n"),
+        "{}",
+        read.text()
+    );
+    assert!(
+        read.text().ends_with(
+            "[Note: \"path\" was sent as \"src/calc.py:2\" and read as \"src/calc.py\". \
+             Send each argument as its schema says.]"
+        ),
+        "{}",
+        read.text()
+    );
+    let edit = json!({"path": "src/calc.py:2:5", "old_text": "b = 2", "new_text": "b = 3"});
+    let toolbox = fixture.builder().build();
+    assert_eq!(
+        toolbox.written_path("edit_file", &edit).as_deref(),
+        Some("src/calc.py"),
+        "the file saved before the edit is the file the edit changes"
+    );
+    let edited = toolbox.call("edit_file", &edit);
+    assert!(!edited.is_error(), "{}", edited.text());
+    assert_eq!(edited.summary().target(), "src/calc.py");
+    assert_eq!(fixture.read("src/calc.py"), "a = 1\nb = 3\n");
+}
+
+#[test]
+fn a_location_stays_part_of_the_path_where_another_reading_exists_or_none() {
+    let fixture = Fixture::new();
+    fixture.file("notes", "plain\n");
+    fixture.file("notes:12", "with a colon\n");
+    fixture.file(".env", "KEY=1\n");
+    fixture.dir("src");
+    // The path names a file as sent: it is that file.
+    let read = fixture.call("read_file", json!({"path": "notes:12"}));
+    assert_eq!(read.text(), "     1\twith a colon\n");
+    // Without the location it names a directory, a refused file, or nothing.
+    for path in ["src:3", ".env:1", "missing.py:3", ":3", "notes:", "notes:x"] {
+        let result = fixture.call("read_file", json!({"path": path}));
+        assert!(result.is_error(), "{path}: {}", result.text());
+        assert!(
+            !result.text().contains("[Note:"),
+            "{path}: {}",
+            result.text()
+        );
+        assert_eq!(result.summary().target(), path);
+    }
+    // A new file may be called anything.
+    let written = fixture.call("write_file", json!({"path": "notes:3", "content": "new\n"}));
+    assert!(!written.is_error(), "{}", written.text());
+    assert_eq!(fixture.read("notes:3"), "new\n");
+    assert_eq!(fixture.read("notes"), "plain\n");
+}
