@@ -334,15 +334,17 @@ impl Run<'_> {
         let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
         let head_start = self.budgets.head_start_chars > 0;
         self.push(Message::system(prompt::system_prompt(
-            &workspace,
             &tool_names,
-            self.verification.as_ref(),
+            self.verification.is_some(),
             self.edit_format,
         )));
+        let verification = self.verification.as_ref();
         let task = match self.attempt.after {
-            None => prompt::task_message(task, head_start),
+            None => prompt::task_message(task, &workspace, verification, head_start),
             Some(previous) => prompt::next_attempt(
                 task,
+                &workspace,
+                verification,
                 head_start,
                 (self.attempt.number, self.budgets.attempts),
                 previous,

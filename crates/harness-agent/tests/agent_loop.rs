@@ -793,6 +793,53 @@ fn text_in_a_file_asking_for_something_stays_data() {
 }
 
 #[test]
+fn runs_in_other_workspaces_with_other_checks_send_the_same_system_prompt() {
+    // Servers reuse the longest prefix of a prompt they evaluated before, and the tool
+    // schemas come right after the system prompt: what belongs to one run goes in the task.
+    let (_one, python) = workspace(&[("calc.py", "x = 1\n")]);
+    let (_other, node) = workspace(&[("calc.js", "x = 1\n")]);
+    let first = run_with(
+        &python,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("python3 -m unittest -q"),
+    );
+    let second = run_with(
+        &node,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("node --test"),
+    );
+    let (a, b) = (first.request(0), second.request(0));
+    assert_eq!(a[0], b[0], "the same system prompt");
+    assert_eq!(
+        first.chat.requests()[0].tools,
+        second.chat.requests()[0].tools
+    );
+    for (task, workspace, command) in [
+        (
+            &a[1].content,
+            python.workspace().root().to_string(),
+            "python3 -m unittest -q",
+        ),
+        (
+            &b[1].content,
+            node.workspace().root().to_string(),
+            "node --test",
+        ),
+    ] {
+        assert!(
+            task.contains(&format!("The repository is at {workspace}.")),
+            "{task}"
+        );
+        assert!(
+            task.contains(&format!("The verification command is `{command}`")),
+            "{task}"
+        );
+    }
+}
+
+#[test]
 fn the_transcript_holds_every_step_and_no_secret() {
     let (dir, toolbox) = workspace(&[
         ("config.txt", "password = hunter2hunter2\n"),
@@ -849,7 +896,11 @@ fn the_transcript_holds_every_step_and_no_secret() {
         ]
     );
     assert_eq!(records[1]["role"], "system");
-    assert_eq!(records[2]["content"], "fix a.txt");
+    let task = records[2]["content"].as_str().unwrap_or_default();
+    assert!(
+        task.starts_with("fix a.txt\n\nThe repository is at "),
+        "{task}"
+    );
     assert_eq!(records[3]["prompt_tokens"], 100);
     assert_eq!(records[3]["tool_calls"][0]["name"], "read_file");
     assert!(
@@ -893,7 +944,8 @@ fn older_results_are_elided_to_fit_the_window_and_the_head_and_last_turns_stay()
 
     let last = ran.request(6);
     assert_eq!(last[0], ran.request(0)[0], "the system prompt is intact");
-    assert_eq!(last[1].content, "fix the bug", "the task is intact");
+    assert_eq!(last[1], ran.request(0)[1], "the task is intact");
+    assert!(last[1].content.starts_with("fix the bug\n\n"));
     let results: Vec<&Message> = last.iter().filter(|m| m.role == Role::Tool).collect();
     assert_eq!(results.len(), 6);
     assert!(
