@@ -9,7 +9,8 @@
 //! docstring's `"""` in an `edit_file`'s `new_text`), which no JSON parser reads. When no
 //! call in the text parses, [`lenient_call`] reads one the way it was meant if it can: each
 //! key of the arguments once, its string value running to the next `", "key": ` or to the
-//! object's end, `\n` and `\"` unescaped and a bare `"` kept as written.
+//! object's end, `\n` and `\"` unescaped and a bare `"` kept as written; Python's `True`,
+//! `False` and `None`, which the same models write for JSON's literals, read as those.
 
 use serde_json::{Map, Value};
 
@@ -119,13 +120,24 @@ fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
         let raw = body[value_start..value_end.max(value_start)].trim();
         let value = match raw.strip_prefix('"').and_then(|raw| raw.strip_suffix('"')) {
             Some(string) => Value::String(unescape(string)),
-            None => serde_json::from_str(raw).ok()?,
+            None => python_literal(raw).or_else(|| serde_json::from_str(raw).ok())?,
         };
         if arguments.insert(key.to_owned(), value).is_some() {
             return None;
         }
     }
     Some((name.to_owned(), Value::Object(arguments)))
+}
+
+/// `True`, `False` or `None` as JSON: models that write Python more than JSON spell the
+/// literals its way (`"overwrite": True`), and each has one reading.
+fn python_literal(raw: &str) -> Option<Value> {
+    match raw {
+        "True" => Some(Value::Bool(true)),
+        "False" => Some(Value::Bool(false)),
+        "None" => Some(Value::Null),
+        _ => None,
+    }
 }
 
 /// Where the arguments' `}` is in `body` (what follows their `{`): the last `}` that has
@@ -292,6 +304,25 @@ mod tests {
             one(
                 "write_file",
                 json!({"content": "if (c === '\"') {\n}", "path": "csv.js"})
+            )
+        );
+        // Python's literals, as Qwen2.5-Coder-1.5B wrote them in a call to write a docstring.
+        assert_eq!(
+            recovered(
+                "```json\n{\"name\": \"write_file\", \"arguments\": {\"content\": \"def f():\\n    \"\"\"Doc.\"\"\"\\n\", \"overwrite\": True, \"path\": \"f.py\"}}\n```"
+            ),
+            one(
+                "write_file",
+                json!({"content": "def f():\n    \"\"\"Doc.\"\"\"\n", "overwrite": true, "path": "f.py"})
+            )
+        );
+        assert_eq!(
+            recovered(
+                r#"{"name": "read_file", "arguments": {"path": "a"b", "all": False, "x": None}}"#
+            ),
+            one(
+                "read_file",
+                json!({"path": "a\"b", "all": false, "x": null})
             )
         );
         // Two calls, a key twice, or another value that is not JSON: not guessed.
