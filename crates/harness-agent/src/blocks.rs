@@ -101,6 +101,10 @@ pub(crate) fn edits(
     let mut whole: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut unnamed: Vec<String> = Vec::new();
     let mut order = 0;
+    // Existing files that blocks under their path were written for: if none of them
+    // changes, the model is told so, not left to believe it made the change. (A block under
+    // no path that repeats a file's code may be a quote: "the test stays as it is".)
+    let mut targets: Vec<String> = Vec::new();
     let mut at = 0;
     while at < lines.len() {
         if let Some(fence) = Fence::open(lines[at]) {
@@ -117,8 +121,22 @@ pub(crate) fn edits(
             if first_line.is_some() && first_line == path {
                 body = &body[1..];
             }
+            // Code copied from a read_file view with its line numbers: the numbers go.
+            let unnumbered = without_line_numbers(body);
+            if let Some(unnumbered) = &unnumbered {
+                body = unnumbered;
+            }
             if let Some(path) = path {
-                if body.iter().any(|line| is_marker(line, SEARCH)) {
+                let diff = body.iter().any(|line| is_marker(line, SEARCH));
+                let taken = if diff {
+                    format.accepts_diff()
+                } else {
+                    format.accepts_whole()
+                };
+                if taken && read(&path).is_some() && !targets.contains(&path) {
+                    targets.push(path.clone());
+                }
+                if diff {
                     if format.accepts_diff() {
                         search_replace(&path, body, &mut found);
                     }
@@ -137,7 +155,12 @@ pub(crate) fn edits(
                 .find(|&n| is_marker(lines[n], REPLACE))
                 .unwrap_or(lines.len() - 1);
             match path_before(&lines[..at], read) {
-                Some(path) => search_replace(&path, &lines[at..=end], &mut found),
+                Some(path) => {
+                    if !targets.contains(&path) {
+                        targets.push(path.clone());
+                    }
+                    search_replace(&path, &lines[at..=end], &mut found);
+                }
                 None => found.problems.push(
                     "A search/replace block in your answer names no file: put the file's path \
                      on the line before it. Nothing was changed."
@@ -161,7 +184,21 @@ pub(crate) fn edits(
     for snippet in unnamed {
         snippet_under_no_path(&snippet, shown, &named, read, &mut found);
     }
+    if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
+        found.problems.push(unchanged(&targets));
+    }
     found
+}
+
+/// What the model is told when every block it wrote for `paths` holds what the files
+/// already hold: small models repeat the code they read, bug included, and take it for a
+/// fix.
+fn unchanged(paths: &[String]) -> String {
+    format!(
+        "The code in your answer for {} is what the file already holds, so it changes \
+         nothing: the bug is still there. Find the line that is wrong and write it fixed.",
+        paths.join(", ")
+    )
 }
 
 /// The marker lines of a search/replace block.
@@ -223,9 +260,12 @@ fn whole_file(
         ));
         return;
     };
-    // Part of the file (a function or two): put in place, not written over the rest.
+    // Part of the file (a function or two): put in place, not written over the rest. A
+    // block that redefines every function is the whole file only if it also begins as the
+    // file does: small models give the functions alone and leave out the docstring,
+    // imports and constants before them (and the exports after), which a write deletes.
     let refused = match anchor::place(&content, &current, path) {
-        Ok(placement) if !placement.covers_all => {
+        Ok(placement) if !placement.covers_all || !begins_as(&content, &current) => {
             push_edit(path, &current, &placement.content, found);
             return;
         }
@@ -284,6 +324,33 @@ fn whole_file(
             json!({"path": path, "content": content, "overwrite": true}),
         ));
     }
+}
+
+/// `lines` without the line numbers of a read_file view (`{number:>6}\t{line}`), when
+/// every line has one and they count up by one: then they cannot be the code's own.
+fn without_line_numbers<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
+    let mut expected: Option<u64> = None;
+    let mut code = Vec::with_capacity(lines.len());
+    for line in lines {
+        let (number, rest) = line.split_once('\t')?;
+        let number: u64 = number.trim_start().parse().ok()?;
+        if expected.is_some_and(|expected| expected != number) {
+            return None;
+        }
+        expected = Some(number + 1);
+        code.push(rest);
+    }
+    (!code.is_empty()).then_some(code)
+}
+
+/// Whether `block` begins with the first line of `file` (blank lines and indentation
+/// aside), as a whole file given again does.
+fn begins_as(block: &str, file: &str) -> bool {
+    first_line(block) == first_line(file)
+}
+
+fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|line| !line.is_empty())
 }
 
 /// A code block under no path: each function it defines goes to the one file read in this
@@ -824,6 +891,137 @@ mod tests {
         let same = "calc.py\n```\nx\n```";
         assert_eq!(
             edits(same, EditFormat::Auto, &files(small), &[]),
+            Edits {
+                calls: vec![],
+                problems: vec![unchanged(&["calc.py".to_owned()])]
+            }
+        );
+    }
+
+    #[test]
+    fn every_function_without_the_lines_around_them_is_put_in_place_not_written_whole() {
+        // As Qwen2.5-Coder-1.5B answered: the file's functions, fixed, without the
+        // `'use strict'` before them and the exports after, or without the module's
+        // docstring and constants. Written over the file, the fix would break it.
+        const FILES: &[(&str, &str)] = &[
+            (
+                "dates.js",
+                "'use strict';\n\nfunction isLeapYear(year) {\n  return year % 4 === 0;\n}\n\nmodule.exports = { isLeapYear };\n",
+            ),
+            (
+                "shop.py",
+                "\"\"\"Prices.\"\"\"\n\nRATE = 0.10\n\n\ndef total(t, member):\n    if member or t >= 100:\n        return t * (1 - RATE)\n    return t\n",
+            ),
+        ];
+        let dates = edits(
+            "dates.js\n```js\nfunction isLeapYear(year) {\n  return year % 400 === 0 || (year % 100 !== 0 && year % 4 === 0);\n}\n```",
+            EditFormat::Auto,
+            &files(FILES),
+            &[],
+        );
+        assert_eq!(
+            dates.calls,
+            vec![edit(
+                "dates.js",
+                "  return year % 4 === 0;\n",
+                "  return year % 400 === 0 || (year % 100 !== 0 && year % 4 === 0);\n"
+            )]
+        );
+        let shop = edits(
+            "shop.py\n```python\ndef total(t, member):\n    if member and t >= 100:\n        return t * (1 - RATE)\n    return t\n```",
+            EditFormat::Auto,
+            &files(FILES),
+            &[],
+        );
+        assert_eq!(
+            shop.calls,
+            vec![edit(
+                "shop.py",
+                "    if member or t >= 100:\n",
+                "    if member and t >= 100:\n"
+            )]
+        );
+        // Given again from its first line, it is the whole file, and what it leaves out goes.
+        let whole = "\"\"\"Prices.\"\"\"\n\ndef total(t, member):\n    return t";
+        assert_eq!(
+            edits(
+                &format!("shop.py\n```python\n{whole}\n```"),
+                EditFormat::Auto,
+                &files(FILES),
+                &[]
+            )
+            .calls,
+            vec![write("shop.py", &format!("{whole}\n"), true)]
+        );
+    }
+
+    #[test]
+    fn a_block_copied_from_a_view_with_its_line_numbers_is_read_without_them() {
+        let small: &[(&str, &str)] = &[("calc.py", "def add(a, b):\n    return a - b\n")];
+        let numbered = "calc.py\n```python\n     1\tdef add(a, b):\n     2\t    return a + b\n```";
+        assert_eq!(
+            edits(numbered, EditFormat::Auto, &files(small), &[]).calls,
+            vec![write("calc.py", "def add(a, b):\n    return a + b\n", true)]
+        );
+        // Numbers that do not count up by one, or a line without one: the code's own.
+        for lines in [
+            vec!["     1\tx = 1", "     3\ty = 2"],
+            vec!["     1\tx = 1", "y = 2"],
+            vec!["1 x"],
+        ] {
+            assert_eq!(without_line_numbers(&lines), None, "{lines:?}");
+        }
+        assert_eq!(
+            without_line_numbers(&["    41\tx", "    42\t", "    43\t\ty"]),
+            Some(vec!["x", "", "\ty"])
+        );
+    }
+
+    #[test]
+    fn code_that_the_file_already_holds_is_told_as_changing_nothing() {
+        let shown = vec!["temperature.js".to_owned()];
+        const FILES: &[(&str, &str)] = &[
+            (
+                "temperature.js",
+                "'use strict';\n\nfunction toFahrenheit(celsius) {\n  return (celsius * 9) / 5 + 23;\n}\n\nfunction toCelsius(fahrenheit) {\n  return ((fahrenheit - 32) * 5) / 9;\n}\n\nmodule.exports = { toFahrenheit, toCelsius };\n",
+            ),
+            ("other.js", "function id(x) {\n  return x;\n}\n"),
+        ];
+        let function = "function toFahrenheit(celsius) {\n  return (celsius * 9) / 5 + 23;\n}\n";
+        let told = Edits {
+            calls: vec![],
+            problems: vec![unchanged(&["temperature.js".to_owned()])],
+        };
+        // As Qwen2.5-Coder-1.5B wrote it: the path as the block's first line, the function
+        // exactly as it was; and the same under the path, or as a search/replace block that
+        // replaces it with itself.
+        for answer in [
+            format!("```\ntemperature.js\n{function}```"),
+            format!("temperature.js\n```js\n{function}```"),
+            format!(
+                "temperature.js\n<<<<<<< SEARCH\n{function}=======\n{function}>>>>>>> REPLACE\n"
+            ),
+        ] {
+            let found = edits(&answer, EditFormat::Auto, &files(FILES), &shown);
+            assert_eq!(found, told, "{answer}");
+        }
+        // One file unchanged beside one that changes: the change is made, nothing is said.
+        let both = format!(
+            "temperature.js\n```js\n{function}```\nother.js\n```js\nfunction id(x) {{\n  return x + 0;\n}}\n```"
+        );
+        let found = edits(&both, EditFormat::Auto, &files(FILES), &[]);
+        assert_eq!(found.problems, Vec::<String>::new());
+        assert_eq!(found.calls.len(), 1, "{found:?}");
+        // Under no path it may be a quote ("the function stays"), and in a format that does
+        // not take such blocks it is no edit at all: neither is told anything.
+        let quoted = format!("```js\n{function}```");
+        assert_eq!(
+            edits(&quoted, EditFormat::Auto, &files(FILES), &shown),
+            Edits::default()
+        );
+        let whole = format!("temperature.js\n```js\n{function}```");
+        assert_eq!(
+            edits(&whole, EditFormat::Diff, &files(FILES), &shown),
             Edits::default()
         );
     }
