@@ -17,7 +17,7 @@
 //! under no path is placed the same way in the one file read in this run that defines its
 //! functions; one that no file read defines is an example, and changes nothing.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use harness_schema::ToolName;
 use serde_json::{Value, json};
@@ -104,7 +104,7 @@ pub(crate) fn edits(
     // Existing files that blocks under their path were written for: if none of them
     // changes, the model is told so, not left to believe it made the change. (A block under
     // no path that repeats a file's code may be a quote: "the test stays as it is".)
-    let mut targets: Vec<String> = Vec::new();
+    let mut targets: BTreeSet<String> = BTreeSet::new();
     let mut at = 0;
     while at < lines.len() {
         if let Some(fence) = Fence::open(lines[at]) {
@@ -128,19 +128,11 @@ pub(crate) fn edits(
             }
             if let Some(path) = path {
                 let diff = body.iter().any(|line| is_marker(line, SEARCH));
-                let taken = if diff {
-                    format.accepts_diff()
-                } else {
-                    format.accepts_whole()
-                };
-                if taken && read(&path).is_some() && !targets.contains(&path) {
-                    targets.push(path.clone());
-                }
-                if diff {
-                    if format.accepts_diff() {
-                        search_replace(&path, body, &mut found);
-                    }
-                } else if format.accepts_whole() {
+                if diff && format.accepts_diff() {
+                    targets.extend(read(&path).map(|_| path.clone()));
+                    search_replace(&path, body, &mut found);
+                } else if !diff && format.accepts_whole() {
+                    targets.extend(read(&path).map(|_| path.clone()));
                     order += 1;
                     whole.insert(path, (order, body.join("\n")));
                 }
@@ -156,9 +148,7 @@ pub(crate) fn edits(
                 .unwrap_or(lines.len() - 1);
             match path_before(&lines[..at], read) {
                 Some(path) => {
-                    if !targets.contains(&path) {
-                        targets.push(path.clone());
-                    }
+                    targets.extend(read(&path).map(|_| path.clone()));
                     search_replace(&path, &lines[at..=end], &mut found);
                 }
                 None => found.problems.push(
@@ -193,7 +183,8 @@ pub(crate) fn edits(
 /// What the model is told when every block it wrote for `paths` holds what the files
 /// already hold: small models repeat the code they read, bug included, and take it for a
 /// fix.
-fn unchanged(paths: &[String]) -> String {
+fn unchanged<'a>(paths: impl IntoIterator<Item = &'a String>) -> String {
+    let paths: Vec<&str> = paths.into_iter().map(String::as_str).collect();
     format!(
         "The code in your answer for {} is what the file already holds, so it changes \
          nothing: the bug is still there. Find the line that is wrong and write it fixed.",
