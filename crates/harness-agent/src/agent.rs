@@ -257,6 +257,13 @@ struct Progress {
     failed_in_row: u32,
     /// Whether the last check of the model's work passed.
     verification_passed: bool,
+    /// Whether the verification command's last run failed (the head start's, a check's or
+    /// the model's own) and no call since may have changed the workspace: running it again
+    /// would fail the same way.
+    failure_stands: bool,
+    /// Answers in a row that said "done" while the failure stood, each answered without a
+    /// check.
+    dones_on_standing_failure: u32,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
     /// Whether the model itself ran the verification command, and it passed, after its
@@ -424,11 +431,18 @@ impl Run<'_> {
                     Some(TurnEnd::Continue) => continue,
                     None => {}
                 }
+                if self.progress.failure_stands {
+                    if let Some(end) = self.done_while_failure_stands() {
+                        return end;
+                    }
+                    continue;
+                }
                 if let Some(end) = self.done(CheckReason::Done) {
                     return end;
                 }
                 continue;
             }
+            self.progress.dones_on_standing_failure = 0;
             if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
                 return (outcome, reason);
             }
@@ -465,6 +479,9 @@ impl Run<'_> {
                 break;
             }
             let (call, result) = self.head_start_call(done.len(), name, arguments);
+            if name == ToolName::RunCommand {
+                self.progress.failure_stands = !verify::passed(&result);
+            }
             let text = prompt::cut_middle(result.text(), share);
             budget = budget.saturating_sub(text.chars().count());
             texts.push(result.text().to_owned());
@@ -671,15 +688,20 @@ impl Run<'_> {
                 self.progress.edited = true;
                 self.progress.passed_after_edit = false;
             }
-            if tool == Some(ToolName::RunCommand)
-                && self.progress.edited
-                && self.runs_the_verification(call)
-                && verify::passed(&result)
-            {
+            let ran_the_verification =
+                tool == Some(ToolName::RunCommand) && self.runs_the_verification(call);
+            if ran_the_verification && self.progress.edited && verify::passed(&result) {
                 self.progress.passed_after_edit = true;
             }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
+            }
+            // The model's own run of the check tells as much as the harness's; any other
+            // call that may have changed a file may have changed the check's outcome.
+            if ran_the_verification {
+                self.progress.failure_stands = !verify::passed(&result);
+            } else if result.may_have_changed_workspace() {
+                self.progress.failure_stands = false;
             }
             if repeats == self.budgets.repeat_nudge {
                 nudge = Some(prompt::repeat_nudge(
@@ -802,6 +824,34 @@ impl Run<'_> {
         }
     }
 
+    /// The model says it is done while the check's last failure stands: nothing has changed
+    /// since it failed, so it is not run again and no check of the budget is spent; the
+    /// model is told so. Small models answer "done" turn after turn without changing
+    /// anything, and each such answer used to spend a check, ending the run after three.
+    /// After as many of these in a row as identical calls in a row are allowed, the run
+    /// ends as the check's failure.
+    fn done_while_failure_stands(&mut self) -> Option<(Outcome, String)> {
+        let verification = self.verification.clone()?;
+        self.progress.dones_on_standing_failure += 1;
+        let count = self.progress.dones_on_standing_failure;
+        if count >= self.budgets.repeat_stop {
+            return Some((
+                Outcome::VerificationFailed,
+                format!(
+                    "`{}` failed, and the model said it was done {count} times in a row \
+                     without changing anything since",
+                    verification.command()
+                ),
+            ));
+        }
+        self.nudge(prompt::failure_stands(
+            verification.command(),
+            self.progress.edited,
+            self.edit_format,
+        ));
+        None
+    }
+
     /// The model says it is done (or its own run of the check passed: `reason`): verify,
     /// and either end or send it back to work.
     fn done(&mut self, reason: CheckReason) -> Option<(Outcome, String)> {
@@ -904,6 +954,7 @@ impl Run<'_> {
         let result = verification.run(self.toolbox);
         let passed = verify::passed(&result);
         self.progress.verification_passed = passed;
+        self.progress.failure_stands = !passed;
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::VerificationFinished {
             attempt,

@@ -213,22 +213,51 @@ pub(crate) fn verification_failed(
     if edited {
         format!(
             "The task is not done: the harness ran the verification command `{command}` and \
-             it failed (its output is the tool result above). Fix the code with the tools; \
-             when the verification would pass, answer without a tool call. This was check \
-             {attempt} of {attempts}."
+             it failed (its output is the tool result above). {} This was check {attempt} \
+             of {attempts}.",
+            change_now(edited, format)
         )
     } else {
-        let how = match format {
-            EditFormat::Tools => format!("answering with only this, filled in:\n{EDIT_TEMPLATE}"),
-            EditFormat::Auto | EditFormat::Whole => BLOCK_TEMPLATE.to_owned(),
-            EditFormat::Diff => SEARCH_REPLACE_TEMPLATE.to_owned(),
-        };
         format!(
             "The task is not done: `{command}` still fails (its output is the tool result \
              above), because no file has been changed yet. This was check {attempt} of \
-             {attempts}. Make the change now by {how}"
+             {attempts}. {}",
+            change_now(edited, format)
         )
     }
+}
+
+/// What the model is told when it says it is done while the verification command's last
+/// failure stands: no file has changed since, so the command was not run again. As in
+/// [`verification_failed`], a model that has not edited anything yet is shown the shape of
+/// a change in the run's edit `format`.
+pub(crate) fn failure_stands(command: &str, edited: bool, format: EditFormat) -> String {
+    let since = if edited {
+        "no file has changed since it last failed"
+    } else {
+        "no file has been changed yet"
+    };
+    format!(
+        "The task is not done: `{command}` fails (its output is above) and {since}, so it \
+         would fail the same way; it was not run again. {}",
+        change_now(edited, format)
+    )
+}
+
+/// How the model is asked to make its change: with the tools once it has edited a file,
+/// otherwise in the shape that the run's edit `format` applies.
+fn change_now(edited: bool, format: EditFormat) -> String {
+    if edited {
+        return "Fix the code with the tools; when the verification would pass, answer \
+                without a tool call."
+            .to_owned();
+    }
+    let how = match format {
+        EditFormat::Tools => format!("answering with only this, filled in:\n{EDIT_TEMPLATE}"),
+        EditFormat::Auto | EditFormat::Whole => BLOCK_TEMPLATE.to_owned(),
+        EditFormat::Diff => SEARCH_REPLACE_TEMPLATE.to_owned(),
+    };
+    format!("Make the change now by {how}")
 }
 
 /// True if and only if `text` spells out a call of `tool` the way a model writes one as

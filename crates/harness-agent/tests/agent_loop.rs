@@ -644,9 +644,23 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
 fn a_verification_that_keeps_failing_ends_the_run_after_three_checks() {
     let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
     let done = || Reply::text("Done.");
+    let write = |content: &str| {
+        Reply::call(
+            "write_file",
+            json!({"path": "state.txt", "content": content, "overwrite": true}),
+        )
+    };
+    // Each check follows a change: a "done" with nothing changed is not checked again.
     let ran = run(
         &toolbox,
-        vec![done(), done(), done(), done()],
+        vec![
+            done(),
+            write("worse\n"),
+            done(),
+            write("still bad\n"),
+            done(),
+            done(),
+        ],
         Some("grep -q good state.txt"),
     );
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
@@ -661,13 +675,157 @@ fn a_verification_that_keeps_failing_ends_the_run_after_three_checks() {
 }
 
 #[test]
+fn a_done_with_nothing_changed_since_the_check_failed_spends_no_check() {
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let done = || Reply::text("Done.");
+    let ran = run(
+        &toolbox,
+        vec![
+            done(),
+            done(),
+            // Reading changes nothing: the failure still stands.
+            Reply::call("read_file", json!({"path": "state.txt"})),
+            done(),
+            Reply::call(
+                "write_file",
+                json!({"path": "state.txt", "content": "good\n", "overwrite": true}),
+            ),
+            done(),
+        ],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+    let checks = ran.events_named("verification_started");
+    assert_eq!(
+        checks.len(),
+        2,
+        "one check after the first done, one after the write: {checks:?}"
+    );
+    let nudges: Vec<String> = ran
+        .events_named("nudged")
+        .iter()
+        .map(|n| n["message"].as_str().unwrap().to_owned())
+        .collect();
+    let standing: Vec<&String> = nudges
+        .iter()
+        .filter(|n| n.contains("it was not run again"))
+        .collect();
+    assert_eq!(standing.len(), 2, "{nudges:?}");
+    assert!(
+        standing[0].contains("`grep -q good state.txt` fails")
+            && standing[0].contains("no file has been changed yet"),
+        "{}",
+        standing[0]
+    );
+    // The model is told in the conversation itself, not only in the events.
+    assert!(
+        ran.request(2)
+            .last()
+            .unwrap()
+            .content
+            .contains("it was not run again")
+    );
+}
+
+#[test]
+fn the_head_start_s_failing_check_stands_until_a_file_changes() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let budgets = Budgets {
+        repeat_stop: 3,
+        ..Budgets::default()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![Reply::text("Done."); 3]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!(
+        ran.report.verification.clone().unwrap().runs,
+        0,
+        "the head start already ran it, and nothing changed"
+    );
+    assert!(
+        ran.report
+            .reason
+            .contains("said it was done 3 times in a row without changing anything"),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.chat.remaining(), 0);
+}
+
+#[test]
+fn the_model_s_own_run_of_the_check_decides_whether_its_failure_stands() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let check = || {
+        Reply::call(
+            "run_command",
+            json!({"argv": ["grep", "-q", "good", "state.txt"]}),
+        )
+    };
+    // Another command may change files: the failure no longer stands, and done is checked.
+    let other = || Reply::call("run_command", json!({"argv": ["true"]}));
+    let done = || Reply::text("Done.");
+    let ran = run(
+        &toolbox,
+        vec![check(), done(), other(), done(), done()],
+        Some("grep -q good state.txt"),
+    );
+    let checks = ran.events_named("verification_started");
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(ran.chat.remaining(), 0);
+    let nudges = ran.events_named("nudged");
+    let told: Vec<&str> = nudges
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert!(told[0].contains("it was not run again"), "{told:?}");
+    assert!(told[1].contains("check 1 of 3"), "{told:?}");
+    assert!(told[2].contains("it was not run again"), "{told:?}");
+}
+
+#[test]
+fn dones_on_a_standing_failure_count_only_in_a_row() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let mut budgets = no_head_start();
+    budgets.repeat_stop = 3;
+    let done = || Reply::text("Done.");
+    let read = || Reply::call("read_file", json!({"path": "state.txt"}));
+    // check, stand 1, stand 2, a call, stand 1, stand 2, stand 3: the end.
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![done(), done(), done(), read(), done(), done(), done()]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 1);
+    assert_eq!(
+        ran.chat.remaining(),
+        0,
+        "the call in between reset the count"
+    );
+}
+
+#[test]
 fn a_verification_the_policy_refuses_fails_like_any_other() {
     let (_dir, toolbox) = workspace(&[]);
     let done = || Reply::text("Done.");
-    let ran = run(&toolbox, vec![done(), done(), done()], Some("sudo true"));
+    let ran = run(&toolbox, vec![done(); 6], Some("sudo true"));
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
     let output = ran.tool_results(1).pop().unwrap();
     assert!(output.contains("command refused"), "{output}");
+    assert_eq!(
+        ran.report.verification.clone().unwrap().runs,
+        1,
+        "the refusal stands like any failure while nothing changes"
+    );
 }
 
 #[test]
@@ -729,8 +887,8 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
     );
     assert_eq!(
         ran.report.verification.clone().unwrap().runs,
-        1,
-        "only the check after done counts"
+        0,
+        "the head start's failure stands: a done with nothing changed is not checked"
     );
 }
 
@@ -1412,7 +1570,7 @@ fn a_function_shown_under_no_path_goes_to_the_file_the_model_read() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let ran = run_format(
         &toolbox,
-        vec![snippet(), Reply::text("Done."), Reply::text("Done.")],
+        [vec![snippet()], vec![Reply::text("Done."); 5]].concat(),
         EditFormat::Auto,
     );
     assert_eq!(
@@ -1471,11 +1629,7 @@ fn with_tool_calls_only_an_answer_s_code_changes_nothing() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let ran = run_format(
         &toolbox,
-        vec![
-            whole_answer("calc.py"),
-            Reply::text("Done."),
-            Reply::text("Done."),
-        ],
+        [vec![whole_answer("calc.py")], vec![Reply::text("Done."); 5]].concat(),
         EditFormat::Tools,
     );
     assert_eq!(
