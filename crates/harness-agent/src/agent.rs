@@ -1,6 +1,7 @@
 //! [`Agent`]: the loop. Ask the model, run the tools it calls, feed the results back, until
 //! it says it is done and the verification command agrees, or a budget runs out.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
@@ -264,6 +265,9 @@ struct Progress {
     /// Answers in a row that said "done" while the failure stood, each answered without a
     /// check.
     dones_on_standing_failure: u32,
+    /// The files whose code the last answer repeated as it is, in a block under no path
+    /// ([`blocks::Edits::repeated`]).
+    repeated: BTreeSet<String>,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
     /// Whether the model itself ran the verification command, and it passed, after its
@@ -774,6 +778,7 @@ impl Run<'_> {
             &|path| workspace.read_to_string(path).ok(),
             &self.progress.read,
         );
+        self.progress.repeated = found.repeated;
         if found.calls.is_empty() {
             if found.problems.is_empty() {
                 return None;
@@ -844,11 +849,17 @@ impl Run<'_> {
                 ),
             ));
         }
-        self.nudge(prompt::failure_stands(
+        let mut told = String::new();
+        let repeated = std::mem::take(&mut self.progress.repeated);
+        if !repeated.is_empty() {
+            told = format!("{} ", blocks::unchanged(&repeated));
+        }
+        told.push_str(&prompt::failure_stands(
             verification.command(),
             self.progress.edited,
             self.edit_format,
         ));
+        self.nudge(told);
         None
     }
 

@@ -80,6 +80,11 @@ pub(crate) struct Edits {
     pub(crate) calls: Vec<(ToolName, Value)>,
     /// Blocks that named a file but could not be applied, each with what to do instead.
     pub(crate) problems: Vec<String>,
+    /// In an answer that changes nothing, the files whose code a block under no path repeats
+    /// as it is. Such a block may be a quote ("the test stays as it is"), so it is no
+    /// problem by itself; but when the model says it is done while the check still fails,
+    /// it is likely the fix it believes it made.
+    pub(crate) repeated: BTreeSet<String>,
 }
 
 /// The edits in `answer`, in `format`. `read` gives a file's current text, or `None` when
@@ -177,13 +182,16 @@ pub(crate) fn edits(
     if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
         found.problems.push(unchanged(&targets));
     }
+    if !found.calls.is_empty() {
+        found.repeated.clear();
+    }
     found
 }
 
 /// What the model is told when every block it wrote for `paths` holds what the files
 /// already hold: small models repeat the code they read, bug included, and take it for a
 /// fix.
-fn unchanged<'a>(paths: impl IntoIterator<Item = &'a String>) -> String {
+pub(crate) fn unchanged<'a>(paths: impl IntoIterator<Item = &'a String>) -> String {
     let paths: Vec<&str> = paths.into_iter().map(String::as_str).collect();
     format!(
         "The code in your answer for {} is what the file already holds, so it changes \
@@ -370,7 +378,12 @@ fn snippet_under_no_path(
         Some(Ok(placed)) => {
             for (at, content) in placed {
                 let (path, current) = &files[at];
-                if !named.contains(path) {
+                if named.contains(path) {
+                    continue;
+                }
+                if content == *current {
+                    found.repeated.insert(path.clone());
+                } else {
                     push_edit(path, current, &content, found);
                 }
             }
@@ -625,7 +638,8 @@ mod tests {
                 found,
                 Edits {
                     calls: vec![write("calc.py", &format!("{fixed}\n"), true)],
-                    problems: vec![]
+                    problems: vec![],
+                    ..Edits::default()
                 },
                 "{answer}"
             );
@@ -676,6 +690,7 @@ mod tests {
                     "def add(a, b):\n    return a + b\n"
                 )],
                 problems: vec![],
+                ..Edits::default()
             }
         );
     }
@@ -724,9 +739,11 @@ mod tests {
             Edits {
                 calls: vec![edit("calc.py", "    return a - b\n", "    return a + b\n")],
                 problems: vec![],
+                ..Edits::default()
             }
         );
-        // Not in a file the model read: an example, left alone.
+        // Not in a file the model read: an example, left alone. The test it repeats is kept
+        // as a repeat of the file the model read.
         assert_eq!(
             edits(
                 answer,
@@ -734,7 +751,10 @@ mod tests {
                 &files(FILES),
                 &shown(&["test_calc.py"])
             ),
-            Edits::default()
+            Edits {
+                repeated: BTreeSet::from(["test_calc.py".to_owned()]),
+                ..Edits::default()
+            }
         );
         // Defined in two files it read: which one is meant is not clear.
         let found = edits(
@@ -795,7 +815,8 @@ mod tests {
                 edits(&answer, EditFormat::Auto, &files(FILES), &shown),
                 Edits {
                     calls: vec![fixed.clone()],
-                    problems: vec![]
+                    problems: vec![],
+                    ..Edits::default()
                 },
                 "{answer}"
             );
@@ -884,7 +905,8 @@ mod tests {
             edits(same, EditFormat::Auto, &files(small), &[]),
             Edits {
                 calls: vec![],
-                problems: vec![unchanged(&["calc.py".to_owned()])]
+                problems: vec![unchanged(&["calc.py".to_owned()])],
+                ..Edits::default()
             }
         );
     }
@@ -982,6 +1004,7 @@ mod tests {
         let told = Edits {
             calls: vec![],
             problems: vec![unchanged(&["temperature.js".to_owned()])],
+            ..Edits::default()
         };
         // As Qwen2.5-Coder-1.5B wrote it: the path as the block's first line, the function
         // exactly as it was; and the same under the path, or as a search/replace block that
@@ -1005,10 +1028,14 @@ mod tests {
         assert_eq!(found.calls.len(), 1, "{found:?}");
         // Under no path it may be a quote ("the function stays"), and in a format that does
         // not take such blocks it is no edit at all: neither is told anything.
+        // It is kept as a repeat, for when the model says it is done on a failing check.
         let quoted = format!("```js\n{function}```");
         assert_eq!(
             edits(&quoted, EditFormat::Auto, &files(FILES), &shown),
-            Edits::default()
+            Edits {
+                repeated: BTreeSet::from(["temperature.js".to_owned()]),
+                ..Edits::default()
+            }
         );
         let whole = format!("temperature.js\n```js\n{function}```");
         assert_eq!(

@@ -1587,6 +1587,48 @@ fn a_function_shown_under_no_path_goes_to_the_file_the_model_read() {
 }
 
 #[test]
+fn a_function_repeated_as_the_file_holds_it_on_a_failing_check_is_told_as_changing_nothing() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let repeat =
+        || Reply::text("Here is the fixed add:\n```python\ndef add(a, b):\n    return a - b\n```");
+    let ran = run_format(
+        &toolbox,
+        vec![
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            Reply::text("Done."),
+            repeat(),
+        ],
+        EditFormat::Auto,
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        BROKEN
+    );
+    let nudges = ran.events_named("nudged");
+    let told = nudges.last().unwrap()["message"].as_str().unwrap();
+    assert!(
+        told.starts_with("The code in your answer for calc.py is what the file already holds")
+            && told.contains("it was not run again"),
+        "{told}"
+    );
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 1);
+    // Before any check failed, the same block is a quote, and the done is checked.
+    let (_dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let ran = run_format(
+        &toolbox,
+        vec![
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            repeat(),
+        ],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 1);
+    let nudges = ran.events_named("nudged");
+    let told = nudges.last().unwrap()["message"].as_str().unwrap();
+    assert!(!told.contains("already holds"), "{told}");
+}
+
+#[test]
 fn a_snippet_that_cannot_be_put_in_place_is_not_written_and_the_model_is_told_how_to_edit() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let snippet = Reply::text("calc.py\n```python\n    return a + b\n```");
