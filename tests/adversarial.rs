@@ -26,9 +26,6 @@ fn reading_etc_hostname_writing_outside_and_sudo_are_refused_and_the_run_goes_on
         Turn::Text("I could not do any of that."),
         Turn::Text("Still nothing I can do."),
         Turn::Text("Nothing."),
-        Turn::Text("Nothing at all."),
-        Turn::Text("I give up."),
-        Turn::Text("Really nothing."),
     ]);
 
     let run = repo.harness(&[

@@ -275,8 +275,12 @@ fn configuration_comes_from_harness_toml_and_flags_win() {
     repo.git(&["add", "harness.toml"]);
     repo.git(&["commit", "--quiet", "-m", "config"]);
     let model = Model::start();
-    // The head start's check fails, and nothing changes: five dones end the run.
-    model.script((0..5).map(|_| Turn::Text("Done.")).collect());
+    model.script(vec![
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+    ]);
     let run = repo.harness(&["run", "--host", &model.url(), "fix it"]);
     run.assert_exit(1)
         .assert_stdout_has(&["verify:     python3 -m unittest -q", "verification failed"]);
@@ -504,7 +508,11 @@ fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() 
     assert_eq!(repo.snapshot(), before);
 
     let model = Model::start();
-    model.script((0..5).map(|_| Turn::Text(answer)).collect());
+    model.script(vec![
+        Turn::Text(answer),
+        Turn::Text(answer),
+        Turn::Text(answer),
+    ]);
     let run = repo.harness(&[
         "run",
         "--host",
@@ -529,12 +537,12 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     let weaken =
         json!({"path": "test_calc.py", "old_text": "add(2, 3), 5", "new_text": "add(2, 3), -1"});
     let model = Model::start();
-    model.script(
-        [Turn::call("edit_file", weaken.clone())]
-            .into_iter()
-            .chain((0..5).map(|_| Turn::Text("Done.")))
-            .collect(),
-    );
+    model.script(vec![
+        Turn::call("edit_file", weaken.clone()),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+    ]);
     let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
     run.assert_exit(1).assert_stdout_has(&[
         "▸ edit_file test_calc.py  error",

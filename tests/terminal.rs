@@ -65,9 +65,6 @@ fn hostile_script() -> Vec<Turn> {
             "run_command",
             json!({"argv": ["sudo", "\x1b]0;sudo title\x07"]}),
         ),
-        // One check after the changes, then five dones on its standing failure.
-        Turn::Text(FAKE_PASS),
-        Turn::Text(FAKE_PASS),
         Turn::Text(FAKE_PASS),
         Turn::Text(FAKE_PASS),
         Turn::Text(FAKE_PASS),

@@ -40,7 +40,9 @@ pub struct Budgets {
     /// [`Outcome::Stuck`](crate::Outcome::Stuck), before the call runs. Default 5.
     pub repeat_stop: u32,
     /// How many times the verification command may fail before the run ends as
-    /// [`Outcome::VerificationFailed`](crate::Outcome::VerificationFailed). Default 3.
+    /// [`Outcome::VerificationFailed`](crate::Outcome::VerificationFailed), per attempt.
+    /// A "done" while its last failure stands (nothing changed since) counts as one without
+    /// running it. Default 3.
     pub max_verifications: u32,
     /// The most characters of the head start: the listing of the workspace and the output
     /// of the verification command, shown before the first turn. Default 6,000 (about

@@ -231,7 +231,14 @@ pub(crate) fn verification_failed(
 /// failure stands: no file has changed since, so the command was not run again. As in
 /// [`verification_failed`], a model that has not edited anything yet is shown the shape of
 /// a change in the run's edit `format`.
-pub(crate) fn failure_stands(command: &str, edited: bool, format: EditFormat) -> String {
+/// The answer counts as check `count` of `checks`.
+pub(crate) fn failure_stands(
+    command: &str,
+    count: u32,
+    checks: u32,
+    edited: bool,
+    format: EditFormat,
+) -> String {
     let since = if edited {
         "no file has changed since it last failed"
     } else {
@@ -239,7 +246,8 @@ pub(crate) fn failure_stands(command: &str, edited: bool, format: EditFormat) ->
     };
     format!(
         "The task is not done: `{command}` fails (its output is above) and {since}, so it \
-         would fail the same way; it was not run again. {}",
+         would fail the same way; it was not run again, and this counts as check {count} of \
+         {checks}. {}",
         change_now(edited, format)
     )
 }

@@ -675,16 +675,13 @@ fn a_verification_that_keeps_failing_ends_the_run_after_three_checks() {
 }
 
 #[test]
-fn a_done_with_nothing_changed_since_the_check_failed_spends_no_check() {
+fn a_done_with_nothing_changed_since_the_check_failed_is_not_checked_again() {
     let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
     let done = || Reply::text("Done.");
     let ran = run(
         &toolbox,
         vec![
             done(),
-            done(),
-            // Reading changes nothing: the failure still stands.
-            Reply::call("read_file", json!({"path": "state.txt"})),
             done(),
             Reply::call(
                 "write_file",
@@ -710,16 +707,14 @@ fn a_done_with_nothing_changed_since_the_check_failed_spends_no_check() {
         .iter()
         .map(|n| n["message"].as_str().unwrap().to_owned())
         .collect();
-    let standing: Vec<&String> = nudges
-        .iter()
-        .filter(|n| n.contains("it was not run again"))
-        .collect();
-    assert_eq!(standing.len(), 2, "{nudges:?}");
+    assert_eq!(nudges.len(), 2, "{nudges:?}");
+    assert!(nudges[0].contains("check 1 of 3"), "{}", nudges[0]);
     assert!(
-        standing[0].contains("`grep -q good state.txt` fails")
-            && standing[0].contains("no file has been changed yet"),
+        nudges[1].contains("`grep -q good state.txt` fails")
+            && nudges[1].contains("no file has been changed yet")
+            && nudges[1].contains("it was not run again, and this counts as check 2 of 3"),
         "{}",
-        standing[0]
+        nudges[1]
     );
     // The model is told in the conversation itself, not only in the events.
     assert!(
@@ -734,14 +729,10 @@ fn a_done_with_nothing_changed_since_the_check_failed_spends_no_check() {
 #[test]
 fn the_head_start_s_failing_check_stands_until_a_file_changes() {
     let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
-    let budgets = Budgets {
-        repeat_stop: 3,
-        ..Budgets::default()
-    };
     let ran = run_with(
         &toolbox,
-        FakeChat::new(vec![Reply::text("Done."); 3]),
-        budgets,
+        FakeChat::new(vec![Reply::text("Done."); 4]),
+        Budgets::default(),
         Some("grep -q good state.txt"),
     );
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
@@ -753,11 +744,11 @@ fn the_head_start_s_failing_check_stands_until_a_file_changes() {
     assert!(
         ran.report
             .reason
-            .contains("said it was done 3 times in a row without changing anything"),
+            .contains("said it was done 3 times, 3 of them with nothing changed since it failed"),
         "{}",
         ran.report.reason
     );
-    assert_eq!(ran.chat.remaining(), 0);
+    assert_eq!(ran.chat.remaining(), 1, "no fourth chance");
 }
 
 #[test]
@@ -785,32 +776,31 @@ fn the_model_s_own_run_of_the_check_decides_whether_its_failure_stands() {
         .iter()
         .map(|n| n["message"].as_str().unwrap())
         .collect();
+    assert_eq!(told.len(), 2, "{told:?}");
     assert!(told[0].contains("it was not run again"), "{told:?}");
-    assert!(told[1].contains("check 1 of 3"), "{told:?}");
-    assert!(told[2].contains("it was not run again"), "{told:?}");
+    assert!(told[1].contains("check 2 of 3"), "{told:?}");
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert!(
+        ran.report.reason.contains("2 of them with nothing changed"),
+        "{}",
+        ran.report.reason
+    );
 }
 
 #[test]
-fn dones_on_a_standing_failure_count_only_in_a_row() {
+fn dones_on_a_standing_failure_share_the_checks_of_the_attempt() {
     let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
-    let mut budgets = no_head_start();
-    budgets.repeat_stop = 3;
     let done = || Reply::text("Done.");
     let read = || Reply::call("read_file", json!({"path": "state.txt"}));
-    // check, stand 1, stand 2, a call, stand 1, stand 2, stand 3: the end.
-    let ran = run_with(
+    // A check, then two dones with only a read between: three checks of three.
+    let ran = run(
         &toolbox,
-        FakeChat::new(vec![done(), done(), done(), read(), done(), done(), done()]),
-        budgets,
+        vec![done(), done(), read(), done(), done()],
         Some("grep -q good state.txt"),
     );
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
     assert_eq!(ran.report.verification.clone().unwrap().runs, 1);
-    assert_eq!(
-        ran.chat.remaining(),
-        0,
-        "the call in between reset the count"
-    );
+    assert_eq!(ran.chat.remaining(), 1, "no fourth chance");
 }
 
 #[test]
