@@ -838,15 +838,7 @@ impl Run<'_> {
         self.progress.unchecked_dones += 1;
         let dones = self.dones_of_attempt();
         if dones >= self.budgets.max_verifications {
-            return Some((
-                Outcome::VerificationFailed,
-                format!(
-                    "`{}` failed, and the model said it was done {dones} times, {} of them \
-                     with nothing changed since it failed",
-                    verification.command(),
-                    self.progress.unchecked_dones
-                ),
-            ));
+            return Some(self.out_of_checks(&verification, None));
         }
         let mut told = String::new();
         let repeated = std::mem::take(&mut self.progress.repeated);
@@ -870,6 +862,28 @@ impl Run<'_> {
         self.counts.verifications - self.attempt.checks_before + self.progress.unchecked_dones
     }
 
+    /// The end of an attempt whose checks are used up; `detail` is how the last run went,
+    /// when the last check ran.
+    fn out_of_checks(
+        &self,
+        verification: &Verification,
+        detail: Option<&str>,
+    ) -> (Outcome, String) {
+        let dones = self.dones_of_attempt();
+        let unchecked = self.progress.unchecked_dones;
+        let last = detail.map_or(String::new(), |detail| format!(" ({detail} the last time)"));
+        let reason = if unchecked == 0 {
+            format!("`{}` failed {dones} times{last}", verification.command())
+        } else {
+            format!(
+                "`{}` failed{last}, and the model said it was done {dones} times, {unchecked} \
+                 of them with nothing changed since it failed",
+                verification.command()
+            )
+        };
+        (Outcome::VerificationFailed, reason)
+    }
+
     /// The model says it is done (or its own run of the check passed: `reason`): verify,
     /// and either end or send it back to work.
     fn done(&mut self, reason: CheckReason) -> Option<(Outcome, String)> {
@@ -891,20 +905,7 @@ impl Run<'_> {
             ));
         }
         if attempt >= self.budgets.max_verifications {
-            let unchecked = self.progress.unchecked_dones;
-            let reason = if unchecked == 0 {
-                format!(
-                    "`{}` failed {attempt} times ({detail} the last time)",
-                    verification.command()
-                )
-            } else {
-                format!(
-                    "`{}` failed ({detail} the last time), and the model said it was done \
-                     {attempt} times, {unchecked} of them with nothing changed since it failed",
-                    verification.command()
-                )
-            };
-            return Some((Outcome::VerificationFailed, reason));
+            return Some(self.out_of_checks(&verification, Some(&detail)));
         }
         // The check is shown as a call on the model's "done" message, so that its output
         // reaches the model as a tool result, data like every other.

@@ -807,7 +807,7 @@ fn dones_on_a_standing_failure_share_the_checks_of_the_attempt() {
 fn a_verification_the_policy_refuses_fails_like_any_other() {
     let (_dir, toolbox) = workspace(&[]);
     let done = || Reply::text("Done.");
-    let ran = run(&toolbox, vec![done(); 6], Some("sudo true"));
+    let ran = run(&toolbox, vec![done(), done(), done()], Some("sudo true"));
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
     let output = ran.tool_results(1).pop().unwrap();
     assert!(output.contains("command refused"), "{output}");
@@ -1560,7 +1560,7 @@ fn a_function_shown_under_no_path_goes_to_the_file_the_model_read() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let ran = run_format(
         &toolbox,
-        [vec![snippet()], vec![Reply::text("Done."); 5]].concat(),
+        vec![snippet(), Reply::text("Done."), Reply::text("Done.")],
         EditFormat::Auto,
     );
     assert_eq!(
@@ -1661,7 +1661,11 @@ fn with_tool_calls_only_an_answer_s_code_changes_nothing() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let ran = run_format(
         &toolbox,
-        [vec![whole_answer("calc.py")], vec![Reply::text("Done."); 5]].concat(),
+        vec![
+            whole_answer("calc.py"),
+            Reply::text("Done."),
+            Reply::text("Done."),
+        ],
         EditFormat::Tools,
     );
     assert_eq!(
