@@ -121,8 +121,8 @@ fn a_model_that_can_only_write_calls_as_text_gets_its_whole_files_applied() {
     ]);
     let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
     run.assert_exit(0).assert_stdout_has(&[
-        "edits:      tool calls, and whole files written into answers: the model's template \
-         takes no tools and replies are not constrained",
+        "edits:      whole files written into answers, and no tools offered: the model's \
+         template takes no tools and replies are not constrained",
         "outcome:       verified",
     ]);
     assert_eq!(
@@ -133,5 +133,10 @@ fn a_model_that_can_only_write_calls_as_text_gets_its_whole_files_applied() {
     assert!(
         system.contains("the WHOLE new content of the file"),
         "{system}"
+    );
+    assert!(
+        model.chats()[1].get("tools").is_none(),
+        "no tool schemas are sent: {}",
+        model.chats()[1]
     );
 }

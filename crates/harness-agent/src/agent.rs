@@ -20,6 +20,7 @@ use crate::context;
 use crate::event::{CheckReason, Event, Observer};
 use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
+use crate::plain;
 use crate::prompt;
 use crate::record::{FORMAT as TRANSCRIPT_FORMAT, Record, RecordedBudgets};
 use crate::repeat::Repeats;
@@ -128,12 +129,15 @@ impl<'a> Agent<'a> {
         observer: &mut dyn Observer,
         checkpoints: &mut dyn Checkpoints,
     ) -> RunReport {
-        let tools: Vec<Value> = self
-            .toolbox
-            .specs()
-            .iter()
-            .filter_map(|spec| serde_json::to_value(spec).ok())
-            .collect();
+        let tools: Vec<Value> = if self.edit_format.offers_tools() {
+            self.toolbox
+                .specs()
+                .iter()
+                .filter_map(|spec| serde_json::to_value(spec).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let tools_chars = tools.iter().map(|tool| tool.to_string().len()).sum();
         let mut run = Run {
             chat: self.chat,
@@ -351,12 +355,15 @@ impl Run<'_> {
         )));
         let verification = self.verification.as_ref();
         let task = match self.attempt.after {
-            None => prompt::task_message(task, &workspace, verification, head_start),
+            None => {
+                prompt::task_message(task, &workspace, verification, head_start, self.edit_format)
+            }
             Some(previous) => prompt::next_attempt(
                 task,
                 &workspace,
                 verification,
                 head_start,
+                self.edit_format,
                 (self.attempt.number, self.budgets.attempts),
                 previous,
             ),
@@ -422,15 +429,10 @@ impl Run<'_> {
             self.messages.push(reply.to_message());
             if reply.tool_calls.is_empty() {
                 if reply.cut_off {
-                    self.nudge(prompt::CUT_OFF_NUDGE.to_owned());
+                    self.nudge(prompt::cut_off(self.edit_format).to_owned());
                     continue;
                 }
-                match self.unreadable_call(&reply.text) {
-                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
-                    Some(TurnEnd::Continue) => continue,
-                    None => {}
-                }
-                match self.edit_blocks(&reply.text) {
+                match self.written_calls(&reply.text) {
                     Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
                     Some(TurnEnd::Continue) => continue,
                     None => {}
@@ -513,7 +515,7 @@ impl Run<'_> {
                 .push(Message::assistant("", vec![call.clone()]));
             self.messages.push(Message::tool_result(&call, framed));
         }
-        self.push(Message::user(prompt::AFTER_HEAD_START));
+        self.push(Message::user(prompt::after_head_start(self.edit_format)));
     }
 
     /// Runs one call of the head start, as call number `position`.
@@ -592,7 +594,11 @@ impl Run<'_> {
         });
         let (sender, receiver) = mpsc::channel();
         let chat = Arc::clone(&self.chat);
-        let messages = self.messages.clone();
+        let messages = if self.edit_format.offers_tools() {
+            self.messages.clone()
+        } else {
+            plain::conversation(&self.messages)
+        };
         let tools = self.tools.clone();
         // A later attempt is sampled differently from its first request on.
         let resample = self
@@ -739,10 +745,26 @@ impl Run<'_> {
         end
     }
 
+    /// The calls an answer without a tool call writes out: the edits of its blocks, or a
+    /// call spelled out as JSON that did not run. Where tools are offered, a spelled-out
+    /// call comes first (its JSON may hold code that would read as a block); where none
+    /// are, the blocks are what the model was asked for. `None` if the answer holds neither.
+    fn written_calls(&mut self, text: &str) -> Option<TurnEnd> {
+        if self.edit_format.offers_tools() {
+            self.unreadable_call(text)
+                .or_else(|| self.edit_blocks(text))
+        } else {
+            self.edit_blocks(text)
+                .or_else(|| self.unreadable_call(text))
+        }
+    }
+
     /// An answer that spells out a call the client could not read (small models write JSON
     /// with unescaped quotes) is not "done": the model is told its call did not run, and it
-    /// counts as a failed call. `None` if the text names no call; otherwise whether the run
-    /// goes on (the model was told) or ends (one failed call too many).
+    /// counts as a failed call; in an edit format that offers no tools, it is told that
+    /// none can be called, and how to write the change instead. `None` if the text names no
+    /// call; otherwise whether the run goes on (the model was told) or ends (one failed call
+    /// too many).
     fn unreadable_call(&mut self, text: &str) -> Option<TurnEnd> {
         let tool = self
             .toolbox
@@ -761,7 +783,11 @@ impl Run<'_> {
                 ),
             ));
         }
-        self.nudge(prompt::unreadable_call(&tool));
+        self.nudge(if self.edit_format.offers_tools() {
+            prompt::unreadable_call(&tool)
+        } else {
+            prompt::no_tools(&tool, self.edit_format)
+        });
         Some(TurnEnd::Continue)
     }
 

@@ -33,9 +33,13 @@ pub enum EditFormat {
     Auto,
     /// Tool calls only: an answer's code changes nothing.
     Tools,
-    /// Tool calls, and whole files in fenced blocks under their path.
+    /// Whole files in fenced blocks under their path, and no tools offered: the model is
+    /// shown the files and the test output, and the harness runs the check after each
+    /// change (the way Aider's "whole" format works). A small model asked for one shape of
+    /// answer, with no tool schemas to read, gives it more often.
     Whole,
-    /// Tool calls, and search/replace blocks under a file's path.
+    /// Search/replace blocks under a file's path, and no tools offered, as in
+    /// [`EditFormat::Whole`] (Aider's "diff" format).
     Diff,
 }
 
@@ -62,6 +66,12 @@ impl EditFormat {
             .iter()
             .find(|(_, format)| *format == self)
             .map_or("auto", |(name, _)| name)
+    }
+
+    /// Whether the model is offered the tools: not in [`EditFormat::Whole`] and
+    /// [`EditFormat::Diff`], where every change is written into an answer.
+    pub fn offers_tools(self) -> bool {
+        matches!(self, EditFormat::Auto | EditFormat::Tools)
     }
 
     fn accepts_whole(self) -> bool {

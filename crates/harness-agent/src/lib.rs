@@ -118,6 +118,7 @@ mod fake;
 mod head_start;
 mod ollama;
 mod outcome;
+mod plain;
 mod prompt;
 mod record;
 mod repeat;

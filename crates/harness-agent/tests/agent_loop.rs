@@ -1523,6 +1523,109 @@ fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verifie
 }
 
 #[test]
+fn whole_and_diff_offer_no_tools_and_show_the_head_start_and_results_as_user_text() {
+    let search_replace = Reply::text(
+        "calc.py\n```\n<<<<<<< SEARCH\n    return a - b\n\n\ndef sub\n=======\n    return a + \
+         b\n\n\ndef sub\n>>>>>>> REPLACE\n```",
+    );
+    for (format, fix) in [
+        (EditFormat::Whole, whole_answer("calc.py")),
+        (EditFormat::Diff, search_replace),
+    ] {
+        let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+        let chat = Arc::new(FakeChat::new([Reply::text("I will fix add."), fix]));
+        let mut events = Vec::new();
+        let report = Agent::new(chat.clone(), &toolbox)
+            .verification(Verification::parse("grep -q 'a + b' calc.py").unwrap())
+            .edit_format(format)
+            .run("fix add", &mut events, &mut Labels::default());
+        assert_eq!(report.outcome, Outcome::Verified, "{format:?}: {report:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+            FIXED
+        );
+        let requests = chat.requests();
+        assert_eq!(requests.len(), 2, "{format:?}");
+        for request in &requests {
+            assert!(
+                request.tools.is_empty(),
+                "{format:?}: no tool schemas are sent"
+            );
+            for message in &request.messages {
+                assert!(message.tool_calls.is_empty(), "{format:?}: {message:?}");
+                assert_ne!(message.role, Role::Tool, "{format:?}: {message:?}");
+            }
+        }
+        // The system prompt names no tool; the task, the head start's reads and the
+        // instruction to act are one user message, with the file in it.
+        let first = &requests[0].messages;
+        assert_eq!(first.len(), 2, "{format:?}: {first:?}");
+        assert_eq!(first[0].role, Role::System);
+        for tool in ["read_file", "edit_file", "write_file", "run_command"] {
+            assert!(!first[0].content.contains(tool), "{format:?}: {tool}");
+            assert!(
+                !first[1].content.contains(&format!("with {tool}")),
+                "{format:?}"
+            );
+        }
+        assert!(first[1].content.starts_with("fix add"));
+        assert!(first[1].content.contains("[result of read_file calc.py"));
+        assert!(first[1].content.contains("return a - b"));
+        assert!(first[1].content.ends_with(match format {
+            EditFormat::Whole => "its path on a line by itself right above it.",
+            _ => "a search/replace block under the path of the file to fix.",
+        }));
+        // The answer without a change was checked (the head start's failure stood, so not
+        // run again), and the model was told how to write the change, as user text.
+        let second = &requests[1].messages;
+        assert_eq!(second.len(), 4, "{format:?}: {second:?}");
+        assert_eq!(second[2].content, "I will fix add.");
+        assert_eq!(second[3].role, Role::User);
+        assert!(
+            second[3].content.contains("not run again"),
+            "{}",
+            second[3].content
+        );
+        assert!(
+            !second[3].content.contains("edit_file"),
+            "{}",
+            second[3].content
+        );
+    }
+}
+
+#[test]
+fn a_call_spelled_out_where_no_tools_are_offered_is_told_to_write_the_change() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let call = Reply::text(
+        r#"{"name": "edit_file", "arguments": {"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}}"#,
+    );
+    let ran = run_format(
+        &toolbox,
+        vec![call, whole_answer("calc.py")],
+        EditFormat::Whole,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let told = ran.request(1).last().unwrap().content.clone();
+    assert!(
+        told.starts_with(
+            "Your answer spells out a call of edit_file, but no tool can be called here"
+        ),
+        "{told}"
+    );
+    assert!(told.contains("a fenced block"), "{told}");
+    assert_eq!(
+        ran.report.verification.unwrap().runs,
+        1,
+        "the call was not taken for done"
+    );
+}
+
+#[test]
 fn a_function_shown_under_the_file_s_path_is_put_in_place_not_written_over_the_file() {
     let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
     let snippet = Reply::text("calc.py\n```python\ndef add(a, b):\n    return a + b\n```");

@@ -101,17 +101,19 @@ impl Header<'_> {
 /// How the model's changes are made, for the header.
 fn edits(model: &ModelProbe) -> &'static str {
     if model.edit_format_chosen && model.edit_format == EditFormat::Whole {
-        return "tool calls, and whole files written into answers: the model's template takes \
-                no tools and replies are not constrained, so its calls are JSON text \
-                (--edit-format auto)";
+        return "whole files written into answers, and no tools offered: the model's template \
+                takes no tools and replies are not constrained, so its calls would be JSON \
+                text (--edit-format auto)";
     }
     match model.edit_format {
         EditFormat::Tools => "tool calls only (--edit-format tools)",
         EditFormat::Whole => {
-            "tool calls, and whole files written into answers (--edit-format whole)"
+            "whole files written into answers, and no tools offered; the harness shows the \
+             files and runs the check after each change (--edit-format whole)"
         }
         EditFormat::Diff => {
-            "tool calls, and search/replace blocks written into answers (--edit-format diff)"
+            "search/replace blocks written into answers, and no tools offered; the harness \
+             shows the files and runs the check after each change (--edit-format diff)"
         }
         _ => {
             "tool calls, or whole files and search/replace blocks written into answers, applied \

@@ -96,9 +96,11 @@ pub(crate) struct RunCommand {
     #[command(flatten)]
     confinement: ConfinementFlags,
 
-    /// Which edits the model writes into an answer, instead of calling a tool, are applied
-    /// (through the same tools, so every guard holds): auto (whole files under their path
-    /// and search/replace blocks), tools (none), whole, or diff (search/replace).
+    /// How the model changes files. auto: tool calls, and whole files under their path or
+    /// search/replace blocks written into an answer; tools: tool calls only; whole: whole
+    /// files written into answers, no tools offered (the harness shows the files and runs
+    /// the check after each change); diff: as whole, with search/replace blocks. Every
+    /// change goes through the same tools, so every guard holds.
     /// [default: the configuration's edit_format, else auto]
     #[arg(long, value_name = "FORMAT", value_parser = parse_edit_format)]
     edit_format: Option<EditFormat>,
