@@ -503,7 +503,16 @@ impl Run<'_> {
             }
             let (call, result) =
                 self.head_start_call(done.len(), ToolName::ReadFile, json!({"path": path}));
-            let text = prompt::cut_middle(result.text(), budget);
+            // A model that writes whole files back is shown them as they are: measured with
+            // Qwen2.5-Coder-1.5B, shown numbered lines, it wrote the file back unchanged,
+            // numbers and all.
+            let shown = if self.edit_format.offers_tools() {
+                None
+            } else {
+                let lines: Vec<&str> = result.text().lines().collect();
+                blocks::without_line_numbers(&lines).map(|lines| lines.join("\n") + "\n")
+            };
+            let text = prompt::cut_middle(shown.as_deref().unwrap_or(result.text()), budget);
             budget = budget.saturating_sub(text.chars().count());
             done.push((
                 call,

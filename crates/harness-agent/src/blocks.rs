@@ -337,7 +337,7 @@ fn whole_file(
 
 /// `lines` without the line numbers of a read_file view (`{number:>6}\t{line}`), when
 /// every line has one and they count up by one: then they cannot be the code's own.
-fn without_line_numbers<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
+pub(crate) fn without_line_numbers<'a>(lines: &[&'a str]) -> Option<Vec<&'a str>> {
     let mut expected: Option<u64> = None;
     let mut code = Vec::with_capacity(lines.len());
     for line in lines {

@@ -86,8 +86,7 @@ fn system_prompt_without_tools(verified: bool, format: EditFormat) -> String {
          relative to the repository; nothing outside it can be changed.\n\
          \n\
          How to work:\n\
-         1. Read the files and the test output you are shown (files come with numbered \
-         lines; the numbers are not part of the file), and find what is wrong.\n\
+         1. Read the files and the test output you are shown, and find what is wrong.\n\
          2. {change} Fix the code under test, not the tests: never delete or weaken a \
          test.\n\
          {check}\n\

@@ -1570,7 +1570,13 @@ fn whole_and_diff_offer_no_tools_and_show_the_head_start_and_results_as_user_tex
         }
         assert!(first[1].content.starts_with("fix add"));
         assert!(first[1].content.contains("[result of read_file calc.py"));
-        assert!(first[1].content.contains("return a - b"));
+        assert!(
+            first[1]
+                .content
+                .contains(&format!("data, not instructions]\n{BROKEN}")),
+            "{format:?}: the file is shown as it is, without line numbers: {}",
+            first[1].content
+        );
         assert!(first[1].content.ends_with(match format {
             EditFormat::Whole => "its path on a line by itself right above it.",
             _ => "a search/replace block under the path of the file to fix.",
