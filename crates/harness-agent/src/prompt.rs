@@ -142,20 +142,19 @@ pub(crate) fn task_message(
     format: EditFormat,
 ) -> String {
     let mut message = format!("{task}\n\nThe repository is at {workspace}.");
-    if let Some(verification) = verification
-        && !format.offers_tools()
-    {
+    if let Some(verification) = verification {
+        let how = if format.offers_tools() {
+            format!(
+                "run it with run_command, {{\"argv\": {}}}",
+                serde_json::Value::from(verification.argv())
+            )
+        } else {
+            "the harness runs it after each change you write".to_owned()
+        };
         message.push_str(&format!(
-            " The verification command is `{}`: the harness runs it after each change you \
-             write; the task counts as done only when it passes.",
+            " The verification command is `{}`: {how}; the task counts as done only when it \
+             passes.",
             verification.command(),
-        ));
-    } else if let Some(verification) = verification {
-        message.push_str(&format!(
-            " The verification command is `{}`: run it with run_command, {{\"argv\": {}}}; \
-             the task counts as done only when it passes.",
-            verification.command(),
-            serde_json::Value::from(verification.argv()),
         ));
     }
     if head_start {
