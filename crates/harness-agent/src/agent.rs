@@ -158,6 +158,7 @@ impl<'a> Agent<'a> {
             final_text: String::new(),
             warnings: Vec::new(),
             attempt: Attempt::FIRST,
+            opening: None,
         };
         let context_window = match run.start(task) {
             Ok(tokens) => tokens,
@@ -211,6 +212,26 @@ struct Run<'a> {
     warnings: Vec<String>,
     /// The attempt at the task under way.
     attempt: Attempt,
+    /// How the first attempt opened, for the later ones to open the same way.
+    opening: Option<Opening>,
+}
+
+/// The opening of the first attempt: the system prompt, the task and the head start, with
+/// what the loop learned from the head start. A later attempt starts from the files as they
+/// were before the run, so the head start would show the same again; instead the attempt
+/// opens with these very messages and only its last one, which says how the attempt before
+/// it ended, is new. Model servers reuse the longest prefix of a prompt they have already
+/// evaluated (llama.cpp's server, Ollama), so the attempt costs its own answers rather than
+/// the whole opening again: about a minute of a small model's first turn on 2 cores. (Run
+/// again, the head start would differ anyway: test runners print their timings.)
+#[derive(Clone)]
+struct Opening {
+    /// Up to and including the head start's last result.
+    messages: Vec<Message>,
+    /// The files the head start read.
+    read: Vec<String>,
+    /// Whether the head start's run of the verification command failed.
+    failure_stands: bool,
 }
 
 /// Where an attempt at the task began, so that its steps and checks are counted from there.
@@ -345,35 +366,9 @@ impl Run<'_> {
     /// One attempt at the task: the loop, from a fresh conversation up to an outcome and
     /// the reason for it.
     fn go(&mut self, task: &str, context_window: u32) -> (Outcome, String) {
-        let workspace = self.toolbox.workspace().root().to_string();
-        let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
-        let head_start = self.budgets.head_start_chars > 0;
-        self.push(Message::system(prompt::system_prompt(
-            &tool_names,
-            self.verification.is_some(),
-            self.edit_format,
-        )));
-        let verification = self.verification.as_ref();
-        let task = match self.attempt.after {
-            None => {
-                prompt::task_message(task, &workspace, verification, head_start, self.edit_format)
-            }
-            Some(previous) => prompt::next_attempt(
-                task,
-                &workspace,
-                verification,
-                head_start,
-                self.edit_format,
-                (self.attempt.number, self.budgets.attempts),
-                previous,
-            ),
-        };
-        self.push(Message::user(task));
-        if head_start {
-            // The head start is step 0 of every attempt: its calls are the harness's own.
-            let steps = std::mem::replace(&mut self.counts.step, 0);
-            self.head_start();
-            self.counts.step = steps;
+        match (self.attempt.after, self.opening.clone()) {
+            (Some(previous), Some(opening)) => self.reopen(opening, previous),
+            (previous, _) => self.open(task, previous),
         }
         let limit = (context_window.saturating_sub(self.budgets.answer_reserve_tokens)) as usize;
         loop {
@@ -462,6 +457,68 @@ impl Run<'_> {
         }
     }
 
+    /// Opens an attempt from nothing: the system prompt, the task and, unless it is turned
+    /// off, the head start, which is kept as the [`Opening`] of later attempts. `previous`
+    /// is how the attempt before ended, when one did and there is no opening to reuse: the
+    /// task then says so.
+    fn open(&mut self, task: &str, previous: Option<Outcome>) {
+        let workspace = self.toolbox.workspace().root().to_string();
+        let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
+        let head_start = self.budgets.head_start_chars > 0;
+        self.push(Message::system(prompt::system_prompt(
+            &tool_names,
+            self.verification.is_some(),
+            self.edit_format,
+        )));
+        let verification = self.verification.as_ref();
+        let task = match previous {
+            None => {
+                prompt::task_message(task, &workspace, verification, head_start, self.edit_format)
+            }
+            Some(previous) => {
+                let note =
+                    prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous);
+                let task = format!("{task}\n\n{note}");
+                prompt::task_message(
+                    &task,
+                    &workspace,
+                    verification,
+                    head_start,
+                    self.edit_format,
+                )
+            }
+        };
+        self.push(Message::user(task));
+        if !head_start {
+            return;
+        }
+        // The head start is step 0: its calls are the harness's own.
+        let steps = std::mem::replace(&mut self.counts.step, 0);
+        self.head_start();
+        self.counts.step = steps;
+        self.opening = Some(Opening {
+            messages: self.messages.clone(),
+            read: self.progress.read.clone(),
+            failure_stands: self.progress.failure_stands,
+        });
+        self.push(Message::user(
+            prompt::after_head_start(self.edit_format).to_owned(),
+        ));
+    }
+
+    /// Opens a later attempt the way the first one opened ([`Opening`]), followed by how
+    /// the attempt before it ended and what to do now.
+    fn reopen(&mut self, opening: Opening, previous: Outcome) {
+        self.messages = opening.messages;
+        self.progress.read = opening.read;
+        self.progress.failure_stands = opening.failure_stands;
+        let note = prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous);
+        self.push(Message::user(format!(
+            "{note}\n\n{}",
+            prompt::after_head_start(self.edit_format)
+        )));
+    }
+
     /// Gives the model what a person looks at first: the listing of the workspace, with a
     /// verification command its output now, and the files that output names (in a small
     /// project, every file). Each is presented as a turn of its own in which the assistant
@@ -524,7 +581,6 @@ impl Run<'_> {
                 .push(Message::assistant("", vec![call.clone()]));
             self.messages.push(Message::tool_result(&call, framed));
         }
-        self.push(Message::user(prompt::after_head_start(self.edit_format)));
     }
 
     /// Runs one call of the head start, as call number `position`.

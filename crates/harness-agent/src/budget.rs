@@ -54,8 +54,11 @@ pub struct Budgets {
     /// could go otherwise another time (the verification failed, the model got stuck or
     /// ran out of steps) is followed by another: the files are brought back to the state
     /// before the run ([`Checkpoints::revert_to_start`](crate::Checkpoints::revert_to_start))
-    /// and the model starts afresh, told how the attempt ended, sampled differently. Steps
-    /// and checks are counted per attempt, time and tokens over the whole run. Default 1.
+    /// and the model starts afresh, sampled differently, from the first attempt's opening
+    /// (the system prompt, the task and the head start, word for word, so that a server
+    /// that keeps evaluated prompts need not evaluate them again) followed by how the
+    /// attempt before ended. Steps and checks are counted per attempt, time and tokens over
+    /// the whole run. Default 1.
     pub attempts: u32,
 }
 

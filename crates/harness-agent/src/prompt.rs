@@ -166,29 +166,20 @@ pub(crate) fn task_message(
     message
 }
 
-/// The task message of attempt `attempt` of `attempts`, after one that ended with
-/// `previous`. Only the harness's own words: how the files and the tests stand now, the
-/// head start shows afresh.
-pub(crate) fn next_attempt(
-    task: &str,
-    workspace: &str,
-    verification: Option<&Verification>,
-    head_start: bool,
-    format: EditFormat,
-    (attempt, attempts): (u32, u32),
-    previous: Outcome,
-) -> String {
+/// How attempt `attempt` of `attempts` is introduced, after one that ended `previous`. Only
+/// the harness's own words: the files are as they were at the start, so what the model was
+/// shown of them holds.
+pub(crate) fn next_attempt((attempt, attempts): (u32, u32), previous: Outcome) -> String {
     let how = match previous {
         Outcome::VerificationFailed => "the verification command still failed at its last check",
         Outcome::StepLimit => "it ran out of steps",
         _ => "it got stuck, repeating a call or making calls that failed",
     };
-    let task = format!(
-        "{task}\n\nThis is attempt {attempt} of {attempts}. The previous attempt did not \
-         succeed ({how}); its changes were undone, so every file is as it was at the start. \
-         Take a different approach this time."
-    );
-    task_message(&task, workspace, verification, head_start, format)
+    format!(
+        "This is attempt {attempt} of {attempts}. The previous attempt did not succeed \
+         ({how}); its changes were undone, so every file is as it was at the start. Take a \
+         different approach this time."
+    )
 }
 
 /// What the model is told after the head start, so that its first turn acts instead of

@@ -384,3 +384,79 @@ fn without_a_way_back_to_the_start_no_other_attempt_is_made_and_the_report_says_
         report.warnings[0]
     );
 }
+
+#[test]
+fn a_later_attempt_opens_with_the_first_one_s_messages_word_for_word_and_says_how_it_ended() {
+    let (dir, toolbox) = workspace();
+    let with_head_start = Budgets {
+        max_verifications: 1,
+        attempts: 3,
+        ..Budgets::default()
+    };
+    let replies = wrong_attempt()
+        .into_iter()
+        .chain(wrong_attempt())
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, with_head_start);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.attempts, 3);
+
+    // The head start ran once: its listing and its run of the check are the first
+    // attempt's, and the later attempts read them again as they were.
+    let head_start_calls = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "tool_finished" && e["step"] == 0)
+        .count();
+    let requests = ran.chat.requests();
+    let first = &requests[0].messages;
+    assert!(
+        first.iter().any(|m| m.content.contains("return a - b")),
+        "the head start showed calc.py: {first:?}"
+    );
+    for (attempt, at) in [(2, 3), (3, 6)] {
+        let opening = &requests[at].messages;
+        // Everything but the last message is the first request's, so that a server that
+        // keeps evaluated prompts starts the attempt past all of it.
+        assert_eq!(opening.len(), first.len(), "attempt {attempt}");
+        assert_eq!(
+            opening[..first.len() - 1],
+            first[..first.len() - 1],
+            "attempt {attempt}"
+        );
+        let last = &opening[first.len() - 1];
+        assert_eq!(last.role, Role::User);
+        assert!(
+            last.content
+                .starts_with(&format!("This is attempt {attempt} of 3.")),
+            "{}",
+            last.content
+        );
+        assert!(
+            last.content
+                .contains("the verification command still failed")
+                && last.content.contains("changes were undone")
+                && last.content.contains("Now do the task"),
+            "{}",
+            last.content
+        );
+        assert!(
+            !opening.iter().any(|m| m.content.contains("a * b")),
+            "nothing of a failed attempt is in the next one's conversation"
+        );
+    }
+    assert!(head_start_calls >= 2, "{:?}", ran.events);
+    let later_head_starts = ran
+        .events
+        .iter()
+        .skip_while(|e| e["event"] != "next_attempt")
+        .filter(|e| e["event"] == "tool_finished" && e["step"] == 0)
+        .count();
+    assert_eq!(later_head_starts, 0, "the head start is not run again");
+}
