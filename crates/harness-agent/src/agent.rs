@@ -295,6 +295,8 @@ struct Progress {
     repeated: BTreeSet<String>,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
+    /// Whether a call of the last turn may have changed the workspace.
+    changed_in_turn: bool,
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,
@@ -797,6 +799,7 @@ impl Run<'_> {
                 break;
             }
         }
+        self.progress.changed_in_turn = !changed.is_empty();
         if !changed.is_empty() {
             self.checkpoint(&format!(
                 "step {}: {}",
@@ -905,12 +908,17 @@ impl Run<'_> {
         if let TurnEnd::Ended(outcome, reason) = self.run_calls(&calls) {
             return Some(TurnEnd::Ended(outcome, reason));
         }
+        let applied = self.progress.changed_in_turn;
         if !found.problems.is_empty() {
             self.nudge(found.problems.join("\n"));
-            return Some(TurnEnd::Continue);
         }
-        // The last edit failed (a refused path, a protected file): the model reads why first.
-        if self.progress.failed_in_row > 0 {
+        // A block that could not be applied, or an edit that failed (a refused path, a
+        // protected file), is read by the model first; unless another block of the answer
+        // changed a file: the check then tells whether that change was the fix. (Measured
+        // with Qwen2.5-Coder-1.5B: answers that fix the code and also rewrite the test,
+        // which is refused, were told of the refusal and gave the same answer again, turn
+        // after turn, without the fix ever being checked.)
+        if !applied && (!found.problems.is_empty() || self.progress.failed_in_row > 0) {
             return Some(TurnEnd::Continue);
         }
         match self.done(CheckReason::Done) {

@@ -1523,6 +1523,54 @@ fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verifie
 }
 
 #[test]
+fn an_answer_that_fixes_the_code_and_rewrites_a_protected_test_is_checked_on_the_fix() {
+    const TEST: &str = "from calc import add\nassert add(2, 3) == 5\n";
+    let (dir, _) = workspace(&[("calc.py", BROKEN), ("test_calc.py", TEST)]);
+    let toolbox = Toolbox::builder(Workspace::new(dir.path()).expect("a workspace"))
+        .protect_tests(harness_tools::TestCode::new(&[]).expect("the conventions"))
+        .build();
+    // The fix first, then the test rewritten: the test's block is refused, last.
+    let both = Reply::text(format!(
+        "calc.py\n```python\n{FIXED}```\n\ntest_calc.py\n```python\n{}```\n",
+        TEST.replace("== 5", "== 6")
+    ));
+    for format in [EditFormat::Auto, EditFormat::Whole] {
+        std::fs::write(dir.path().join("calc.py"), BROKEN).unwrap();
+        let ran = run_format(&toolbox, vec![both.clone()], format);
+        // One model turn: the fix was checked at once, not after the model had read the
+        // refusal and answered again.
+        assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+        assert_eq!(ran.chat.requests().len(), 1, "{format:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("test_calc.py")).unwrap(),
+            TEST
+        );
+        let refused = ran
+            .events_named("tool_finished")
+            .into_iter()
+            .filter(|event| event["is_error"] == true)
+            .count();
+        assert_eq!(refused, 1, "{format:?}");
+    }
+
+    // An answer whose only block is refused changes nothing: no check is run, the model
+    // reads the refusal first.
+    std::fs::write(dir.path().join("calc.py"), BROKEN).unwrap();
+    let only_the_test = Reply::text(format!(
+        "test_calc.py\n```python\n{}```\n",
+        TEST.replace("== 5", "== 6")
+    ));
+    let ran = run_format(
+        &toolbox,
+        vec![only_the_test, whole_answer("calc.py")],
+        EditFormat::Whole,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(ran.chat.requests().len(), 2);
+    assert_eq!(ran.events_named("verification_started").len(), 1);
+}
+
+#[test]
 fn whole_and_diff_offer_no_tools_and_show_the_head_start_and_results_as_user_text() {
     let search_replace = Reply::text(
         "calc.py\n```\n<<<<<<< SEARCH\n    return a - b\n\n\ndef sub\n=======\n    return a + \
