@@ -424,6 +424,9 @@ impl Run<'_> {
             }
             self.note_repeated_answer(&reply);
             self.messages.push(reply.to_message());
+            if let Some(end) = self.same_answer_again(&reply) {
+                return end;
+            }
             if reply.tool_calls.is_empty() {
                 if reply.cut_off {
                     self.nudge(prompt::cut_off(self.edit_format).to_owned());
@@ -1036,6 +1039,23 @@ impl Run<'_> {
             self.edit_format,
         ));
         None
+    }
+
+    /// Ends the attempt when the model gave, without a tool call, the answer it gave the
+    /// turn before and another attempt is left: a fresh attempt, from the opening and
+    /// sampled differently, is likelier to go otherwise than asking again. (Measured with
+    /// Qwen2.5-Coder-1.5B on the task suite: once its answer is in the conversation twice,
+    /// it gave it again word for word even at a temperature of 0.8, each time 10-40 s.)
+    /// On the last attempt the next request is sampled differently instead
+    /// ([`Run::note_repeated_answer`]).
+    fn same_answer_again(&self, reply: &Reply) -> Option<(Outcome, String)> {
+        let repeated = reply.tool_calls.is_empty() && self.progress.resample > 0;
+        (repeated && self.attempt.number < self.budgets.attempts).then(|| {
+            (
+                Outcome::Stuck,
+                "the model gave the same answer as the turn before".to_owned(),
+            )
+        })
     }
 
     /// Counts answers that are the same as the one before (the same text and calls): at a

@@ -460,3 +460,53 @@ fn a_later_attempt_opens_with_the_first_one_s_messages_word_for_word_and_says_ho
         .count();
     assert_eq!(later_head_starts, 0, "the head start is not run again");
 }
+
+#[test]
+fn the_same_answer_twice_in_a_row_ends_an_attempt_when_another_is_left() {
+    let unsure = || Reply::text("The code looks right to me.");
+    let mut budgets = budgets(2);
+    budgets.max_verifications = 3;
+    let (dir, toolbox) = workspace();
+    let replies = [unsure(), unsure()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets.clone());
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    assert_eq!(next[0]["previous"], "stuck");
+    assert_eq!(
+        next[0]["reason"],
+        "the model gave the same answer as the turn before"
+    );
+    // The first attempt asked twice: the repeat ended it, with checks left.
+    assert_eq!(ran.chat.requests().len(), 4);
+    assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
+
+    // On the last attempt the repeat is asked again, sampled differently, as before.
+    let (dir, toolbox) = workspace();
+    budgets.attempts = 1;
+    let replies = [unsure(), unsure()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
+    assert_eq!(resampled, [0, 0, 1, 0]);
+}
