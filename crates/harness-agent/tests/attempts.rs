@@ -510,3 +510,56 @@ fn the_same_answer_twice_in_a_row_ends_an_attempt_when_another_is_left() {
     let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
     assert_eq!(resampled, [0, 0, 1, 0]);
 }
+
+#[test]
+fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done() {
+    let empty = || Reply::text("");
+    let mut budgets = budgets(2);
+    budgets.max_verifications = 3;
+    let (dir, toolbox) = workspace();
+    let replies = [empty(), empty()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets.clone());
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    let requests = ran.chat.requests();
+    // Each empty answer is asked again at once, with nothing added, sampled differently.
+    let resampled: Vec<u32> = requests.iter().map(|r| r.resample).collect();
+    assert_eq!(resampled, [0, 1, 2, 0]);
+    assert_eq!(requests[0].messages, requests[1].messages);
+    assert_eq!(requests[1].messages, requests[2].messages);
+    // Not one was taken for done: the only check ran after the fix.
+    assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(1));
+    assert_eq!(ran.report.attempts, 1);
+
+    // In a later attempt the retries go on from the attempt's own sampling.
+    let (dir, toolbox) = workspace();
+    let replies = wrong_attempt()
+        .into_iter()
+        .chain([empty()])
+        .chain(right_attempt())
+        .collect();
+    let mut one_check = budgets.clone();
+    one_check.max_verifications = 1;
+    let ran = run(&dir, &toolbox, replies, one_check);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{}", ran.report.reason);
+    let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
+    assert_eq!(resampled, [0, 0, 0, 1, 2, 1]);
+
+    // Past the retries, an empty answer is taken as it is: here, a done that the check
+    // answers.
+    let (dir, toolbox) = workspace();
+    let replies = [empty(), empty(), empty()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{}", ran.report.reason);
+    assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
+}
