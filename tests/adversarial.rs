@@ -30,6 +30,8 @@ fn reading_etc_hostname_writing_outside_and_sudo_are_refused_and_the_run_goes_on
 
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model.url(),
         "--verify",

@@ -281,7 +281,7 @@ fn configuration_comes_from_harness_toml_and_flags_win() {
         Turn::Text("Done."),
         Turn::Text("Done."),
     ]);
-    let run = repo.harness(&["run", "--host", &model.url(), "fix it"]);
+    let run = repo.harness(&["run", "--attempts", "1", "--host", &model.url(), "fix it"]);
     run.assert_exit(1)
         .assert_stdout_has(&["verify:     python3 -m unittest -q", "verification failed"]);
     assert_eq!(model.chats()[0]["model"], "from-config");
@@ -293,6 +293,8 @@ fn configuration_comes_from_harness_toml_and_flags_win() {
     model.script(vec![Turn::Text("Done.")]);
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model.url(),
         "--model",
@@ -355,7 +357,7 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
         Turn::Text("never asked"),
     ]);
 
-    let run = repo.harness(&["run", "t"]);
+    let run = repo.harness(&["run", "--attempts", "1", "t"]);
     run.assert_exit(1).assert_stdout_has(&[
         "model:      from-project via Ollama",
         "config/harness/config.toml, ",
@@ -382,6 +384,8 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
     model_of_flag.script(vec![Turn::Text("Done.")]);
     repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model_of_flag.url(),
         "--model",
@@ -457,13 +461,18 @@ fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run(
     assert!(second.contains("This is attempt 2 of 2"), "{second}");
     assert!(second.contains("ran out of steps"), "{second}");
     assert!(!second.contains("scratch.py"), "{second}");
-    // Each attempt began with the head start, the harness's own step 0.
+    // The head start, the harness's own step 0, ran once: the second attempt opened with
+    // the first one's messages, word for word, and one message of its own.
     let head_starts = repo
         .records("tool")
         .into_iter()
         .filter(|record| record["step"] == 0)
         .count();
-    assert_eq!(head_starts, 10, "five calls for each attempt");
+    assert_eq!(head_starts, 5, "five calls, for the first attempt only");
+    let opening = chats[0]["messages"].as_array().expect("messages");
+    let reopened = chats[3]["messages"].as_array().expect("messages");
+    assert_eq!(reopened.len(), opening.len());
+    assert_eq!(reopened[..opening.len() - 1], opening[..opening.len() - 1]);
     let attempts = repo.records("attempt");
     assert_eq!(attempts.len(), 1, "{attempts:?}");
     assert_eq!(attempts[0]["previous"], "step_limit");
@@ -491,7 +500,16 @@ fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() 
 
     let model = Model::start();
     model.script(vec![Turn::Text(answer)]);
-    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    let run = repo.harness(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "fix add",
+    ]);
     run.assert_exit(0).assert_stdout_has(&[
         "edits:      tool calls, or whole files and search/replace blocks written into answers",
         "▸ write_file calc.py  +1 −1",
@@ -515,6 +533,8 @@ fn a_whole_file_in_the_answer_is_applied_verified_and_undone_like_a_tool_edit() 
     ]);
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model.url(),
         "--verify",
@@ -543,7 +563,16 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
         Turn::Text("Done."),
         Turn::Text("Done."),
     ]);
-    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    let run = repo.harness(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "fix add",
+    ]);
     run.assert_exit(1).assert_stdout_has(&[
         "▸ edit_file test_calc.py  error",
         "test_calc.py is a test file, and the harness does not let the tools change test code",
@@ -559,7 +588,16 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
         ),
         Turn::Text("Done."),
     ]);
-    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
+    let run = repo.harness(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        "fix add",
+    ]);
     run.assert_exit(1).assert_stdout_has(&[
         "verification passed",
         "test code:     changed by a command: test_calc.py",
@@ -573,6 +611,8 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     model.script(vec![Turn::call("edit_file", weaken), Turn::Text("Done.")]);
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model.url(),
         "--verify",

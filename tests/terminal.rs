@@ -112,6 +112,8 @@ fn no_raw_control_from_content_reaches_the_terminal_and_the_hidden_line_shows() 
     model.script(hostile_script());
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--host",
         &model.url(),
         "--model",
@@ -233,7 +235,16 @@ fn on_a_terminal_our_colours_are_the_only_escape_sequences() {
     let repo = Repo::from_fixture("calc");
     let model = Model::start();
     model.script(hostile_script());
-    let run = repo.harness_on_terminal(&["run", "--host", &model.url(), "--verify", VERIFY, TASK]);
+    let run = repo.harness_on_terminal(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        VERIFY,
+        TASK,
+    ]);
     assert!(run.stdout.contains("\x1b[32m"), "colours are on: {run}");
     // The spinner's own line control, then nothing else raw.
     let run = without_our_colours(&run);
@@ -327,6 +338,8 @@ fn json_stays_exact_json_and_carries_no_raw_control_either() {
     model.script(hostile_script());
     let run = repo.harness(&[
         "run",
+        "--attempts",
+        "1",
         "--json",
         "--host",
         &model.url(),

@@ -548,7 +548,12 @@ fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done(
     let mut one_check = budgets.clone();
     one_check.max_verifications = 1;
     let ran = run(&dir, &toolbox, replies, one_check);
-    assert_eq!(ran.report.outcome, Outcome::Verified, "{}", ran.report.reason);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
     let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
     assert_eq!(resampled, [0, 0, 0, 1, 2, 1]);
 
@@ -560,6 +565,11 @@ fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done(
         .chain(right_attempt())
         .collect();
     let ran = run(&dir, &toolbox, replies, budgets);
-    assert_eq!(ran.report.outcome, Outcome::Verified, "{}", ran.report.reason);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
     assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
 }

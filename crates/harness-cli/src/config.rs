@@ -22,6 +22,13 @@ use serde::Deserialize;
 /// The name of the project's configuration file, at the workspace root.
 pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
 
+/// Tries at a task unless the flags or a configuration file say otherwise. A later attempt
+/// opens with the first one's head start, which the model server has already evaluated, so
+/// it costs its own answers; measured on the task suite with Qwen2.5-Coder-1.5B, a small
+/// model's fresh sample solves tasks its first one did not (see the README's suite runs).
+/// An attempt only follows one that ended unverified, and the run's timeout bounds them all.
+pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
+
 /// The settings of one command: flags over configuration files over defaults.
 #[derive(Debug)]
 pub(crate) struct Settings {
@@ -250,7 +257,7 @@ impl Settings {
             attempts: flags
                 .attempts
                 .or(files.attempts)
-                .unwrap_or(defaults.attempts),
+                .unwrap_or(DEFAULT_ATTEMPTS),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
             edit_format,
@@ -294,7 +301,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// timeout = 1800                      # seconds for the whole run
 /// command_timeout = 60                # seconds for one command
 /// max_steps = 40                      # per attempt
-/// attempts = 1                        # tries at the task; each failed one is reverted first
+/// attempts = 3                        # tries at the task; each failed one is reverted first
 /// max_failed_calls = 5                # failed tool calls in a row that end the run
 /// max_tokens = 200000                 # prompt + generated tokens; default: no limit
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
@@ -648,6 +655,32 @@ mod tests {
             refuse_zero_limits(&ones).is_ok(),
             "1 is a limit; a head start of 0 is off"
         );
+    }
+
+    #[test]
+    fn a_run_makes_three_attempts_unless_told_otherwise_and_the_library_one() {
+        let defaults = Settings::from_parts(&Overrides::default(), Loaded::default()).unwrap();
+        assert_eq!(defaults.attempts, 3);
+        assert_eq!(defaults.budgets().attempts, DEFAULT_ATTEMPTS);
+        assert_eq!(Budgets::default().attempts, 1);
+        let files = Loaded {
+            config: FileConfig {
+                attempts: Some(2),
+                ..FileConfig::default()
+            },
+            files: Vec::new(),
+        };
+        assert_eq!(
+            Settings::from_parts(&Overrides::default(), files.clone())
+                .unwrap()
+                .attempts,
+            2
+        );
+        let flags = Overrides {
+            attempts: Some(1),
+            ..Overrides::default()
+        };
+        assert_eq!(Settings::from_parts(&flags, files).unwrap().attempts, 1);
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub(crate) struct RunCommand {
 
     /// Tries at the task: when one ends unverified (the check failed, the model got stuck or
     /// ran out of steps), its changes are reverted to the state before the run and the model
-    /// starts again, told how it ended. Every attempt is in the transcript. [default: 1]
+    /// starts again, told how it ended. Every attempt is in the transcript. [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     attempts: Option<u32>,
 
