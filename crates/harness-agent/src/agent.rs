@@ -483,25 +483,20 @@ impl Run<'_> {
             self.verification.is_some(),
             self.edit_format,
         )));
-        let verification = self.verification.as_ref();
         let task = match previous {
-            None => {
-                prompt::task_message(task, &workspace, verification, head_start, self.edit_format)
-            }
-            Some(previous) => {
-                let note =
-                    prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous);
-                let task = format!("{task}\n\n{note}");
-                prompt::task_message(
-                    &task,
-                    &workspace,
-                    verification,
-                    head_start,
-                    self.edit_format,
-                )
-            }
+            None => task.to_owned(),
+            Some(previous) => format!(
+                "{task}\n\n{}",
+                prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous)
+            ),
         };
-        self.push(Message::user(task));
+        self.push(Message::user(prompt::task_message(
+            &task,
+            &workspace,
+            self.verification.as_ref(),
+            head_start,
+            self.edit_format,
+        )));
         if !head_start {
             return;
         }
