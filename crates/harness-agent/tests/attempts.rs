@@ -143,6 +143,20 @@ fn run(dir: &TempDir, toolbox: &Toolbox, replies: Vec<Reply>, budgets: Budgets) 
     }
 }
 
+/// `first`, then the right fix, in a fresh workspace: a run that must end verified.
+fn verified_after(first: impl IntoIterator<Item = Reply>, budgets: Budgets) -> Ran {
+    let (dir, toolbox) = workspace();
+    let replies = first.into_iter().chain(right_attempt()).collect();
+    let ran = run(&dir, &toolbox, replies, budgets);
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    ran
+}
+
 fn user_text(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
@@ -466,18 +480,7 @@ fn the_same_answer_twice_in_a_row_ends_an_attempt_when_another_is_left() {
     let unsure = || Reply::text("The code looks right to me.");
     let mut budgets = budgets(2);
     budgets.max_verifications = 3;
-    let (dir, toolbox) = workspace();
-    let replies = [unsure(), unsure()]
-        .into_iter()
-        .chain(right_attempt())
-        .collect();
-    let ran = run(&dir, &toolbox, replies, budgets.clone());
-    assert_eq!(
-        ran.report.outcome,
-        Outcome::Verified,
-        "{}",
-        ran.report.reason
-    );
+    let ran = verified_after([unsure(), unsure()], budgets.clone());
     let next: Vec<&Value> = ran
         .events
         .iter()
@@ -494,19 +497,8 @@ fn the_same_answer_twice_in_a_row_ends_an_attempt_when_another_is_left() {
     assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
 
     // On the last attempt the repeat is asked again, sampled differently, as before.
-    let (dir, toolbox) = workspace();
     budgets.attempts = 1;
-    let replies = [unsure(), unsure()]
-        .into_iter()
-        .chain(right_attempt())
-        .collect();
-    let ran = run(&dir, &toolbox, replies, budgets);
-    assert_eq!(
-        ran.report.outcome,
-        Outcome::Verified,
-        "{}",
-        ran.report.reason
-    );
+    let ran = verified_after([unsure(), unsure()], budgets);
     let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
     assert_eq!(resampled, [0, 0, 1, 0]);
 }
@@ -516,18 +508,7 @@ fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done(
     let empty = || Reply::text("");
     let mut budgets = budgets(2);
     budgets.max_verifications = 3;
-    let (dir, toolbox) = workspace();
-    let replies = [empty(), empty()]
-        .into_iter()
-        .chain(right_attempt())
-        .collect();
-    let ran = run(&dir, &toolbox, replies, budgets.clone());
-    assert_eq!(
-        ran.report.outcome,
-        Outcome::Verified,
-        "{}",
-        ran.report.reason
-    );
+    let ran = verified_after([empty(), empty()], budgets.clone());
     let requests = ran.chat.requests();
     // Each empty answer is asked again at once, with nothing added, sampled differently.
     let resampled: Vec<u32> = requests.iter().map(|r| r.resample).collect();
@@ -539,37 +520,14 @@ fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done(
     assert_eq!(ran.report.attempts, 1);
 
     // In a later attempt the retries go on from the attempt's own sampling.
-    let (dir, toolbox) = workspace();
-    let replies = wrong_attempt()
-        .into_iter()
-        .chain([empty()])
-        .chain(right_attempt())
-        .collect();
     let mut one_check = budgets.clone();
     one_check.max_verifications = 1;
-    let ran = run(&dir, &toolbox, replies, one_check);
-    assert_eq!(
-        ran.report.outcome,
-        Outcome::Verified,
-        "{}",
-        ran.report.reason
-    );
+    let ran = verified_after(wrong_attempt().into_iter().chain([empty()]), one_check);
     let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
     assert_eq!(resampled, [0, 0, 0, 1, 2, 1]);
 
     // Past the retries, an empty answer is taken as it is: here, a done that the check
     // answers.
-    let (dir, toolbox) = workspace();
-    let replies = [empty(), empty(), empty()]
-        .into_iter()
-        .chain(right_attempt())
-        .collect();
-    let ran = run(&dir, &toolbox, replies, budgets);
-    assert_eq!(
-        ran.report.outcome,
-        Outcome::Verified,
-        "{}",
-        ran.report.reason
-    );
+    let ran = verified_after([empty(), empty(), empty()], budgets);
     assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
 }
