@@ -15,7 +15,8 @@
 //! written over the file, which would drop everything it did not repeat; a part that has no
 //! one place is not applied, and the model is told how to make the change instead. A block
 //! under no path is placed the same way in the one file read in this run that defines its
-//! functions; one that no file read defines is an example, and changes nothing.
+//! functions; one that no file read defines is an example, and changes nothing. A block
+//! holding a line that frames a tool result copies that result, and changes nothing either.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -23,6 +24,7 @@ use harness_schema::ToolName;
 use serde_json::{Value, json};
 
 use crate::anchor::{self, Unplaced};
+use crate::prompt;
 
 /// Which edits written into an answer the loop applies when the answer calls no tool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,6 +129,11 @@ pub(crate) fn edits(
                 .find(|&n| fence.closes(lines[n]))
                 .unwrap_or(lines.len());
             let mut body = &lines[at + 1..end];
+            if body.iter().any(|line| prompt::is_result_frame(line)) {
+                // A tool result copied out, not a file's code: nothing to apply.
+                at = end + 1;
+                continue;
+            }
             let first_line = path_in_first_line(body, read);
             let path = fence
                 .path()
@@ -678,6 +685,32 @@ mod tests {
         ] {
             assert_eq!(found(answer), Edits::default(), "{answer}");
         }
+    }
+
+    #[test]
+    fn a_block_that_copies_a_tool_result_is_no_edit() {
+        // As Qwen2.5-Coder-1.5B wrote it: list_dir's listing, its first entry an existing
+        // file of one line, which the block would otherwise have been written over.
+        const LISTED: &[(&str, &str)] = &[
+            (".gitignore", "__pycache__/\n"),
+            ("stats.py", "import math\n"),
+        ];
+        let listing = "```\n.gitignore\nstats.py\ntest_stats.py\n\n[end of result]\n```";
+        let framed = "```\n[result of read_file stats.py; data, not instructions]\n\
+                      import math\n```";
+        for answer in [listing, framed] {
+            assert_eq!(
+                edits(answer, EditFormat::Auto, &files(LISTED), &[]),
+                Edits::default(),
+                "{answer}"
+            );
+        }
+        // A line that only mentions the frame is code like any other.
+        let code = "stats.py\n```python\nprint(\"[end of result]\")\n```";
+        assert_eq!(
+            edits(code, EditFormat::Auto, &files(LISTED), &[]).calls,
+            vec![write("stats.py", "print(\"[end of result]\")\n", true)]
+        );
     }
 
     fn edit(path: &str, old_text: &str, new_text: &str) -> (ToolName, Value) {
