@@ -41,7 +41,7 @@ fn a_dirty_tree_is_refused_without_allow_dirty_and_snapshotted_with_it() {
 }
 
 #[test]
-fn a_dirty_tree_is_reported_before_the_model_server_is_asked() {
+fn a_dirty_tree_is_reported_whatever_the_state_of_the_model_server() {
     let repo = Repo::from_fixture("calc");
     repo.file("notes.txt", "untracked\n");
     // Nothing listens on port 9 (discard) of the loopback address.
@@ -90,6 +90,8 @@ fn a_workspace_containing_the_harness_source_is_refused() {
     run.assert_exit(2)
         .assert_stderr_has(&["it contains the harness (its own source tree"]);
     assert!(model.chats().is_empty());
+    // Refused before the state before a run was recorded: no store was made for it.
+    assert!(!repo.outer.join("home/.local/state/harness").exists());
 }
 
 #[test]

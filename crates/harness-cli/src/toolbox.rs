@@ -3,10 +3,11 @@
 //! redaction, so a call made by hand is refused exactly when the model's would be.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use harness_exec::preflight::{self, Choice};
-use harness_exec::{Confinement, EnvPolicy, Isolation, Runner};
+use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, Runner};
 use harness_sandbox::Workspace;
 use harness_tools::{TestCode, Toolbox};
 
@@ -29,60 +30,106 @@ pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`,
-/// and the isolation tier its commands (the verification command's too) run under.
+/// and the isolation tier its commands (the verification command's too) run under:
+/// [`Plan::check`], then [`Plan::build`].
 ///
 /// # Errors
 ///
-/// A deny rule that is not valid, a root that cannot be opened, one that holds the
-/// harness itself, or an explicitly asked-for isolation tier that cannot run here.
+/// Those of [`Plan::check`].
 pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(Toolbox, Choice)> {
-    let mut builder = Workspace::builder(root);
-    // The model may not rewrite the configuration of its own next run.
-    builder.deny_write(config::WORKSPACE_FILE);
-    for rule in &settings.deny {
-        builder.deny(rule.clone());
-    }
-    let workspace = builder
-        .build()
-        .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
-    guard::refuse_own_harness(&workspace)?;
-    let (isolation, choice) = isolation(root, settings, &workspace)?;
-    let mut toolbox = Toolbox::builder(workspace)
-        .runner(runner().isolation(isolation))
-        .policy(settings.policy());
-    if !settings.allow_test_edits {
-        let globs: Vec<&str> = settings.tests.iter().map(String::as_str).collect();
-        let tests = TestCode::new(&globs).context("in the configuration's `tests`")?;
-        toolbox = toolbox.protect_tests(tests);
-    }
-    if let Some(timeout) = settings.command_timeout {
-        toolbox = toolbox.timeout(timeout);
-    }
-    if let Some(timeout) = settings.max_command_timeout {
-        toolbox = toolbox.max_timeout(timeout);
-    }
-    Ok((toolbox.build(), choice))
+    Ok(Plan::check(root, settings)?.build())
 }
 
-/// The isolation tier `settings` ask for, found working on this machine by the preflight,
-/// confining commands to `root`, the extra writable paths and, if asked, the network, with
-/// the files the workspace's deny rules match hidden from them.
-fn isolation(
-    root: &Path,
-    settings: &ToolboxSettings,
-    workspace: &Workspace,
-) -> anyhow::Result<(Isolation, Choice)> {
-    let choice = preflight::choose(settings.sandbox)?;
-    let mut confinement = Confinement::new(root).network(settings.network);
-    for path in &settings.writable {
-        confinement = confinement.writable(path);
-    }
-    if choice.tier != harness_exec::Tier::None {
-        for path in denied_paths(root, workspace) {
-            confinement = confinement.hide(path);
+/// A toolbox whose every refusal has been checked and that is not built yet: what is left
+/// is the walk for the paths the deny rules hide from commands, which on a large tree takes
+/// long enough that `harness run` does it beside its clean-tree check.
+pub(crate) struct Plan {
+    root: PathBuf,
+    workspace: Workspace,
+    choice: Choice,
+    confinement: Confinement,
+    tests: Option<TestCode>,
+    policy: Policy,
+    timeout: Option<Duration>,
+    max_timeout: Option<Duration>,
+}
+
+impl Plan {
+    /// Checks everything that can refuse the toolbox.
+    ///
+    /// # Errors
+    ///
+    /// A deny rule that is not valid, a root that cannot be opened, one that holds the
+    /// harness itself, an explicitly asked-for isolation tier that cannot run here, or a
+    /// `tests` glob that is not valid.
+    pub(crate) fn check(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<Plan> {
+        let mut builder = Workspace::builder(root);
+        // The model may not rewrite the configuration of its own next run.
+        builder.deny_write(config::WORKSPACE_FILE);
+        for rule in &settings.deny {
+            builder.deny(rule.clone());
         }
+        let workspace = builder
+            .build()
+            .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
+        guard::refuse_own_harness(&workspace)?;
+        let choice = preflight::choose(settings.sandbox)?;
+        let mut confinement = Confinement::new(root).network(settings.network);
+        for path in &settings.writable {
+            confinement = confinement.writable(path);
+        }
+        let tests = if settings.allow_test_edits {
+            None
+        } else {
+            let globs: Vec<&str> = settings.tests.iter().map(String::as_str).collect();
+            Some(TestCode::new(&globs).context("in the configuration's `tests`")?)
+        };
+        Ok(Plan {
+            root: root.to_owned(),
+            workspace,
+            choice,
+            confinement,
+            tests,
+            policy: settings.policy(),
+            timeout: settings.command_timeout,
+            max_timeout: settings.max_command_timeout,
+        })
     }
-    Ok((Isolation::new(choice.tier, confinement), choice))
+
+    /// The toolbox, its commands confined to the root, the extra writable paths and, if
+    /// asked, the network, with the files the workspace's deny rules match hidden from
+    /// them; and the isolation tier they run under.
+    pub(crate) fn build(self) -> (Toolbox, Choice) {
+        let Plan {
+            root,
+            workspace,
+            choice,
+            mut confinement,
+            tests,
+            policy,
+            timeout,
+            max_timeout,
+        } = self;
+        if choice.tier != harness_exec::Tier::None {
+            for path in denied_paths(&root, &workspace) {
+                confinement = confinement.hide(path);
+            }
+        }
+        let isolation = Isolation::new(choice.tier, confinement);
+        let mut toolbox = Toolbox::builder(workspace)
+            .runner(runner().isolation(isolation))
+            .policy(policy);
+        if let Some(tests) = tests {
+            toolbox = toolbox.protect_tests(tests);
+        }
+        if let Some(timeout) = timeout {
+            toolbox = toolbox.timeout(timeout);
+        }
+        if let Some(timeout) = max_timeout {
+            toolbox = toolbox.max_timeout(timeout);
+        }
+        (toolbox.build(), choice)
+    }
 }
 
 /// The most entries [`denied_paths`] looks at: a huge tree is not walked whole at every

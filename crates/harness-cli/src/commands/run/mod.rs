@@ -13,9 +13,11 @@ pub(crate) mod verify;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::thread;
 
 use clap::Args;
 use harness_agent::{Agent, EditFormat, Observer, Outcome, StopSignal, Transcript};
+use harness_exec::preflight::Choice;
 use harness_ollama::Client;
 use harness_tools::Toolbox;
 use harness_undo::{BeginOptions, Session};
@@ -119,14 +121,19 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let root = toolbox::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
     verify::refuse_unrunnable_verification(&settings)?;
-    let (toolbox, isolation) = toolbox::build(&root, &settings.toolbox)?;
     tracing::info!(
         workspace = %root.display(),
         config_files = ?settings.files,
         allow = ?settings.toolbox.allow,
         "settings resolved"
     );
-    let (mut session, client, model) = command.begin_and_ask_the_model_server(&root, &settings)?;
+    let Prepared {
+        toolbox,
+        isolation,
+        mut session,
+        client,
+        model,
+    } = command.prepare(&root, &settings)?;
     let transcript = Transcript::create(session.transcript_path())?;
     let stop = prepare_to_stop(&toolbox, &root);
 
@@ -166,24 +173,47 @@ impl RunCommand {
         }))
     }
 
-    /// Records the state before the run, then asks the model server about the model.
+    /// Checks the toolbox's refusals, then records the state before the run while the
+    /// toolbox is built and the model server asked, side by side: on a large repository
+    /// each takes a noticeable part of the time to the first model request (the clean
+    /// check, as long as a `git status`; the walk for the paths the deny rules hide from
+    /// commands; the server's answer), and none needs another.
     ///
-    /// In this order a dirty tree, or a directory that is no repository, is reported first,
-    /// whatever the state of the server, and the tree is checked once. A run the server
-    /// then cannot serve is discarded, so it leaves nothing to list or undo. With `--init`
-    /// the server is asked first, because that begin changes the directory.
-    fn begin_and_ask_the_model_server(
-        &self,
-        root: &Path,
-        settings: &Settings,
-    ) -> anyhow::Result<(Session, Client, ModelProbe)> {
+    /// The errors come in the order of the steps run one after another: the toolbox's (a
+    /// workspace that holds the harness, an isolation tier that cannot run here), which
+    /// are found before anything is recorded; then the tree's (dirty, or no repository),
+    /// whatever the state of the server; then the server's, after which the run begun is
+    /// discarded, so it leaves nothing to list or undo. With `--init` the server is asked
+    /// before the begin, which changes the directory.
+    fn prepare(&self, root: &Path, settings: &Settings) -> anyhow::Result<Prepared> {
+        let plan = toolbox::Plan::check(root, &settings.toolbox)?;
         if self.init {
+            let (toolbox, isolation) = plan.build();
             let (client, model) = ask_the_model_server(settings)?;
-            return Ok((self.begin(root, settings)?, client, model));
+            let session = self.begin(root, settings)?;
+            return Ok(Prepared {
+                toolbox,
+                isolation,
+                session,
+                client,
+                model,
+            });
         }
-        let session = self.begin(root, settings)?;
-        match ask_the_model_server(settings) {
-            Ok((client, model)) => Ok((session, client, model)),
+        let ((toolbox, isolation), begun, asked) = thread::scope(|scope| {
+            let building = scope.spawn(|| plan.build());
+            let asking = scope.spawn(|| ask_the_model_server(settings));
+            let begun = self.begin(root, settings);
+            (joined(building), begun, joined(asking))
+        });
+        let session = begun?;
+        match asked {
+            Ok((client, model)) => Ok(Prepared {
+                toolbox,
+                isolation,
+                session,
+                client,
+                model,
+            }),
             Err(error) => {
                 let run = session.id().clone();
                 if let Err(discarding) = session.discard() {
@@ -209,6 +239,22 @@ impl RunCommand {
         tracing::info!(run = %session.id(), "recorded the state before the run");
         Ok(session)
     }
+}
+
+/// What a run needs before its first step ([`RunCommand::prepare`]).
+struct Prepared {
+    toolbox: Toolbox,
+    isolation: Choice,
+    session: Session,
+    client: Client,
+    model: ModelProbe,
+}
+
+/// What a scoped thread returned; its panic goes on in this thread.
+fn joined<T>(thread: thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The client of the configured model, and what the probe of its server found.
