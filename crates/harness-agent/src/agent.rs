@@ -871,7 +871,9 @@ impl Run<'_> {
         let found = blocks::edits(
             text,
             self.edit_format,
-            &|path| workspace.read_to_string(path).ok(),
+            &blocks::Files::new(workspace.root().as_str(), |path| {
+                workspace.read_to_string(path).ok()
+            }),
             &self.progress.read,
         );
         self.progress.repeated = found.repeated;

@@ -10,10 +10,11 @@
 //!
 //! A block is taken for a file only when the answer names that file unambiguously: in the
 //! fence's info string, on the line before the fence by itself, or as the one existing file
-//! a sentence before the fence names. A block that shows part of an existing file (a
-//! function or two) is put in place of the definitions it redefines ([`anchor`]), never
-//! written over the file, which would drop everything it did not repeat; a part that has no
-//! one place is not applied, and the model is told how to make the change instead. A block
+//! a sentence before the fence names, its path relative or absolute under the root (as a
+//! traceback prints it). A block that shows part of an existing file (a function or two) is
+//! put in place of the definitions it redefines ([`anchor`]), never written over the file,
+//! which would drop everything it did not repeat; a part that has no one place is not
+//! applied, and the model is told how to make the change instead. A block
 //! under no path is placed the same way in the one file read in this run that defines its
 //! functions; one that no file read defines is an example, and changes nothing. A block
 //! holding a line that frames a tool result copies that result, and changes nothing either.
@@ -99,16 +100,47 @@ pub(crate) struct Edits {
     pub(crate) repeated: BTreeSet<String>,
 }
 
-/// The edits in `answer`, in `format`. `read` gives a file's current text, or `None` when
+/// The workspace's files as an answer's blocks name them.
+pub(crate) struct Files<'a> {
+    /// The canonical root, as tracebacks and test runners print the paths under it.
+    root: &'a str,
+    read: Box<ReadFile<'a>>,
+}
+
+/// A file's current text by its workspace path, if it exists and may be read.
+type ReadFile<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+impl<'a> Files<'a> {
+    /// The files under `root`, whose current text `read` gives for a workspace path, or
+    /// `None` when the file does not exist or may not be read.
+    pub(crate) fn new(root: &'a str, read: impl Fn(&str) -> Option<String> + 'a) -> Files<'a> {
+        Files {
+            root,
+            read: Box::new(read),
+        }
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        (self.read)(path)
+    }
+
+    /// The path a word of the answer names, without the markup around it, and relative to
+    /// the workspace when it is spelled under the root: small models copy a file's absolute
+    /// path out of a traceback.
+    fn path_in<'w>(&self, word: &'w str) -> &'w str {
+        let word = strip_markup(word);
+        word.strip_prefix(self.root)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(word)
+    }
+}
+
+/// The edits in `answer`, in `format`. `disk` gives a file's current text, or `None` when
 /// the file does not exist or may not be read (it is then treated as new, and the write's
 /// own checks decide). `shown` are the files the model has read in this run: a block that
 /// names no file is placed in the one of them that defines its functions ([`anchor`]).
-pub(crate) fn edits(
-    answer: &str,
-    format: EditFormat,
-    read: &dyn Fn(&str) -> Option<String>,
-    shown: &[String],
-) -> Edits {
+pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &[String]) -> Edits {
     let mut found = Edits::default();
     if format == EditFormat::Tools {
         return found;
@@ -134,10 +166,10 @@ pub(crate) fn edits(
                 at = end + 1;
                 continue;
             }
-            let first_line = path_in_first_line(body, read);
+            let first_line = path_in_first_line(body, disk);
             let path = fence
-                .path()
-                .or_else(|| path_before(&lines[..at], read))
+                .path(disk)
+                .or_else(|| path_before(&lines[..at], disk))
                 .or_else(|| first_line.clone());
             // A first line that only names the file is not part of it.
             if first_line.is_some() && first_line == path {
@@ -151,10 +183,10 @@ pub(crate) fn edits(
             if let Some(path) = path {
                 let diff = body.iter().any(|line| is_marker(line, SEARCH));
                 if diff && format.accepts_diff() {
-                    targets.extend(read(&path).map(|_| path.clone()));
+                    targets.extend(disk.read(&path).map(|_| path.clone()));
                     search_replace(&path, body, &mut found);
                 } else if !diff && format.accepts_whole() {
-                    targets.extend(read(&path).map(|_| path.clone()));
+                    targets.extend(disk.read(&path).map(|_| path.clone()));
                     order += 1;
                     whole.insert(path, (order, body.join("\n")));
                 }
@@ -168,9 +200,9 @@ pub(crate) fn edits(
             let end = (at..lines.len())
                 .find(|&n| is_marker(lines[n], REPLACE))
                 .unwrap_or(lines.len() - 1);
-            match path_before(&lines[..at], read) {
+            match path_before(&lines[..at], disk) {
                 Some(path) => {
-                    targets.extend(read(&path).map(|_| path.clone()));
+                    targets.extend(disk.read(&path).map(|_| path.clone()));
                     search_replace(&path, &lines[at..=end], &mut found);
                 }
                 None => found.problems.push(
@@ -191,10 +223,10 @@ pub(crate) fn edits(
     whole.sort();
     let named: Vec<String> = whole.iter().map(|(_, path, _)| path.clone()).collect();
     for (_, path, content) in whole {
-        whole_file(&path, content, read(&path), shown, read, &mut found);
+        whole_file(&path, content, disk.read(&path), shown, disk, &mut found);
     }
     for snippet in unnamed {
-        snippet_under_no_path(&snippet, shown, &named, read, &mut found);
+        snippet_under_no_path(&snippet, shown, &named, disk, &mut found);
     }
     if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
         found.problems.push(unchanged(&targets));
@@ -264,7 +296,7 @@ fn whole_file(
     content: String,
     current: Option<String>,
     shown: &[String],
-    read: &dyn Fn(&str) -> Option<String>,
+    disk: &Files<'_>,
     found: &mut Edits,
 ) {
     let Some(current) = current else {
@@ -296,7 +328,7 @@ fn whole_file(
             shown
                 .iter()
                 .filter(|other| *other != path)
-                .filter_map(|other| read(other).map(|text| (other.clone(), text))),
+                .filter_map(|other| disk.read(other).map(|text| (other.clone(), text))),
         );
         if let Some(Ok(placed)) = scatter(&content, &files, Some(path)) {
             for (at, new) in placed {
@@ -378,12 +410,12 @@ fn snippet_under_no_path(
     snippet: &str,
     shown: &[String],
     named: &[String],
-    read: &dyn Fn(&str) -> Option<String>,
+    disk: &Files<'_>,
     found: &mut Edits,
 ) {
     let files: Vec<(String, String)> = shown
         .iter()
-        .filter_map(|path| read(path).map(|text| (path.clone(), text)))
+        .filter_map(|path| disk.read(path).map(|text| (path.clone(), text)))
         .collect();
     match scatter(snippet, &files, None) {
         None => {}
@@ -533,14 +565,14 @@ impl<'a> Fence<'a> {
     }
 
     /// A path in the info string: ```` ```python calc.py ```` or ```` ```calc.py ````.
-    fn path(&self) -> Option<String> {
+    fn path(&self, disk: &Files<'_>) -> Option<String> {
         self.info
             .split_whitespace()
             .map(|word| {
                 word.trim_start_matches("path=")
                     .trim_start_matches("title=")
             })
-            .map(strip_markup)
+            .map(|word| disk.path_in(word))
             .find(|word| looks_like_path(word))
             .map(str::to_owned)
     }
@@ -548,16 +580,16 @@ impl<'a> Fence<'a> {
 
 /// The file the text before a block names: its last non-blank line, when that line is a
 /// path by itself (a new file may be meant), or when it names exactly one existing file.
-fn path_before(before: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+fn path_before(before: &[&str], disk: &Files<'_>) -> Option<String> {
     let line = before.iter().rev().find(|line| !line.trim().is_empty())?;
-    let alone = strip_markup(line.trim().trim_start_matches('#').trim());
+    let alone = disk.path_in(line.trim().trim_start_matches('#').trim());
     if looks_like_path(alone) {
         return Some(alone.to_owned());
     }
     let mut named: Vec<&str> = line
         .split_whitespace()
-        .map(strip_markup)
-        .filter(|word| looks_like_path(word) && read(word).is_some())
+        .map(|word| disk.path_in(word))
+        .filter(|word| looks_like_path(word) && disk.read(word).is_some())
         .collect();
     named.dedup();
     match named.as_slice() {
@@ -569,10 +601,10 @@ fn path_before(before: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option
 /// The path a block's first line names by itself: as a comment (`# calc.py`,
 /// `// src/lib.rs`, `-- query.sql`, `<!-- index.html -->`, `/* main.c */`), or bare when
 /// it is an existing file (a bare new name could be the file's own first line).
-fn path_in_first_line(body: &[&str], read: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+fn path_in_first_line(body: &[&str], disk: &Files<'_>) -> Option<String> {
     let first = body.first()?.trim();
-    let bare = strip_markup(first);
-    if looks_like_path(bare) && read(bare).is_some() {
+    let bare = disk.path_in(first);
+    if looks_like_path(bare) && disk.read(bare).is_some() {
         return Some(bare.to_owned());
     }
     let comment = ["<!--", "//", "/*", "--", "#"]
@@ -583,7 +615,7 @@ fn path_in_first_line(body: &[&str], read: &dyn Fn(&str) -> Option<String>) -> O
         .trim_end_matches("-->")
         .trim_end_matches("*/")
         .trim();
-    let word = strip_markup(word);
+    let word = disk.path_in(word);
     (looks_like_path(word) && !word.contains(' ')).then(|| word.to_owned())
 }
 
@@ -619,12 +651,13 @@ fn looks_like_path(word: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn files(list: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |path| {
+    /// The files of `list`, in a workspace at `/work`.
+    fn files(list: &'static [(&'static str, &'static str)]) -> Files<'static> {
+        Files::new("/work", move |path| {
             list.iter()
                 .find(|(name, _)| *name == path)
                 .map(|(_, text)| (*text).to_owned())
-        }
+        })
     }
 
     const CALC: &[(&str, &str)] = &[(
@@ -684,6 +717,41 @@ mod tests {
             "no fences, calc.py only",
         ] {
             assert_eq!(found(answer), Edits::default(), "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_file_named_by_its_absolute_path_under_the_root_is_the_workspace_file() {
+        // As Qwen2.5-Coder-1.5B wrote it, the path copied out of a traceback.
+        let function = "def add(a, b):\n    return a + b";
+        let placed = vec![edit(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n",
+            "def add(a, b):\n    return a + b\n",
+        )];
+        for answer in [
+            format!("```\n/work/calc.py\n{function}\n```"),
+            format!("```python\n# /work/calc.py\n{function}\n```"),
+            format!("In `/work/calc.py`:\n```python\n{function}\n```"),
+            format!("/work/calc.py\n```python\n{function}\n```"),
+            format!("```python /work/calc.py\n{function}\n```"),
+        ] {
+            assert_eq!(
+                edits(&answer, EditFormat::Auto, &files(CALC), &[]).calls,
+                placed,
+                "{answer}"
+            );
+        }
+        // Only under the root, spelled to a component's end.
+        for answer in [
+            format!("```\n/elsewhere/calc.py\n{function}\n```"),
+            format!("/workshop/calc.py\n```python\n{function}\n```"),
+        ] {
+            assert_eq!(
+                edits(&answer, EditFormat::Auto, &files(CALC), &[]),
+                Edits::default(),
+                "{answer}"
+            );
         }
     }
 

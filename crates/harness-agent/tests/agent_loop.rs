@@ -1523,6 +1523,24 @@ fn a_whole_file_written_into_the_answer_is_applied_through_the_tools_and_verifie
 }
 
 #[test]
+fn a_file_named_in_an_answer_by_its_absolute_path_in_the_workspace_is_that_file() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    // The path as a traceback prints it: the canonical root, then the file.
+    let absolute = toolbox.workspace().root().join("calc.py");
+    let ran = run_format(
+        &toolbox,
+        vec![whole_answer(absolute.as_str())],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    assert_eq!(ran.events_named("tool_finished")[0]["target"], "calc.py");
+}
+
+#[test]
 fn an_answer_that_fixes_the_code_and_rewrites_a_protected_test_is_checked_on_the_fix() {
     const TEST: &str = "from calc import add\nassert add(2, 3) == 5\n";
     let (dir, _) = workspace(&[("calc.py", BROKEN), ("test_calc.py", TEST)]);
