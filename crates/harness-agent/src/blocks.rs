@@ -17,7 +17,9 @@
 //! applied, and the model is told how to make the change instead. A block
 //! under no path is placed the same way in the one file read in this run that defines its
 //! functions; one that no file read defines is an example, and changes nothing. A block
-//! holding a line that frames a tool result copies that result, and changes nothing either.
+//! holding a line that frames a tool result copies that result, and changes nothing either;
+//! one holding a tool call written as code (`edit_file("calc.py", """` … `""")`) is
+//! the code of the file it names.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -166,9 +168,17 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
                 at = end + 1;
                 continue;
             }
+            // A call written as code names its file itself, and its string is the code.
+            let called = call_written_as_code(body)
+                .map(|(path, code)| (disk.path_in(path), code))
+                .filter(|(path, _)| looks_like_path(path));
+            if let Some((_, code)) = called {
+                body = code;
+            }
             let first_line = path_in_first_line(body, disk);
-            let path = fence
-                .path(disk)
+            let path = called
+                .map(|(path, _)| path.to_owned())
+                .or_else(|| fence.path(disk))
                 .or_else(|| path_before(&lines[..at], disk))
                 .or_else(|| first_line.clone());
             // A first line that only names the file is not part of it.
@@ -578,6 +588,45 @@ impl<'a> Fence<'a> {
     }
 }
 
+/// A tool call written as code in a block, the way small models write one in Python:
+/// `edit_file("calc.py", """`, the file's code, then `""")`, with nothing else in the block
+/// but comments. The path it names and the lines of its string.
+fn call_written_as_code<'l, 'a>(body: &'l [&'a str]) -> Option<(&'a str, &'l [&'a str])> {
+    let is_comment = |line: &str| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with('#') || line.starts_with("//")
+    };
+    let start = body.iter().position(|line| !is_comment(line))?;
+    let (tool, arguments) = body[start].trim().split_once('(')?;
+    if !["edit_file", "write_file", "create_file"].contains(&tool.trim()) {
+        return None;
+    }
+    let quotes = ["\"\"\"", "'''"];
+    let arguments = quotes
+        .iter()
+        .find_map(|quote| arguments.trim_end().strip_suffix(quote))?;
+    let arguments = ["content=", "new_text="]
+        .iter()
+        .fold(arguments.trim_end(), |rest, name| {
+            rest.strip_suffix(name).unwrap_or(rest).trim_end()
+        });
+    let path = arguments
+        .strip_suffix(',')?
+        .trim()
+        .trim_start_matches("path=")
+        .trim_matches(['"', '\'']);
+    let end = start
+        + 1
+        + body[start + 1..].iter().position(|line| {
+            let line = line.trim();
+            quotes.iter().any(|quote| line == format!("{quote})"))
+        })?;
+    body[end + 1..]
+        .iter()
+        .all(|line| is_comment(line))
+        .then_some((path, &body[start + 1..end]))
+}
+
 /// The file the text before a block names: its last non-blank line, when that line is a
 /// path by itself (a new file may be meant), or when it names exactly one existing file.
 fn path_before(before: &[&str], disk: &Files<'_>) -> Option<String> {
@@ -753,6 +802,34 @@ mod tests {
                 "{answer}"
             );
         }
+    }
+
+    #[test]
+    fn a_call_written_as_code_in_a_block_is_an_edit_of_the_file_it_names() {
+        // As Qwen2.5-Coder-1.5B wrote it: a Python call of the tool, the code in its string.
+        let placed = vec![edit(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n",
+            "def add(a, b):\n    return a + b\n",
+        )];
+        for call in [
+            "# Edit calc.py\nedit_file(\"calc.py\", \"\"\"\ndef add(a, b):\n    return a + b\n\"\"\")",
+            "write_file(path='calc.py', content='''\ndef add(a, b):\n    return a + b\n''')\n",
+        ] {
+            let answer = format!("Here is the fix:\n\n```python\n{call}\n```\n");
+            assert_eq!(
+                edits(&answer, EditFormat::Auto, &files(CALC), &[]).calls,
+                placed,
+                "{answer}"
+            );
+        }
+        // More than the one call in the block: not taken for it.
+        let two = "```python\nedit_file(\"calc.py\", \"\"\"\ndef add(a, b):\n    return a + b\n\"\"\")\nrun_command([\"pytest\"])\n```";
+        assert!(
+            edits(two, EditFormat::Auto, &files(CALC), &[])
+                .calls
+                .is_empty()
+        );
     }
 
     #[test]
