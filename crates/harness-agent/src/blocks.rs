@@ -19,7 +19,8 @@
 //! functions; one that no file read defines is an example, and changes nothing. A block
 //! holding a line that frames a tool result copies that result, and changes nothing either;
 //! one holding a tool call written as code (`edit_file("calc.py", """` … `""")`) is
-//! the code of the file it names.
+//! the code of the file it names. A shell block (```` ```sh ````) is commands to run, not
+//! the code of a file a sentence before it names, unless that file is a shell script.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -176,11 +177,22 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
                 body = code;
             }
             let first_line = path_in_first_line(body, disk);
-            let path = called
+            let in_fence = called
                 .map(|(path, _)| path.to_owned())
-                .or_else(|| fence.path(disk))
+                .or_else(|| fence.path(disk));
+            let path = in_fence
+                .clone()
                 .or_else(|| path_before(&lines[..at], disk))
                 .or_else(|| first_line.clone());
+            if fence.shows_commands()
+                && in_fence.is_none()
+                && path.as_deref().is_some_and(|path| !is_shell_script(path))
+            {
+                // Commands to run (`node --test`) under a sentence about the file they
+                // test, not that file's code.
+                at = end + 1;
+                continue;
+            }
             // A first line that only names the file is not part of it.
             if first_line.is_some() && first_line == path {
                 body = &body[1..];
@@ -574,6 +586,23 @@ impl<'a> Fence<'a> {
         trimmed.chars().count() >= self.length && trimmed.chars().all(|c| c == self.mark)
     }
 
+    /// Whether the info string names a shell session (```` ```sh ````, ```` ```console ````):
+    /// what the block holds are commands to run.
+    fn shows_commands(&self) -> bool {
+        self.info.split_whitespace().next().is_some_and(|language| {
+            [
+                "sh",
+                "bash",
+                "shell",
+                "console",
+                "zsh",
+                "terminal",
+                "shell-session",
+            ]
+            .contains(&language.to_ascii_lowercase().as_str())
+        })
+    }
+
     /// A path in the info string: ```` ```python calc.py ```` or ```` ```calc.py ````.
     fn path(&self, disk: &Files<'_>) -> Option<String> {
         self.info
@@ -585,6 +614,15 @@ impl<'a> Fence<'a> {
             .map(|word| disk.path_in(word))
             .find(|word| looks_like_path(word))
             .map(str::to_owned)
+    }
+}
+
+/// Whether `path` names a shell script: `.sh`, `.bash`, `.zsh`, or no extension (`bin/run`).
+fn is_shell_script(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => ["sh", "bash", "zsh"].contains(&extension),
+        _ => true,
     }
 }
 
@@ -830,6 +868,39 @@ mod tests {
                 .calls
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_shell_block_under_a_sentence_about_a_file_is_commands_not_the_file() {
+        // As Qwen2.5-Coder-1.5B wrote it, after the fix in a block of its own.
+        let answer = "I'll save this to the `calc.py` file and run the tests again:\n\
+                      ```shell\nnode --test\n```";
+        assert_eq!(
+            edits(answer, EditFormat::Auto, &files(CALC), &[]),
+            Edits::default()
+        );
+        // A shell script is written from one, as is a file the fence itself names.
+        const SCRIPT: &[(&str, &str)] = &[("run.sh", "echo a\n"), ("bin/run", "echo a\n")];
+        for (answer, call) in [
+            (
+                "The fixed `run.sh`:\n```sh\necho b\n```",
+                write("run.sh", "echo b\n", true),
+            ),
+            (
+                "bin/run\n```bash\necho b\n```",
+                write("bin/run", "echo b\n", true),
+            ),
+            (
+                "```sh notes.txt\necho b\n```",
+                write("notes.txt", "echo b\n", false),
+            ),
+        ] {
+            assert_eq!(
+                edits(answer, EditFormat::Auto, &files(SCRIPT), &[]).calls,
+                vec![call],
+                "{answer}"
+            );
+        }
     }
 
     #[test]
