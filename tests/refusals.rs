@@ -50,6 +50,28 @@ fn a_dirty_tree_is_reported_whatever_the_state_of_the_model_server() {
         .assert_stderr_has(&["uncommitted change", "notes.txt", "--allow-dirty"]);
 }
 
+#[test]
+fn a_dirty_tree_is_reported_without_waiting_for_a_model_server_that_never_answers() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("notes.txt", "untracked\n");
+    // The kernel takes the connection and the request; nothing ever answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let mut child = repo.spawn(&["run", "--host", &url, "t"]);
+    // The client waits 600 s for an answer; the tree's error must not wait for it.
+    let waited = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if waited.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("harness run waited for the silent server before reporting the dirty tree");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    crate::support::Run::of(child.wait_with_output().unwrap())
+        .assert_exit(2)
+        .assert_stderr_has(&["uncommitted change", "notes.txt"]);
+}
+
 fn serde_json_call(name: &'static str, arguments: &str) -> Turn {
     Turn::call(name, serde_json::from_str(arguments).expect("valid JSON"))
 }

@@ -30,7 +30,7 @@ pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
 pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
 
 /// The settings of one command: flags over configuration files over defaults.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Settings {
     /// What the model's tools may do: shared by `harness run` and `harness tool`.
     pub(crate) toolbox: ToolboxSettings,

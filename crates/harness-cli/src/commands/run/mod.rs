@@ -182,7 +182,7 @@ impl RunCommand {
     /// The errors come in the order of the steps run one after another: the toolbox's (a
     /// workspace that holds the harness, an isolation tier that cannot run here), which
     /// are found before anything is recorded; then the tree's (dirty, or no repository),
-    /// whatever the state of the server; then the server's, after which the run begun is
+    /// whatever the state of the server and without waiting for it; then the server's, after which the run begun is
     /// discarded, so it leaves nothing to list or undo. With `--init` the server is asked
     /// before the begin, which changes the directory.
     fn prepare(&self, root: &Path, settings: &Settings) -> anyhow::Result<Prepared> {
@@ -199,14 +199,19 @@ impl RunCommand {
                 model,
             });
         }
-        let ((toolbox, isolation), begun, asked) = thread::scope(|scope| {
+        // Not scoped: a tree that cannot be begun is reported at once, without waiting for
+        // a server that takes its time to answer (or never does).
+        let asking = {
+            let settings = settings.clone();
+            thread::spawn(move || ask_the_model_server(&settings))
+        };
+        let ((toolbox, isolation), begun) = thread::scope(|scope| {
             let building = scope.spawn(|| plan.build());
-            let asking = scope.spawn(|| ask_the_model_server(settings));
             let begun = self.begin(root, settings);
-            (joined(building), begun, joined(asking))
+            (joined(building.join()), begun)
         });
         let session = begun?;
-        match asked {
+        match joined(asking.join()) {
             Ok((client, model)) => Ok(Prepared {
                 toolbox,
                 isolation,
@@ -250,11 +255,9 @@ struct Prepared {
     model: ModelProbe,
 }
 
-/// What a scoped thread returned; its panic goes on in this thread.
-fn joined<T>(thread: thread::ScopedJoinHandle<'_, T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+/// What a joined thread returned; its panic goes on in this thread.
+fn joined<T>(joined: thread::Result<T>) -> T {
+    joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The client of the configured model, and what the probe of its server found.
