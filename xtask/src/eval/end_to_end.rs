@@ -301,6 +301,7 @@ fn an_agent_that_changes_nothing_is_not_verified_whatever_it_says() {
         harness_agent("http://127.0.0.1:9"),
         1,
     );
+    spec.keep = true;
     // It claims success the way the harness would, and exits 0.
     spec.agent.program = script_agent(
         scripts.path(),
@@ -314,6 +315,10 @@ fn an_agent_that_changes_nothing_is_not_verified_whatever_it_says() {
         "{result:#?}"
     );
     assert_eq!(result.outcome, "not verified");
+    // After a failed verification the holdout is not run.
+    let job = result.job_dir.expect("kept");
+    assert!(job.join("verify.log").exists() && !job.join("holdout").exists());
+    fs::remove_dir_all(job).unwrap();
 }
 
 #[test]

@@ -126,7 +126,12 @@ impl Report {
                 outcome,
                 agent_said(r),
                 yes_no(r.verified),
-                yes_no(r.holdout_passed),
+                // Run only after a passing verification.
+                if r.verified {
+                    yes_no(r.holdout_passed)
+                } else {
+                    "–"
+                },
                 list(&r.tests_changed),
                 list(&r.outside_changes),
                 number(r.metrics.steps),
