@@ -406,6 +406,30 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
 /// steps; both are reverted, the second attempt starts afresh and is verified, and the run
 /// is still one run to diff and undo, back to the user's own uncommitted edit.
 #[test]
+fn max_checks_is_how_many_failed_checks_end_an_attempt() {
+    let repo = Repo::from_fixture("calc");
+    for (max_checks, requests) in [("1", 1), ("2", 2)] {
+        let model = Model::start();
+        model.script((0..4).map(|_| Turn::Text("Done.")).collect());
+        let run = repo.harness(&[
+            "run",
+            "--host",
+            &model.url(),
+            "--verify",
+            VERIFY,
+            "--attempts",
+            "1",
+            "--max-checks",
+            max_checks,
+            "fix it",
+        ]);
+        run.assert_exit(1)
+            .assert_stdout_has(&["verification failed"]);
+        assert_eq!(model.chats().len(), requests, "--max-checks {max_checks}");
+    }
+}
+
+#[test]
 fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run() {
     let repo = Repo::from_fixture("calc");
     repo.file("README.md", "the user's uncommitted words\n");

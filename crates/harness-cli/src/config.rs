@@ -54,6 +54,8 @@ pub(crate) struct Settings {
     pub(crate) head_start_chars: usize,
     /// Attempts at the task, each after reverting the one before.
     pub(crate) attempts: u32,
+    /// Failed checks of the verification that end an attempt.
+    pub(crate) max_checks: u32,
     /// The model's context window, when the configuration sets it.
     pub(crate) context_length: Option<u32>,
     /// Sampling temperature.
@@ -112,6 +114,7 @@ pub(crate) struct Overrides {
     pub(crate) timeout: Option<u64>,
     pub(crate) max_steps: Option<u32>,
     pub(crate) attempts: Option<u32>,
+    pub(crate) max_checks: Option<u32>,
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_command_timeout: Option<u64>,
     pub(crate) sandbox: Option<Sandbox>,
@@ -144,6 +147,7 @@ impl Settings {
             max_tokens: self.max_tokens,
             head_start_chars: self.head_start_chars,
             attempts: self.attempts,
+            max_verifications: self.max_checks,
             ..Budgets::default()
         }
     }
@@ -258,6 +262,10 @@ impl Settings {
                 .attempts
                 .or(files.attempts)
                 .unwrap_or(DEFAULT_ATTEMPTS),
+            max_checks: flags
+                .max_checks
+                .or(files.max_checks)
+                .unwrap_or(defaults.max_verifications),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
             edit_format,
@@ -275,6 +283,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
         ("command_timeout", files.command_timeout),
         ("max_steps", files.max_steps.map(u64::from)),
         ("attempts", files.attempts.map(u64::from)),
+        ("max_checks", files.max_checks.map(u64::from)),
         ("max_failed_calls", files.max_failed_calls.map(u64::from)),
         ("max_tokens", files.max_tokens),
         ("context_length", files.context_length.map(u64::from)),
@@ -302,6 +311,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// command_timeout = 60                # seconds for one command
 /// max_steps = 40                      # per attempt
 /// attempts = 3                        # tries at the task; each failed one is reverted first
+/// max_checks = 3                      # failed checks of the verification that end an attempt
 /// max_failed_calls = 5                # failed tool calls in a row that end the run
 /// max_tokens = 200000                 # prompt + generated tokens; default: no limit
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
@@ -329,6 +339,7 @@ pub(crate) struct FileConfig {
     pub(crate) command_timeout: Option<u64>,
     pub(crate) max_steps: Option<u32>,
     pub(crate) attempts: Option<u32>,
+    pub(crate) max_checks: Option<u32>,
     pub(crate) max_failed_calls: Option<u32>,
     pub(crate) max_tokens: Option<u64>,
     pub(crate) head_start_chars: Option<usize>,
@@ -443,6 +454,7 @@ fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         command_timeout: over.command_timeout.or(base.command_timeout),
         max_steps: over.max_steps.or(base.max_steps),
         attempts: over.attempts.or(base.attempts),
+        max_checks: over.max_checks.or(base.max_checks),
         max_failed_calls: over.max_failed_calls.or(base.max_failed_calls),
         max_tokens: over.max_tokens.or(base.max_tokens),
         head_start_chars: over.head_start_chars.or(base.head_start_chars),
@@ -623,6 +635,13 @@ mod tests {
                 },
             ),
             (
+                "max_checks",
+                FileConfig {
+                    max_checks: Some(0),
+                    ..none()
+                },
+            ),
+            (
                 "max_tokens",
                 FileConfig {
                     max_tokens: Some(0),
@@ -646,6 +665,7 @@ mod tests {
             command_timeout: Some(1),
             max_steps: Some(1),
             max_failed_calls: Some(1),
+            max_checks: Some(1),
             max_tokens: Some(1),
             context_length: Some(1),
             head_start_chars: Some(0),
@@ -681,6 +701,27 @@ mod tests {
             ..Overrides::default()
         };
         assert_eq!(Settings::from_parts(&flags, files).unwrap().attempts, 1);
+    }
+
+    #[test]
+    fn an_attempt_ends_at_its_third_failed_check_unless_told_otherwise() {
+        let defaults = Settings::from_parts(&Overrides::default(), Loaded::default()).unwrap();
+        assert_eq!(defaults.budgets().max_verifications, 3);
+        let files = Loaded {
+            config: FileConfig {
+                max_checks: Some(2),
+                ..FileConfig::default()
+            },
+            files: Vec::new(),
+        };
+        let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
+        assert_eq!(from_files.budgets().max_verifications, 2);
+        let flags = Overrides {
+            max_checks: Some(1),
+            ..Overrides::default()
+        };
+        let from_flags = Settings::from_parts(&flags, files).unwrap();
+        assert_eq!(from_flags.budgets().max_verifications, 1);
     }
 
     #[test]

@@ -43,8 +43,8 @@ use crate::toolbox;
 ///
 /// Settings come from the flags, then harness.toml in the workspace, then
 /// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
-/// command_timeout, max_steps, attempts, max_failed_calls, max_tokens, head_start_chars,
-/// context_length, temperature).
+/// command_timeout, max_steps, attempts, max_checks, max_failed_calls, max_tokens,
+/// head_start_chars, context_length, temperature).
 ///
 /// Examples:
 ///
@@ -90,6 +90,12 @@ pub(crate) struct RunCommand {
     /// starts again, told how it ended. Every attempt is in the transcript. [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     attempts: Option<u32>,
+
+    /// Failed checks of the verification command that end an attempt (the next one, if
+    /// any, starts afresh). A "done" with nothing changed since the last failure counts as
+    /// one without running it. [default: 3]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_checks: Option<u32>,
 
     /// The most seconds the whole run may take. [default: 1800]
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
@@ -168,6 +174,7 @@ impl RunCommand {
             timeout: self.timeout,
             max_steps: self.max_steps,
             attempts: self.attempts,
+            max_checks: self.max_checks,
             edit_format: self.edit_format,
             ..Overrides::default()
         }))
