@@ -10,7 +10,8 @@
 //! call in the text parses, [`lenient_call`] reads one the way it was meant if it can: each
 //! key of the arguments once, its string value running to the next `", "key": ` or to the
 //! object's end, `\n` and `\"` unescaped and a bare `"` kept as written; Python's `True`,
-//! `False` and `None`, which the same models write for JSON's literals, read as those.
+//! `False` and `None`, which the same models write for JSON's literals, read as those, and
+//! a value opened and closed with Python's triple quotes as the text between them.
 
 use serde_json::{Map, Value};
 
@@ -118,7 +119,9 @@ fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
             body[..next].trim_end().len() - 1
         });
         let raw = body[value_start..value_end.max(value_start)].trim();
-        let value = match raw.strip_prefix('"').and_then(|raw| raw.strip_suffix('"')) {
+        let value = match python_triple_quoted(raw)
+            .or_else(|| raw.strip_prefix('"').and_then(|raw| raw.strip_suffix('"')))
+        {
             Some(string) => Value::String(unescape(string)),
             None => python_literal(raw).or_else(|| serde_json::from_str(raw).ok())?,
         };
@@ -127,6 +130,14 @@ fn lenient_call(text: &str, offered: &[&str]) -> Option<(String, Value)> {
         }
     }
     Some((name.to_owned(), Value::Object(arguments)))
+}
+
+/// The text of a value written as Python's triple-quoted string, `"""text"""`, the way the
+/// same models write a file's code into a call: no JSON string opens with `"""`, so this
+/// is its one reading. `None` for anything else.
+fn python_triple_quoted(raw: &str) -> Option<&str> {
+    const TRIPLE: &str = r#"""""#;
+    raw.strip_prefix(TRIPLE)?.strip_suffix(TRIPLE)
 }
 
 /// `True`, `False` or `None` as JSON: models that write Python more than JSON spell the
@@ -324,6 +335,22 @@ mod tests {
                 "read_file",
                 json!({"path": "a\"b", "all": false, "x": null})
             )
+        );
+        // Python's triple quotes around code with docstrings in it, the way Qwen2.5-Coder-1.5B
+        // wrote an edit of stats.py: the text between them.
+        assert_eq!(
+            recovered(
+                "```json\n{\n    \"name\": \"write_file\",\n    \"arguments\": {\n        \"content\": \"\"\"import math\n\ndef f():\n    \"\"\"Doc.\"\"\"\n    return 1\n\"\"\",\n        \"path\": \"f.py\"\n    }\n}\n```"
+            ),
+            one(
+                "write_file",
+                json!({"content": "import math\n\ndef f():\n    \"\"\"Doc.\"\"\"\n    return 1\n", "path": "f.py"})
+            )
+        );
+        // Four quotes hold two quotes: too short to be triple quotes around anything.
+        assert_eq!(
+            recovered(r#"{"name": "read_file", "arguments": {"path": """", "all": False}}"#),
+            one("read_file", json!({"path": "\"\"", "all": false}))
         );
         // Two calls, a key twice, or another value that is not JSON: not guessed.
         for text in [
