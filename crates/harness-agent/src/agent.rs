@@ -315,6 +315,16 @@ struct Progress {
     read: Vec<String>,
 }
 
+/// Where an answer's blocks were written ([`Run::edit_blocks`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Blocks {
+    /// In an answer that calls no tool: they are its edits.
+    Alone,
+    /// Beside calls that all failed: they are made if they can be, and change nothing
+    /// otherwise.
+    BesideFailedCalls,
+}
+
 /// How the model's answer to one request came out.
 enum Answer {
     /// It answered, in this long.
@@ -458,6 +468,17 @@ impl Run<'_> {
             }
             if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
                 return (outcome, reason);
+            }
+            // Every call failed, and the answer also wrote its change out as code: that is
+            // the model's other statement of the same change, so it is made. (Measured with
+            // Qwen2.5-Coder-1.5B: answers show the fixed file, then a call as JSON whose
+            // `old_text` is not in the file; 6 of 22 answers with calls in one suite run.)
+            if self.every_call_failed(reply.tool_calls.len()) {
+                match self.edit_blocks(&reply.text, Blocks::BesideFailedCalls) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
             }
             // The model's own run of the verification command passed after its edits: it
             // may go on (small models loop on), but the run's measure of done is met, so
@@ -823,9 +844,9 @@ impl Run<'_> {
     fn written_calls(&mut self, text: &str) -> Option<TurnEnd> {
         if self.edit_format.offers_tools() {
             self.unreadable_call(text)
-                .or_else(|| self.edit_blocks(text))
+                .or_else(|| self.edit_blocks(text, Blocks::Alone))
         } else {
-            self.edit_blocks(text)
+            self.edit_blocks(text, Blocks::Alone)
                 .or_else(|| self.unreadable_call(text))
         }
     }
@@ -862,11 +883,12 @@ impl Run<'_> {
         Some(TurnEnd::Continue)
     }
 
-    /// An answer without a tool call that holds edits as blocks ([`blocks`]): they are made
-    /// as the calls they stand for, and when all of them worked the answer counts as the
-    /// model saying it is done, so the verification runs at once, as after a call-less
-    /// answer. `None` when the answer holds none.
-    fn edit_blocks(&mut self, text: &str) -> Option<TurnEnd> {
+    /// An answer that holds edits as blocks ([`blocks`]): they are made as the calls they
+    /// stand for, and when all of them worked the answer counts as the model saying it is
+    /// done, so the verification runs at once, as after a call-less answer. `None` when
+    /// the answer holds none, or, beside its failed calls, none that can be made: those
+    /// calls' errors are what the model reads.
+    fn edit_blocks(&mut self, text: &str, blocks: Blocks) -> Option<TurnEnd> {
         let workspace = self.toolbox.workspace();
         let found = blocks::edits(
             text,
@@ -878,7 +900,7 @@ impl Run<'_> {
         );
         self.progress.repeated = found.repeated;
         if found.calls.is_empty() {
-            if found.problems.is_empty() {
+            if found.problems.is_empty() || blocks == Blocks::BesideFailedCalls {
                 return None;
             }
             self.progress.failed_in_row += 1;
@@ -907,7 +929,12 @@ impl Run<'_> {
             .collect();
         // The calls belong to the answer they were written in, so that their results
         // follow it the way every tool result follows its call.
-        if let Some(answer) = self.messages.last_mut() {
+        if let Some(answer) = self
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|message| message.role == Role::Assistant)
+        {
             answer.tool_calls.extend(calls.iter().cloned());
         }
         if let TurnEnd::Ended(outcome, reason) = self.run_calls(&calls) {
@@ -930,6 +957,12 @@ impl Run<'_> {
             Some((outcome, reason)) => Some(TurnEnd::Ended(outcome, reason)),
             None => Some(TurnEnd::Continue),
         }
+    }
+
+    /// Whether each of the last turn's `calls` calls failed: the failures in a row reach
+    /// back to its first.
+    fn every_call_failed(&self, calls: usize) -> bool {
+        self.progress.failed_in_row as usize >= calls
     }
 
     /// The model says it is done while the check's last failure stands: nothing has changed

@@ -52,7 +52,8 @@
 //! 4. Each step asks the model once. Its answer may call several tools; they run in order.
 //!    An unknown tool, invalid arguments, a refused path or command, a failed edit: each is a
 //!    result the model reads (starting with `Error:`), and the loop goes on. Each result goes
-//!    back in a `tool` message, framed by `[result of …]` and `[end of result]` lines.
+//!    back in a `tool` message, framed by `[result of …]` and `[end of result]` lines. When
+//!    every call of an answer failed, the edits the same answer wrote as blocks are made.
 //! 5. After a step whose calls may have changed files, a checkpoint ([`Checkpoints`]).
 //! 6. An answer without tool calls means "done", unless it spells out a call as JSON that
 //!    the client could not read (small models leave quotes unescaped): then the model is

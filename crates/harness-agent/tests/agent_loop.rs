@@ -2055,3 +2055,140 @@ fn a_block_under_no_path_is_refused_in_a_protected_test_file_as_a_call_would_be(
         TEST
     );
 }
+
+/// An answer that shows the fixed file and also calls a tool: `call`, in the same answer.
+fn whole_answer_calling(path: &str, call: Reply) -> Reply {
+    Reply {
+        text: whole_answer(path).text,
+        ..call
+    }
+}
+
+#[test]
+fn the_blocks_of_an_answer_whose_every_call_failed_are_made() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    // The shape Qwen2.5-Coder-1.5B writes: the fixed file, then an edit whose old_text is
+    // not in the file.
+    let failing = Reply::call(
+        "edit_file",
+        json!({"path": "calc.py", "old_text": "return a * b", "new_text": "return a + b"}),
+    );
+    let ran = run_format(
+        &toolbox,
+        vec![whole_answer_calling("calc.py", failing)],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(ran.chat.requests().len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+    let finished: Vec<(&Value, &Value)> = ran
+        .events_named("tool_finished")
+        .into_iter()
+        .map(|event| (&event["tool"], &event["is_error"]))
+        .collect();
+    assert_eq!(
+        finished,
+        [
+            (&json!("edit_file"), &json!(true)),
+            (&json!("write_file"), &json!(false))
+        ]
+    );
+
+    // A block's call belongs to the answer it was written in, after the failed call, and
+    // each result follows in the order of the calls.
+    std::fs::write(dir.path().join("calc.py"), BROKEN).unwrap();
+    let wrong_fix = Reply {
+        text: format!(
+            "calc.py\n```python\n{}```\n",
+            FIXED.replace("a + b", "a * b")
+        ),
+        ..Reply::call("read_file", json!({"path": "nowhere.py"}))
+    };
+    let ran = run_format(
+        &toolbox,
+        vec![wrong_fix, whole_answer("calc.py")],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    let requests = ran.chat.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = &requests[1].messages;
+    let answer = messages
+        .iter()
+        .position(|message| message.role == Role::Assistant)
+        .expect("the first answer");
+    let called: Vec<&str> = messages[answer]
+        .tool_calls
+        .iter()
+        .map(|call| call.name.as_str())
+        .collect();
+    assert_eq!(called, ["read_file", "write_file"]);
+    let answered: Vec<Option<&str>> = messages[answer + 1..answer + 3]
+        .iter()
+        .map(|message| message.tool_call_id.as_deref())
+        .collect();
+    let ids: Vec<Option<&str>> = messages[answer]
+        .tool_calls
+        .iter()
+        .map(|call| Some(call.id.as_str()))
+        .collect();
+    assert_eq!(answered, ids);
+}
+
+#[test]
+fn the_blocks_beside_a_call_that_worked_are_not_made() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let worked = Reply::call("read_file", json!({"path": "calc.py"}));
+    let ran = run_format(
+        &toolbox,
+        vec![whole_answer_calling("calc.py", worked)],
+        EditFormat::Auto,
+    );
+    assert_ne!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        BROKEN
+    );
+    let tools: Vec<&Value> = ran
+        .events_named("tool_finished")
+        .into_iter()
+        .map(|event| &event["tool"])
+        .collect();
+    assert_eq!(tools, [&json!("read_file")]);
+}
+
+#[test]
+fn blocks_that_cannot_be_made_beside_failed_calls_leave_the_model_the_calls_errors() {
+    let (dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let failing = Reply {
+        text: "calc.py\n```\n<<<<<<< SEARCH\nreturn a - b\n>>>>>>> REPLACE\n```\n".to_owned(),
+        ..Reply::call("read_file", json!({"path": "nowhere.py"}))
+    };
+    let ran = run_format(
+        &toolbox,
+        vec![failing, whole_answer("calc.py")],
+        EditFormat::Auto,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    let requests = ran.chat.requests();
+    assert_eq!(requests.len(), 2);
+    // The second request ends with the failed call's result: no word on the broken block.
+    let last = requests[1].messages.last().expect("a message");
+    assert_eq!(last.role, Role::Tool, "{last:?}");
+    assert!(last.content.contains("nowhere.py"), "{last:?}");
+    assert!(
+        requests[1]
+            .messages
+            .iter()
+            .all(|message| !message.content.contains("is not complete")),
+        "{:?}",
+        requests[1].messages
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("calc.py")).unwrap(),
+        FIXED
+    );
+}
