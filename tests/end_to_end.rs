@@ -647,3 +647,64 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     run.assert_exit(0);
     assert!(!run.stdout.contains("test code:"), "{run}");
 }
+
+#[test]
+fn the_check_script_the_verification_runs_is_test_code_whatever_its_name() {
+    // A check no ecosystem's convention names: `sh check_calc.sh`, as a shell project has.
+    let repo = Repo::from_fixture("calc");
+    repo.file("check_calc.sh", "#!/bin/sh\npython3 -m unittest -q\n");
+    repo.commit_all("a check script");
+    let before = repo.snapshot();
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "write_file",
+            json!({"path": "check_calc.sh", "content": "exit 0\n", "overwrite": true}),
+        ),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        "sh check_calc.sh",
+        "fix add",
+    ]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "▸ write_file check_calc.sh  error",
+        "check_calc.sh is a test file, and the harness does not let the tools change test code",
+    ]);
+    assert_eq!(repo.snapshot(), before, "{run}");
+
+    // A command that empties it gets past the tools: the pass is not counted as done.
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sed", "-i", "s/python3 -m unittest -q/true/", "check_calc.sh"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&[
+        "run",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        "sh check_calc.sh",
+        "fix add",
+    ]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "verification passed",
+        "test code:     changed by a command: check_calc.sh",
+        "the run is not counted as done (exit 1)",
+    ]);
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+}

@@ -15,6 +15,7 @@ use anyhow::{Context, anyhow};
 use harness_agent::{Budgets, EditFormat, Verification};
 use harness_exec::{Policy, Sandbox};
 use harness_ollama::{Api, Client, DEFAULT_MODEL};
+use harness_tools::{TestCode, TestCodeError};
 
 use crate::probe::Replies;
 use serde::Deserialize;
@@ -88,11 +89,29 @@ pub(crate) struct ToolboxSettings {
     pub(crate) network: bool,
     /// Globs of test files beyond the conventional ones.
     pub(crate) tests: Vec<String>,
+    /// The verification command's words: the checks it runs are test code too
+    /// ([`TestCode::with_checks_run_by`]).
+    pub(crate) verification: Vec<String>,
     /// Whether the file tools may change test code.
     pub(crate) allow_test_edits: bool,
 }
 
 impl ToolboxSettings {
+    /// The test code the file tools may not change: `None` when they may.
+    ///
+    /// # Errors
+    ///
+    /// A `tests` glob that is not valid.
+    pub(crate) fn test_code(&self) -> Result<Option<TestCode>, TestCodeError> {
+        if self.allow_test_edits {
+            return Ok(None);
+        }
+        let globs: Vec<&str> = self.tests.iter().map(String::as_str).collect();
+        Ok(Some(
+            TestCode::new(&globs)?.with_checks_run_by(&self.verification),
+        ))
+    }
+
     /// The command policy: the allowlist if one was given, else the blocklist.
     pub(crate) fn policy(&self) -> Policy {
         if self.allow.is_empty() {
@@ -237,6 +256,10 @@ impl Settings {
                 writable,
                 network: flags.network || files.network.unwrap_or(false),
                 tests: files.tests.unwrap_or_default(),
+                verification: verification
+                    .as_ref()
+                    .map(|verification| verification.argv().to_vec())
+                    .unwrap_or_default(),
                 allow_test_edits: flags.allow_test_edits || files.allow_test_edits.unwrap_or(false),
             },
             model: flags
@@ -805,6 +828,7 @@ mod tests {
                 writable: Vec::new(),
                 network: false,
                 tests: Vec::new(),
+                verification: Vec::new(),
                 allow_test_edits: false,
             }
         );

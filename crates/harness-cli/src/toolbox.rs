@@ -78,12 +78,9 @@ impl Plan {
         for path in &settings.writable {
             confinement = confinement.writable(path);
         }
-        let tests = if settings.allow_test_edits {
-            None
-        } else {
-            let globs: Vec<&str> = settings.tests.iter().map(String::as_str).collect();
-            Some(TestCode::new(&globs).context("in the configuration's `tests`")?)
-        };
+        let tests = settings
+            .test_code()
+            .context("in the configuration's `tests`")?;
         Ok(Plan {
             root: root.to_owned(),
             workspace,

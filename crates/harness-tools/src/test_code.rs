@@ -53,6 +53,9 @@ pub const CONVENTIONAL: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct TestCode {
     files: GlobSet,
+    /// The files a verification command runs that are named as its tests or checks
+    /// ([`TestCode::with_checks_run_by`]).
+    checks: Vec<String>,
 }
 
 /// A glob of the configuration's `tests` list that does not parse.
@@ -85,12 +88,49 @@ impl TestCode {
             glob: globs.join(", "),
             source,
         })?;
-        Ok(TestCode { files })
+        Ok(TestCode {
+            files,
+            checks: Vec::new(),
+        })
+    }
+
+    /// The same test code, and the files `command` (a verification command's words) runs
+    /// whose name says they are its tests or checks: `sh test.sh`, `./run_tests.sh`,
+    /// `python3 checks/verify.py`, also inside `sh -c "..."`. Rewriting such a file makes
+    /// the check pass without fixing anything, whatever the ecosystem's conventions call
+    /// it; a file the command runs that is named otherwise (`python3 main.py`) may be the
+    /// code to fix, and is left to the conventions.
+    ///
+    /// ```
+    /// use harness_tools::TestCode;
+    ///
+    /// let tests = TestCode::new(&[])?.with_checks_run_by(&["sh", "test.sh"]);
+    /// assert!(tests.is_test_file("test.sh"));
+    /// assert!(!tests.is_test_file("countdown.sh"));
+    /// # Ok::<(), harness_tools::TestCodeError>(())
+    /// ```
+    pub fn with_checks_run_by<S: AsRef<str>>(mut self, command: &[S]) -> TestCode {
+        let words = command.iter().flat_map(|word| {
+            word.as_ref()
+                .split(|c: char| c.is_whitespace() || ";&|()'\"`".contains(c))
+        });
+        for word in words {
+            // `./test` is a path; `test` alone is one only with an extension (`cargo test`
+            // and `make check` name no file).
+            let (path, a_path) = match word.strip_prefix("./") {
+                Some(path) => (path, true),
+                None => (word, word.contains(['/', '.'])),
+            };
+            if a_path && names_a_check(path) && !self.checks.iter().any(|known| known == path) {
+                self.checks.push(path.to_owned());
+            }
+        }
+        self
     }
 
     /// True if the file at `path` (relative to the workspace root) is a test file.
     pub fn is_test_file(&self, path: &str) -> bool {
-        self.files.is_match(path)
+        self.files.is_match(path) || self.checks.iter().any(|check| check == path)
     }
 
     /// Why a change of `path` from `before` (`None`: a new file) to `after` changes test
@@ -125,6 +165,22 @@ impl WriteGuard for TestCode {
             None => Ok(()),
         }
     }
+}
+
+/// Whether a word of a command is a workspace path whose file name marks it as a test or
+/// a check: one of its parts (split at `.`, `_` and `-`) is `test`, `tests`, `check`,
+/// `checks`, `spec`, `specs` or `verify`. Not a flag, an absolute path or one that climbs
+/// out with `..`: the tools change neither.
+fn names_a_check(word: &str) -> bool {
+    const PARTS: [&str; 7] = [
+        "test", "tests", "check", "checks", "spec", "specs", "verify",
+    ];
+    if word.is_empty() || word.starts_with(['-', '/']) || word.split('/').any(|part| part == "..") {
+        return false;
+    }
+    let name = word.rsplit('/').next().unwrap_or(word).to_ascii_lowercase();
+    name.split(['.', '_', '-'])
+        .any(|part| PARTS.contains(&part))
 }
 
 /// The text of every `#[cfg(test)]` module of a Rust file, attribute to closing brace, in
@@ -260,6 +316,55 @@ mod tests {
         let custom = TestCode::new(&["checks/**"]).expect("valid");
         assert!(custom.is_test_file("checks/a/b.txt"));
         assert!(!tests.is_test_file("checks/a/b.txt"));
+    }
+
+    #[test]
+    fn the_checks_a_verification_command_runs_are_test_files_and_the_code_it_runs_is_not() {
+        let cases: &[(&[&str], &[&str], &[&str])] = &[
+            // (command, protected, not protected)
+            (&["sh", "test.sh"], &["test.sh"], &["countdown.sh", "sh"]),
+            (&["./run_tests.sh"], &["run_tests.sh"], &["run.sh"]),
+            (
+                &["bash", "ci/Smoke-Test.bash"],
+                &["ci/Smoke-Test.bash"],
+                &[],
+            ),
+            (
+                &["python3", "checks/verify.py", "-v"],
+                &["checks/verify.py"],
+                &["-v"],
+            ),
+            (&["sh", "-c", "make && ./check"], &["check"], &["make"]),
+            (&["node", "spec.mjs"], &["spec.mjs"], &[]),
+            (&["bash", "-c", "sh 'tests.sh'; true"], &["tests.sh"], &[]),
+            // The code the command runs, subcommands, flags, and paths the tools never
+            // change.
+            (&["python3", "main.py"], &[], &["main.py"]),
+            (
+                &["python3", "contest.py", "latest.sh"],
+                &[],
+                &["contest.py", "latest.sh"],
+            ),
+            (&["cargo", "test", "-q"], &[], &["test"]),
+            (&["make", "check"], &[], &["check"]),
+            (&["node", "--test"], &[], &["--test", "test"]),
+            (&["sh", "/usr/share/test.sh"], &[], &["usr/share/test.sh"]),
+            (&["sh", "../test.sh"], &[], &["../test.sh"]),
+        ];
+        for (command, protected, not_protected) in cases {
+            let tests = TestCode::new(&[])
+                .expect("the conventions")
+                .with_checks_run_by(command);
+            for path in *protected {
+                assert!(tests.is_test_file(path), "{command:?}: {path}");
+            }
+            for path in *not_protected {
+                assert!(!tests.is_test_file(path), "{command:?}: {path}");
+            }
+        }
+        // The conventions still hold beside them.
+        let tests = tests().with_checks_run_by(&["sh", "test.sh"]);
+        assert!(tests.is_test_file("test_calc.py") && tests.is_test_file("tests/parse.rs"));
     }
 
     #[test]

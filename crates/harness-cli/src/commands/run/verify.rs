@@ -3,7 +3,6 @@
 //! changed the test code the file tools were kept from changing.
 
 use anyhow::anyhow;
-use harness_tools::TestCode;
 use harness_undo::Diff;
 
 use crate::config::Settings;
@@ -30,11 +29,7 @@ pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Res
 /// The test files the run changed, when the tools were kept from changing test code: a
 /// command changed them, so a passing verification may not mean the code was fixed.
 pub(super) fn tests_changed(settings: &Settings, diff: Option<&Diff>) -> Vec<String> {
-    if settings.toolbox.allow_test_edits {
-        return Vec::new();
-    }
-    let globs: Vec<&str> = settings.toolbox.tests.iter().map(String::as_str).collect();
-    let (Ok(tests), Some(diff)) = (TestCode::new(&globs), diff) else {
+    let (Ok(Some(tests)), Some(diff)) = (settings.toolbox.test_code(), diff) else {
         return Vec::new();
     };
     diff.files
