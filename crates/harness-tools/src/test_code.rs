@@ -4,6 +4,7 @@
 //! assertion, deletes a test, or hard-codes the value a test expects. Refusing changes to
 //! test code keeps a passing verification meaning that the code was fixed.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use camino::Utf8Path;
@@ -55,7 +56,7 @@ pub struct TestCode {
     files: GlobSet,
     /// The files a verification command runs that are named as its tests or checks
     /// ([`TestCode::with_checks_run_by`]).
-    checks: Vec<String>,
+    checks: BTreeSet<String>,
 }
 
 /// A glob of the configuration's `tests` list that does not parse.
@@ -90,12 +91,12 @@ impl TestCode {
         })?;
         Ok(TestCode {
             files,
-            checks: Vec::new(),
+            checks: BTreeSet::new(),
         })
     }
 
     /// The same test code, and the files `command` (a verification command's words) runs
-    /// whose name says they are its tests or checks: `sh test.sh`, `./run_tests.sh`,
+    /// whose path says they are its tests or checks: `sh test.sh`, `./run_tests.sh`,
     /// `python3 checks/verify.py`, also inside `sh -c "..."`. Rewriting such a file makes
     /// the check pass without fixing anything, whatever the ecosystem's conventions call
     /// it; a file the command runs that is named otherwise (`python3 main.py`) may be the
@@ -121,8 +122,8 @@ impl TestCode {
                 Some(path) => (path, true),
                 None => (word, word.contains(['/', '.'])),
             };
-            if a_path && names_a_check(path) && !self.checks.iter().any(|known| known == path) {
-                self.checks.push(path.to_owned());
+            if a_path && names_a_check(path) {
+                self.checks.insert(path.to_owned());
             }
         }
         self
@@ -130,7 +131,7 @@ impl TestCode {
 
     /// True if the file at `path` (relative to the workspace root) is a test file.
     pub fn is_test_file(&self, path: &str) -> bool {
-        self.files.is_match(path) || self.checks.iter().any(|check| check == path)
+        self.files.is_match(path) || self.checks.contains(path)
     }
 
     /// Why a change of `path` from `before` (`None`: a new file) to `after` changes test
@@ -167,19 +168,15 @@ impl WriteGuard for TestCode {
     }
 }
 
-/// Whether a word of a command is a workspace path whose file name marks it as a test or
-/// a check: one of its parts (split at `.`, `_` and `-`) is `test`, `tests`, `check`,
-/// `checks`, `spec`, `specs` or `verify`. Not a flag, an absolute path or one that climbs
-/// out with `..`: the tools change neither.
-fn names_a_check(word: &str) -> bool {
+/// Whether a path a command names marks itself as a test or a check: one of its parts
+/// (split at `/`, `.`, `_` and `-`) is `test`, `tests`, `check`, `checks`, `spec`, `specs`
+/// or `verify`, as in `test.sh`, `run_tests.sh` or `checks/verify.py`.
+fn names_a_check(path: &str) -> bool {
     const PARTS: [&str; 7] = [
         "test", "tests", "check", "checks", "spec", "specs", "verify",
     ];
-    if word.is_empty() || word.starts_with(['-', '/']) || word.split('/').any(|part| part == "..") {
-        return false;
-    }
-    let name = word.rsplit('/').next().unwrap_or(word).to_ascii_lowercase();
-    name.split(['.', '_', '-'])
+    path.to_ascii_lowercase()
+        .split(['/', '.', '_', '-'])
         .any(|part| PARTS.contains(&part))
 }
 
@@ -337,8 +334,7 @@ mod tests {
             (&["sh", "-c", "make && ./check"], &["check"], &["make"]),
             (&["node", "spec.mjs"], &["spec.mjs"], &[]),
             (&["bash", "-c", "sh 'tests.sh'; true"], &["tests.sh"], &[]),
-            // The code the command runs, subcommands, flags, and paths the tools never
-            // change.
+            // The code the command runs, other files, subcommands and flags.
             (&["python3", "main.py"], &[], &["main.py"]),
             (
                 &["python3", "contest.py", "latest.sh"],
@@ -348,8 +344,11 @@ mod tests {
             (&["cargo", "test", "-q"], &[], &["test"]),
             (&["make", "check"], &[], &["check"]),
             (&["node", "--test"], &[], &["--test", "test"]),
-            (&["sh", "/usr/share/test.sh"], &[], &["usr/share/test.sh"]),
-            (&["sh", "../test.sh"], &[], &["../test.sh"]),
+            (
+                &["sh", "lib/run.sh", "testdata"],
+                &[],
+                &["lib/run.sh", "testdata"],
+            ),
         ];
         for (command, protected, not_protected) in cases {
             let tests = TestCode::new(&[])
