@@ -7,7 +7,9 @@ use harness_edit::Editor;
 use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
 use harness_sandbox::Workspace;
-use harness_schema::{ArgumentError, Parsed, ToolArgs, ToolSpec, catalogue, parse_call_forgiving};
+use harness_schema::{
+    ArgumentError, Parsed, ToolArgs, ToolName, ToolSpec, catalogue, parse_call_forgiving,
+};
 use serde_json::Value;
 
 use crate::builder::{Limits, ToolboxBuilder};
@@ -98,9 +100,39 @@ impl Toolbox {
                     read.join("; ")
                 ))
             }
-            Err(error) => ToolResult::failure(name, "", &error.to_string()),
+            Err(error) => {
+                let mut message = error.to_string();
+                if let Some(hint) = self.insertion_hint(name, arguments) {
+                    message.push('\n');
+                    message.push_str(&hint);
+                }
+                ToolResult::failure(name, "", &message)
+            }
         };
         result.redacted(&self.redactor)
+    }
+
+    /// How to add lines, for an `edit_file` sent with text to put in but no `old_text` to
+    /// replace: small models mean "insert this" (an import, say) and, told only that
+    /// `old_text` must not be empty, drop it and send the call again. The hint shows the
+    /// shape of an insertion on the file's own first line, read through the workspace, so a
+    /// file the tools may not read shows nothing. `None` for any other call.
+    fn insertion_hint(&self, name: &str, arguments: &Value) -> Option<String> {
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+        if name != ToolName::EditFile.as_str() || !text("old_text").unwrap_or("").is_empty() {
+            return None;
+        }
+        let new_text = text("new_text").filter(|new_text| !new_text.trim().is_empty())?;
+        let path = text("path")?;
+        let file = self.workspace.read_to_string(path).ok()?;
+        let anchor = file.lines().find(|line| !line.trim().is_empty())?;
+        Some(format!(
+            "To add lines without replacing any, send as old_text a line {path} already has \
+             next to where they go, and as new_text that line with the new lines before or \
+             after it; for example old_text {} and new_text {}.",
+            Value::from(anchor),
+            Value::from(format!("{anchor}\n{new_text}")),
+        ))
     }
 
     /// The call as the tools read it: its arguments parsed forgivingly, and the path of a

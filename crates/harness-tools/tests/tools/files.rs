@@ -315,3 +315,60 @@ fn edit_file_of_a_missing_file_points_to_list_dir() {
         "Error: no such file or directory: nope.py; list_dir shows",
     );
 }
+
+#[test]
+fn an_edit_without_old_text_is_shown_how_to_insert_on_the_file_s_first_line() {
+    let fixture = Fixture::new();
+    fixture
+        .file(
+            "stats.py",
+            "\n\"\"\"Summary statistics.\"\"\"\n\ndef mean(v):\n    pass\n",
+        )
+        .file(".env", "TOKEN=hunter2\n");
+    // Qwen2.5-Coder-1.5B meaning "add an import": old_text empty, then left out.
+    for arguments in [
+        json!({"path": "stats.py", "old_text": "", "new_text": "import math\n"}),
+        json!({"path": "stats.py", "new_text": "import math\n"}),
+    ] {
+        let result = fixture.call("edit_file", arguments.clone());
+        assert_error(&result, "Error: edit_file: ");
+        assert!(
+            result.text().contains(
+                r#"for example old_text "\"\"\"Summary statistics.\"\"\"" and new_text "\"\"\"Summary statistics.\"\"\"\nimport math\n"."#
+            ),
+            "{arguments}: {}",
+            result.text()
+        );
+    }
+    // Nothing to put in, a file the tools may not read or that does not exist, another
+    // tool, another mistake: no hint.
+    for (tool, arguments) in [
+        (
+            "edit_file",
+            json!({"path": "stats.py", "old_text": "", "new_text": " \n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": ".env", "old_text": "", "new_text": "X=1\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "nowhere.py", "old_text": "", "new_text": "x\n"}),
+        ),
+        ("edit_file", json!({"old_text": "", "new_text": "x\n"})),
+        ("edit_file", json!({"path": "stats.py", "old_text": "def"})),
+        (
+            "write_file",
+            json!({"path": "stats.py", "old_text": "", "new_text": "x\n"}),
+        ),
+    ] {
+        let result = fixture.call(tool, arguments.clone());
+        assert!(result.is_error(), "{arguments}");
+        assert!(
+            !result.text().contains("To add lines"),
+            "{arguments}: {}",
+            result.text()
+        );
+        assert!(!result.text().contains("hunter2"), "{}", result.text());
+    }
+}
