@@ -30,6 +30,14 @@ pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
 /// An attempt only follows one that ended unverified, and the run's timeout bounds them all.
 pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
 
+/// Failed checks of the verification that end an attempt unless the flags or a
+/// configuration file say otherwise. Measured on the task suite with Qwen2.5-Coder-1.5B
+/// (2026-12-03, the README's suite runs): ending an attempt at its first failed check, so
+/// the next starts afresh, took the median wall per task from 345 s to 121 s and the runs
+/// at the time limit from 8 of 16 to none, and solved 7 of 16 where three checks solved 5.
+/// A small model that failed a check mostly repeats itself; a fresh sample does not.
+pub(crate) const DEFAULT_MAX_CHECKS: u32 = 1;
+
 /// The settings of one command: flags over configuration files over defaults.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -288,7 +296,7 @@ impl Settings {
             max_checks: flags
                 .max_checks
                 .or(files.max_checks)
-                .unwrap_or(defaults.max_verifications),
+                .unwrap_or(DEFAULT_MAX_CHECKS),
             context_length: files.context_length,
             temperature: files.temperature.unwrap_or(0.2),
             edit_format,
@@ -334,7 +342,7 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// command_timeout = 60                # seconds for one command
 /// max_steps = 40                      # per attempt
 /// attempts = 3                        # tries at the task; each failed one is reverted first
-/// max_checks = 3                      # failed checks of the verification that end an attempt
+/// max_checks = 1                      # failed checks of the verification that end an attempt
 /// max_failed_calls = 5                # failed tool calls in a row that end the run
 /// max_tokens = 200000                 # prompt + generated tokens; default: no limit
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
@@ -727,9 +735,11 @@ mod tests {
     }
 
     #[test]
-    fn an_attempt_ends_at_its_third_failed_check_unless_told_otherwise() {
+    fn an_attempt_ends_at_its_first_failed_check_unless_told_otherwise_and_the_library_s_third() {
         let defaults = Settings::from_parts(&Overrides::default(), Loaded::default()).unwrap();
-        assert_eq!(defaults.budgets().max_verifications, 3);
+        assert_eq!(defaults.budgets().max_verifications, 1);
+        assert_eq!(defaults.budgets().max_verifications, DEFAULT_MAX_CHECKS);
+        assert_eq!(Budgets::default().max_verifications, 3);
         let files = Loaded {
             config: FileConfig {
                 max_checks: Some(2),
@@ -740,11 +750,11 @@ mod tests {
         let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
         assert_eq!(from_files.budgets().max_verifications, 2);
         let flags = Overrides {
-            max_checks: Some(1),
+            max_checks: Some(4),
             ..Overrides::default()
         };
         let from_flags = Settings::from_parts(&flags, files).unwrap();
-        assert_eq!(from_flags.budgets().max_verifications, 1);
+        assert_eq!(from_flags.budgets().max_verifications, 4);
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub(crate) struct RunCommand {
 
     /// Failed checks of the verification command that end an attempt (the next one, if
     /// any, starts afresh). A "done" with nothing changed since the last failure counts as
-    /// one without running it. [default: 3]
+    /// one without running it. [default: 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_checks: Option<u32>,
 
