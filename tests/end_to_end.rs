@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{Model, Repo, Turn};
+use crate::support::{Model, Repo, Run, Turn};
 
 pub(crate) const VERIFY: &str = "python3 -m unittest -q";
 
@@ -580,23 +580,17 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     let before = repo.snapshot();
     let weaken =
         json!({"path": "test_calc.py", "old_text": "add(2, 3), 5", "new_text": "add(2, 3), -1"});
-    let model = Model::start();
-    model.script(vec![
-        Turn::call("edit_file", weaken.clone()),
-        Turn::Text("Done."),
-        Turn::Text("Done."),
-        Turn::Text("Done."),
-    ]);
-    let run = repo.harness(&[
-        "run",
-        "--attempts",
-        "1",
-        "--host",
-        &model.url(),
-        "--verify",
+    let run = one_attempt(
+        &repo,
+        vec![
+            Turn::call("edit_file", weaken.clone()),
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+        ],
         VERIFY,
-        "fix add",
-    ]);
+        &[],
+    );
     run.assert_exit(1).assert_stdout_has(&[
         "▸ edit_file test_calc.py  error",
         "test_calc.py is a test file, and the harness does not let the tools change test code",
@@ -604,24 +598,18 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     assert_eq!(repo.snapshot(), before, "{run}");
 
     // A command gets past the file tools: reported, and not counted as done.
-    let model = Model::start();
-    model.script(vec![
-        Turn::call(
-            "run_command",
-            json!({"argv": ["sed", "-i", "s/add(2, 3), 5/add(2, 3), -1/", "test_calc.py"]}),
-        ),
-        Turn::Text("Done."),
-    ]);
-    let run = repo.harness(&[
-        "run",
-        "--attempts",
-        "1",
-        "--host",
-        &model.url(),
-        "--verify",
+    let run = one_attempt(
+        &repo,
+        vec![
+            Turn::call(
+                "run_command",
+                json!({"argv": ["sed", "-i", "s/add(2, 3), 5/add(2, 3), -1/", "test_calc.py"]}),
+            ),
+            Turn::Text("Done."),
+        ],
         VERIFY,
-        "fix add",
-    ]);
+        &[],
+    );
     run.assert_exit(1).assert_stdout_has(&[
         "verification passed",
         "test code:     changed by a command: test_calc.py",
@@ -631,19 +619,12 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
     assert_eq!(repo.snapshot(), before);
 
     // With --allow-test-edits the tools may change it, and nothing is flagged.
-    let model = Model::start();
-    model.script(vec![Turn::call("edit_file", weaken), Turn::Text("Done.")]);
-    let run = repo.harness(&[
-        "run",
-        "--attempts",
-        "1",
-        "--host",
-        &model.url(),
-        "--verify",
+    let run = one_attempt(
+        &repo,
+        vec![Turn::call("edit_file", weaken), Turn::Text("Done.")],
         VERIFY,
-        "--allow-test-edits",
-        "fix add",
-    ]);
+        &["--allow-test-edits"],
+    );
     run.assert_exit(0);
     assert!(!run.stdout.contains("test code:"), "{run}");
 }
@@ -655,26 +636,20 @@ fn the_check_script_the_verification_runs_is_test_code_whatever_its_name() {
     repo.file("check_calc.sh", "#!/bin/sh\npython3 -m unittest -q\n");
     repo.commit_all("a check script");
     let before = repo.snapshot();
-    let model = Model::start();
-    model.script(vec![
-        Turn::call(
-            "write_file",
-            json!({"path": "check_calc.sh", "content": "exit 0\n", "overwrite": true}),
-        ),
-        Turn::Text("Done."),
-        Turn::Text("Done."),
-        Turn::Text("Done."),
-    ]);
-    let run = repo.harness(&[
-        "run",
-        "--attempts",
-        "1",
-        "--host",
-        &model.url(),
-        "--verify",
+    let run = one_attempt(
+        &repo,
+        vec![
+            Turn::call(
+                "write_file",
+                json!({"path": "check_calc.sh", "content": "exit 0\n", "overwrite": true}),
+            ),
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+        ],
         "sh check_calc.sh",
-        "fix add",
-    ]);
+        &[],
+    );
     run.assert_exit(1).assert_stdout_has(&[
         "▸ write_file check_calc.sh  error",
         "check_calc.sh is a test file, and the harness does not let the tools change test code",
@@ -682,24 +657,18 @@ fn the_check_script_the_verification_runs_is_test_code_whatever_its_name() {
     assert_eq!(repo.snapshot(), before, "{run}");
 
     // A command that empties it gets past the tools: the pass is not counted as done.
-    let model = Model::start();
-    model.script(vec![
-        Turn::call(
-            "run_command",
-            json!({"argv": ["sed", "-i", "s/python3 -m unittest -q/true/", "check_calc.sh"]}),
-        ),
-        Turn::Text("Done."),
-    ]);
-    let run = repo.harness(&[
-        "run",
-        "--attempts",
-        "1",
-        "--host",
-        &model.url(),
-        "--verify",
+    let run = one_attempt(
+        &repo,
+        vec![
+            Turn::call(
+                "run_command",
+                json!({"argv": ["sed", "-i", "s/python3 -m unittest -q/true/", "check_calc.sh"]}),
+            ),
+            Turn::Text("Done."),
+        ],
         "sh check_calc.sh",
-        "fix add",
-    ]);
+        &[],
+    );
     run.assert_exit(1).assert_stdout_has(&[
         "verification passed",
         "test code:     changed by a command: check_calc.sh",
@@ -707,4 +676,16 @@ fn the_check_script_the_verification_runs_is_test_code_whatever_its_name() {
     ]);
     repo.harness(&["undo"]).assert_exit(0);
     assert_eq!(repo.snapshot(), before);
+}
+
+/// `harness run --attempts 1 --verify VERIFY EXTRA… "fix add"` in `repo`, the model
+/// answering with `turns`.
+fn one_attempt(repo: &Repo, turns: Vec<Turn>, verify: &str, extra: &[&str]) -> Run {
+    let model = Model::start();
+    model.script(turns);
+    let url = model.url();
+    let mut args = vec!["run", "--attempts", "1", "--host", &url, "--verify", verify];
+    args.extend_from_slice(extra);
+    args.push("fix add");
+    repo.harness(&args)
 }
