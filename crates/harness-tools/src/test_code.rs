@@ -97,7 +97,8 @@ impl TestCode {
 
     /// The same test code, and the files `command` (a verification command's words) runs
     /// whose path says they are its tests or checks: `sh test.sh`, `./run_tests.sh`,
-    /// `python3 checks/verify.py`, also inside `sh -c "..."`. Rewriting such a file makes
+    /// `python3 checks/verify.py`, also inside `sh -c "..."` or a flag's `=value`, its path
+    /// read as the tools read one (`./`, `..`). Rewriting such a file makes
     /// the check pass without fixing anything, whatever the ecosystem's conventions call
     /// it; a file the command runs that is named otherwise (`python3 main.py`) may be the
     /// code to fix, and is left to the conventions.
@@ -113,17 +114,14 @@ impl TestCode {
     pub fn with_checks_run_by<S: AsRef<str>>(mut self, command: &[S]) -> TestCode {
         let words = command.iter().flat_map(|word| {
             word.as_ref()
-                .split(|c: char| c.is_whitespace() || ";&|()'\"`".contains(c))
+                .split(|c: char| c.is_whitespace() || ";&|()'\"`=".contains(c))
         });
         for word in words {
-            // `./test` is a path; `test` alone is one only with an extension (`cargo test`
-            // and `make check` name no file).
-            let (path, a_path) = match word.strip_prefix("./") {
-                Some(path) => (path, true),
-                None => (word, word.contains(['/', '.'])),
-            };
-            if a_path && names_a_check(path) {
-                self.checks.insert(path.to_owned());
+            // `./test` or `ci/check` is a path; `test` alone is one only with an extension
+            // (`cargo test` and `make check` name no file).
+            let a_path = word.contains(['/', '.']);
+            if let Some(path) = normalized(word).filter(|path| a_path && names_a_check(path)) {
+                self.checks.insert(path);
             }
         }
         self
@@ -166,6 +164,23 @@ impl WriteGuard for TestCode {
             None => Ok(()),
         }
     }
+}
+
+/// `path` the way the tools name a file: without `.`, empty parts or a leading `/`, each
+/// `..` taking away the part before it. `None` when nothing is left, or a `..` climbs above
+/// the start.
+fn normalized(path: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 /// Whether a path a command names marks itself as a test or a check: one of its parts
@@ -344,6 +359,7 @@ mod tests {
             (&["cargo", "test", "-q"], &[], &["test"]),
             (&["make", "check"], &[], &["check"]),
             (&["node", "--test"], &[], &["--test", "test"]),
+            (&["sh", "../test.sh"], &[], &["test.sh", "../test.sh"]),
             (
                 &["sh", "lib/run.sh", "testdata"],
                 &[],

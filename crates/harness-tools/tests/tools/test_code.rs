@@ -84,3 +84,58 @@ fn without_protection_the_tools_change_test_files() {
     assert!(!result.is_error(), "{}", result.text());
     assert_eq!(fixture.read("test_calc.py"), "assert add(1, 2) == 4\n");
 }
+
+#[test]
+fn a_check_script_is_refused_under_every_spelling_of_its_path() {
+    let fixture = Fixture::new();
+    fixture
+        .file("test.sh", "exit 1\n")
+        .file("sub/keep.txt", "k\n")
+        .file("ci/verify.sh", "exit 1\n");
+    let absolute = fixture.path("test.sh").display().to_string();
+    // The verification spells its paths in other ways too: `./`, `..` through a directory,
+    // a doubled slash, a flag's value.
+    for command in [
+        &["sh", "test.sh", "--config=ci/verify.sh"][..],
+        &["sh", "./test.sh", "-c", "sh ./ci//verify.sh"][..],
+        &["sh", "sub/../test.sh", "ci/./verify.sh"][..],
+    ] {
+        let toolbox = fixture
+            .builder()
+            .protect_tests(
+                TestCode::new(&[])
+                    .expect("the conventions")
+                    .with_checks_run_by(command),
+            )
+            .build();
+        for path in [
+            "test.sh",
+            "./test.sh",
+            "sub/../test.sh",
+            ".//test.sh",
+            absolute.as_str(),
+            "ci/verify.sh",
+            "ci/../ci/verify.sh",
+        ] {
+            for (tool, arguments) in [
+                (
+                    "write_file",
+                    json!({"path": path, "content": "exit 0\n", "overwrite": true}),
+                ),
+                (
+                    "edit_file",
+                    json!({"path": path, "old_text": "exit 1", "new_text": "exit 0"}),
+                ),
+            ] {
+                let result = toolbox.call(tool, &arguments);
+                assert!(
+                    result.is_error(),
+                    "{command:?}: {tool} {path}: {}",
+                    result.text()
+                );
+            }
+        }
+    }
+    assert_eq!(fixture.read("test.sh"), "exit 1\n");
+    assert_eq!(fixture.read("ci/verify.sh"), "exit 1\n");
+}
