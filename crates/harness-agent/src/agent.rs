@@ -959,6 +959,13 @@ impl Run<'_> {
         }
     }
 
+    /// The time the run has left before its limit: the most any command it runs may take.
+    fn time_left(&self) -> Duration {
+        self.budgets
+            .max_duration
+            .saturating_sub(self.started.elapsed())
+    }
+
     /// Whether each of the last turn's `calls` calls failed: the failures in a row reach
     /// back to its first.
     fn every_call_failed(&self, calls: usize) -> bool {
@@ -1154,7 +1161,7 @@ impl Run<'_> {
             command: verification.command(),
             reason,
         });
-        let result = verification.run(self.toolbox);
+        let result = verification.run(self.toolbox, self.time_left());
         let passed = verify::passed(&result);
         self.progress.verification_passed = passed;
         self.progress.failure_stands = !passed;
@@ -1284,7 +1291,10 @@ impl Run<'_> {
             arguments: &call.arguments,
         });
         let began = Instant::now();
-        let result = self.toolbox.call(&call.name, &call.arguments);
+        // No command outlasts the run: the time limit holds while one runs, not after it.
+        let result = self
+            .toolbox
+            .call_within(&call.name, &call.arguments, self.time_left());
         let took = began.elapsed();
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)

@@ -106,8 +106,8 @@ impl Verification {
     }
 
     /// Runs the command through `toolbox`.
-    pub(crate) fn run(&self, toolbox: &Toolbox) -> ToolResult {
-        toolbox.call(ToolName::RunCommand.as_str(), &self.call_arguments())
+    pub(crate) fn run(&self, toolbox: &Toolbox, limit: Duration) -> ToolResult {
+        toolbox.call_within(ToolName::RunCommand.as_str(), &self.call_arguments(), limit)
     }
 }
 

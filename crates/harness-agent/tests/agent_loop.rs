@@ -459,6 +459,34 @@ fn the_time_budget_ends_the_run_even_while_the_model_is_answering() {
     );
 }
 
+#[test]
+fn the_time_budget_ends_the_run_even_while_a_command_or_the_check_runs() {
+    let (_dir, toolbox) = workspace(&[]);
+    // The model's command and the verification each ask for far longer than the run has.
+    let by_the_model = vec![
+        Reply::call(
+            "run_command",
+            json!({"argv": ["sleep", "60"], "timeout_s": 600}),
+        ),
+        Reply::text("never asked"),
+    ];
+    let by_the_check = vec![Reply::text("Done.")];
+    for (replies, verification) in [(by_the_model, None), (by_the_check, Some("sleep 60"))] {
+        let budgets = Budgets {
+            max_duration: Duration::from_millis(1_500),
+            ..no_head_start()
+        };
+        let began = Instant::now();
+        let ran = run_with(&toolbox, FakeChat::new(replies), budgets, verification);
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "the run waited for its command ({verification:?})"
+        );
+        assert_eq!(ran.report.outcome, Outcome::TimeLimit, "{verification:?}");
+        assert_eq!(ran.chat.requests().len(), 1, "{verification:?}");
+    }
+}
+
 /// Raises the stop signal on the first event named `on`.
 struct StopOn {
     on: &'static str,

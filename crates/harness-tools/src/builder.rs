@@ -168,6 +168,7 @@ impl ToolboxBuilder {
         Toolbox {
             workspace: self.workspace,
             runner,
+            timeout: self.timeout,
             max_timeout: self.max_timeout,
             redactor: self.redactor,
             limits: self.limits,

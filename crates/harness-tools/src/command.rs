@@ -8,40 +8,61 @@ use harness_schema::{RunCommand, ToolName};
 
 use crate::result::{Detail, Summary, ToolResult};
 
+/// How long a command may run: the default of a call that sets none, the most a call may
+/// ask for, and the caller's own limit (a run's time left), which no timeout passes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timeouts {
+    pub(crate) default: Duration,
+    pub(crate) max: Duration,
+    pub(crate) limit: Option<Duration>,
+}
+
 /// Runs `args.argv` in `root` with the runner's policy, environment and output limit.
 ///
 /// Every call, refused or not, may have changed the workspace.
 ///
-/// A `timeout_s` above `max_timeout` is lowered to it, and the text says so; without one the
-/// runner's default applies. The result text is the runner's: `exit=CODE` and the output, or an
-/// `Error:` line for a refusal, a missing program, a timeout or an interrupt. A non-zero exit is
-/// not an error.
+/// A `timeout_s` above the maximum is lowered to it; without one the default applies; and
+/// either is lowered to the caller's limit (rounded up to a whole second, at least one). The
+/// text says what was lowered. The result text is the runner's: `exit=CODE` and the output,
+/// or an `Error:` line for a refusal, a missing program, a timeout or an interrupt. A non-zero
+/// exit is not an error.
 pub(crate) fn run_command(
     runner: &Runner,
     root: &Utf8Path,
     args: &RunCommand,
-    max_timeout: Duration,
+    timeouts: Timeouts,
 ) -> ToolResult {
     let command_line = shell_words::join(&args.argv);
-    let mut options = RunOptions::new(root.as_std_path());
-    let mut lowered = None;
-    if let Some(seconds) = args.timeout_s {
-        let requested = Duration::from_secs(seconds);
-        if requested > max_timeout {
-            lowered = Some(seconds);
-        }
-        options = options.timeout(requested.min(max_timeout));
+    let requested = args.timeout_s.map(Duration::from_secs);
+    let lowered = requested.filter(|requested| *requested > timeouts.max);
+    let mut timeout = requested.unwrap_or(timeouts.default).min(timeouts.max);
+    // What the caller has left bounds every command, whatever the call asked for.
+    let left = timeouts
+        .limit
+        .map(|limit| Duration::from_secs(limit.as_secs() + u64::from(limit.subsec_nanos() > 0)))
+        .map(|limit| limit.max(Duration::from_secs(1)))
+        .filter(|left| *left < timeout);
+    if let Some(left) = left {
+        timeout = left;
     }
+    let options = RunOptions::new(root.as_std_path()).timeout(timeout);
     match runner.run(&args.argv, &options) {
         Ok(outcome) => {
             let mut text = outcome.to_model_text();
-            if let Some(seconds) = lowered {
+            if let Some(requested) = lowered {
                 text.push_str(&format!(
-                    "\n[timeout_s {seconds} was lowered to the maximum of {}s]",
-                    max_timeout.as_secs_f64()
+                    "\n[timeout_s {} was lowered to the maximum of {}s]",
+                    requested.as_secs(),
+                    timeouts.max.as_secs_f64()
                 ));
             }
             let status = outcome.status();
+            if let (Some(left), Status::TimedOut(_)) = (left, status) {
+                text.push_str(&format!(
+                    "\n[stopped at the {}s the run had left]",
+                    left.as_secs()
+                ));
+            }
             let detail = Detail::Ran {
                 status,
                 duration: outcome.duration(),

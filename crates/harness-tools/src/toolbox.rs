@@ -28,6 +28,8 @@ pub struct Toolbox {
     pub(crate) workspace: Workspace,
     /// Runs `run_command`, with the policy, default timeout and output limit.
     pub(crate) runner: Runner,
+    /// The timeout of a `run_command` call that sets none.
+    pub(crate) timeout: Duration,
     /// The longest timeout a call gets; longer requests are lowered to it.
     pub(crate) max_timeout: Duration,
     /// Applied to every result's text and summary.
@@ -91,11 +93,23 @@ impl Toolbox {
     /// a result whose text starts with `Error:`; nothing here panics or ends the run. The text
     /// and the summary are redacted.
     pub fn call(&self, name: &str, arguments: &Value) -> ToolResult {
+        self.call_limited(name, arguments, None)
+    }
+
+    /// [`Toolbox::call`], with no command the call runs taking longer than `limit`, whatever
+    /// timeout the call asks for: a caller with a deadline (a run's time limit) passes the
+    /// time it has left, so that no command outlasts it. The limit is rounded up to a whole
+    /// second, at least one; when it is what stops the command, the result says so.
+    pub fn call_within(&self, name: &str, arguments: &Value, limit: Duration) -> ToolResult {
+        self.call_limited(name, arguments, Some(limit))
+    }
+
+    fn call_limited(&self, name: &str, arguments: &Value, limit: Option<Duration>) -> ToolResult {
         let result = match self.read_call(name, arguments) {
-            Ok(parsed) if parsed.coerced.is_empty() => self.dispatch(&parsed.args),
+            Ok(parsed) if parsed.coerced.is_empty() => self.dispatch(&parsed.args, limit),
             Ok(parsed) => {
                 let read: Vec<String> = parsed.coerced.iter().map(ToString::to_string).collect();
-                self.dispatch(&parsed.args).noted(&format!(
+                self.dispatch(&parsed.args, limit).noted(&format!(
                     "[Note: {}. Send each argument as its schema says.]",
                     read.join("; ")
                 ))
@@ -147,7 +161,7 @@ impl Toolbox {
     }
 
     /// Runs a validated call.
-    fn dispatch(&self, args: &ToolArgs) -> ToolResult {
+    fn dispatch(&self, args: &ToolArgs, limit: Option<Duration>) -> ToolResult {
         let mut editor = Editor::with_limits(&self.workspace, self.limits.edit);
         if let Some(tests) = &self.tests {
             editor = editor.guarded(tests);
@@ -159,7 +173,12 @@ impl Toolbox {
             ToolArgs::ListDir(args) => list::list_dir(&self.workspace, args, &self.limits),
             ToolArgs::SearchText(args) => search::search_text(&self.workspace, args, &self.limits),
             ToolArgs::RunCommand(args) => {
-                command::run_command(&self.runner, self.workspace.root(), args, self.max_timeout)
+                let timeouts = command::Timeouts {
+                    default: self.timeout,
+                    max: self.max_timeout,
+                    limit,
+                };
+                command::run_command(&self.runner, self.workspace.root(), args, timeouts)
             }
         }
     }

@@ -105,6 +105,63 @@ fn a_timeout_above_the_maximum_is_lowered_and_the_model_is_told() {
 }
 
 #[test]
+fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
+    let fixture = Fixture::new();
+    let toolbox = fixture.builder().timeout(Duration::from_secs(100)).build();
+    for arguments in [
+        json!({"argv": ["sleep", "30"]}),
+        json!({"argv": ["sleep", "30"], "timeout_s": 100}),
+        json!({"argv": ["sleep", "30"], "timeout_s": 600}),
+    ] {
+        let started = Instant::now();
+        let result = toolbox.call_within("run_command", &arguments, Duration::from_millis(1_200));
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{arguments} outlasted the limit"
+        );
+        assert!(result.is_error(), "{arguments}");
+        let text = result.text();
+        assert!(
+            text.starts_with("Error: command exceeded 2s and was killed."),
+            "{arguments}: {text}"
+        );
+        assert!(
+            text.ends_with("\n[stopped at the 2s the run had left]"),
+            "{arguments}: {text}"
+        );
+    }
+    // Nothing left still lets a command start, for one second.
+    let result = toolbox.call_within(
+        "run_command",
+        &json!({"argv": ["sleep", "30"]}),
+        Duration::ZERO,
+    );
+    assert!(
+        result
+            .text()
+            .starts_with("Error: command exceeded 1s and was killed.")
+    );
+}
+
+#[test]
+fn a_limit_longer_than_the_timeout_changes_nothing() {
+    let fixture = Fixture::new();
+    let toolbox = fixture.builder().timeout(Duration::from_secs(1)).build();
+    let stopped = toolbox.call_within(
+        "run_command",
+        &json!({"argv": ["sleep", "30"]}),
+        Duration::from_secs(500),
+    );
+    assert_eq!(stopped.text(), "Error: command exceeded 1s and was killed.");
+    let ran = toolbox.call_within(
+        "run_command",
+        &json!({"argv": ["echo", "hi"]}),
+        Duration::from_millis(1),
+    );
+    assert_eq!(ok(&ran), "exit=0\nhi");
+}
+
+#[test]
 fn a_timeout_at_the_maximum_is_kept_without_a_note() {
     let fixture = Fixture::new();
     let toolbox = fixture
