@@ -130,6 +130,17 @@ fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
             "{arguments}: {text}"
         );
     }
+    // A whole number of seconds is not rounded up.
+    let whole = toolbox.call_within(
+        "run_command",
+        &json!({"argv": ["sleep", "30"]}),
+        Duration::from_secs(2),
+    );
+    assert!(
+        whole
+            .text()
+            .starts_with("Error: command exceeded 2s and was killed.")
+    );
     // Nothing left still lets a command start, for one second.
     let result = toolbox.call_within(
         "run_command",
@@ -144,7 +155,7 @@ fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
 }
 
 #[test]
-fn a_limit_longer_than_the_timeout_changes_nothing() {
+fn a_limit_no_shorter_than_the_timeout_changes_nothing() {
     let fixture = Fixture::new();
     let toolbox = fixture.builder().timeout(Duration::from_secs(1)).build();
     let stopped = toolbox.call_within(
@@ -153,6 +164,12 @@ fn a_limit_longer_than_the_timeout_changes_nothing() {
         Duration::from_secs(500),
     );
     assert_eq!(stopped.text(), "Error: command exceeded 1s and was killed.");
+    let equal = toolbox.call_within(
+        "run_command",
+        &json!({"argv": ["sleep", "30"]}),
+        Duration::from_secs(1),
+    );
+    assert_eq!(equal.text(), "Error: command exceeded 1s and was killed.");
     let ran = toolbox.call_within(
         "run_command",
         &json!({"argv": ["echo", "hi"]}),
