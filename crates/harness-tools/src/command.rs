@@ -35,17 +35,13 @@ pub(crate) fn run_command(
     let command_line = shell_words::join(&args.argv);
     let requested = args.timeout_s.map(Duration::from_secs);
     let lowered = requested.filter(|requested| *requested > timeouts.max);
-    let mut timeout = requested.unwrap_or(timeouts.default).min(timeouts.max);
+    let timeout = requested.unwrap_or(timeouts.default).min(timeouts.max);
     // What the caller has left bounds every command, whatever the call asked for.
     let left = timeouts
         .limit
-        .map(|limit| Duration::from_secs(limit.as_secs() + u64::from(limit.subsec_nanos() > 0)))
-        .map(|limit| limit.max(Duration::from_secs(1)))
+        .map(whole_seconds)
         .filter(|left| *left < timeout);
-    if let Some(left) = left {
-        timeout = left;
-    }
-    let options = RunOptions::new(root.as_std_path()).timeout(timeout);
+    let options = RunOptions::new(root.as_std_path()).timeout(left.unwrap_or(timeout));
     match runner.run(&args.argv, &options) {
         Ok(outcome) => {
             let mut text = outcome.to_model_text();
@@ -86,4 +82,11 @@ pub(crate) fn run_command(
         )
         .changing(true),
     }
+}
+
+/// `limit` rounded up to a whole second, at least one: the unit of `timeout_s`, and a
+/// command given no time at all would not start.
+fn whole_seconds(limit: Duration) -> Duration {
+    let seconds = limit.as_secs() + u64::from(limit.subsec_nanos() > 0);
+    Duration::from_secs(seconds.max(1))
 }

@@ -4,7 +4,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use harness_exec::Policy;
-use harness_tools::{Detail, Status};
+use harness_tools::{Detail, Status, ToolResult, Toolbox};
 use serde_json::json;
 
 use crate::support::{Fixture, assert_error, ok};
@@ -104,6 +104,11 @@ fn a_timeout_above_the_maximum_is_lowered_and_the_model_is_told() {
     );
 }
 
+/// `sleep 30`, asking for no timeout, run with `limit` left.
+fn sleep_within(toolbox: &Toolbox, limit: Duration) -> ToolResult {
+    toolbox.call_within("run_command", &json!({"argv": ["sleep", "30"]}), limit)
+}
+
 #[test]
 fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
     let fixture = Fixture::new();
@@ -131,22 +136,14 @@ fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
         );
     }
     // A whole number of seconds is not rounded up.
-    let whole = toolbox.call_within(
-        "run_command",
-        &json!({"argv": ["sleep", "30"]}),
-        Duration::from_secs(2),
-    );
+    let whole = sleep_within(&toolbox, Duration::from_secs(2));
     assert!(
         whole
             .text()
             .starts_with("Error: command exceeded 2s and was killed.")
     );
     // Nothing left still lets a command start, for one second.
-    let result = toolbox.call_within(
-        "run_command",
-        &json!({"argv": ["sleep", "30"]}),
-        Duration::ZERO,
-    );
+    let result = sleep_within(&toolbox, Duration::ZERO);
     assert!(
         result
             .text()
@@ -158,17 +155,9 @@ fn no_command_outlasts_the_limit_its_caller_has_left_whatever_it_asks_for() {
 fn a_limit_no_shorter_than_the_timeout_changes_nothing() {
     let fixture = Fixture::new();
     let toolbox = fixture.builder().timeout(Duration::from_secs(1)).build();
-    let stopped = toolbox.call_within(
-        "run_command",
-        &json!({"argv": ["sleep", "30"]}),
-        Duration::from_secs(500),
-    );
+    let stopped = sleep_within(&toolbox, Duration::from_secs(500));
     assert_eq!(stopped.text(), "Error: command exceeded 1s and was killed.");
-    let equal = toolbox.call_within(
-        "run_command",
-        &json!({"argv": ["sleep", "30"]}),
-        Duration::from_secs(1),
-    );
+    let equal = sleep_within(&toolbox, Duration::from_secs(1));
     assert_eq!(equal.text(), "Error: command exceeded 1s and was killed.");
     let ran = toolbox.call_within(
         "run_command",
