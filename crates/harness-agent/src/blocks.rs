@@ -149,8 +149,9 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
         return found;
     }
     let lines: Vec<&str> = answer.lines().collect();
-    // The last whole block for each file wins: a model that corrects itself repeats it.
-    let mut whole: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    // Every whole block under each file's path, in the answer's order; the last that can be
+    // applied wins ([`whole_file`]).
+    let mut whole: BTreeMap<String, (usize, Vec<String>)> = BTreeMap::new();
     let mut unnamed: Vec<String> = Vec::new();
     let mut order = 0;
     // Existing files that blocks under their path were written for: if none of them
@@ -210,7 +211,9 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
                 } else if !diff && format.accepts_whole() {
                     targets.extend(disk.read(&path).map(|_| path.clone()));
                     order += 1;
-                    whole.insert(path, (order, body.join("\n")));
+                    let blocks = whole.entry(path).or_default();
+                    blocks.0 = order;
+                    blocks.1.push(body.join("\n"));
                 }
             } else if format.accepts_whole() && !body.iter().any(|line| is_marker(line, SEARCH)) {
                 unnamed.push(body.join("\n"));
@@ -238,17 +241,41 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
         }
         at += 1;
     }
-    let mut whole: Vec<(usize, String, String)> = whole
+    let mut whole: Vec<(usize, String, Vec<String>)> = whole
         .into_iter()
-        .map(|(path, (order, content))| (order, path, content))
+        .map(|(path, (order, blocks))| (order, path, blocks))
         .collect();
     whole.sort();
-    let named: Vec<String> = whole.iter().map(|(_, path, _)| path.clone()).collect();
-    for (_, path, content) in whole {
-        whole_file(&path, content, disk.read(&path), shown, disk, &mut found);
+    // The files a block under their path changes (or repeats as they are), which a block
+    // under no path leaves alone; and those whose every block was refused, with why.
+    let mut named: Vec<String> = Vec::new();
+    let mut refused: Vec<(String, String)> = Vec::new();
+    for (_, path, blocks) in whole {
+        match whole_file(&path, &blocks, disk.read(&path).as_deref(), shown, disk) {
+            Whole::Calls(calls) => {
+                found.calls.extend(calls);
+                named.push(path);
+            }
+            Whole::Unchanged => named.push(path),
+            Whole::Refused(problem) => refused.push((path, problem)),
+        }
     }
     for snippet in unnamed {
         snippet_under_no_path(&snippet, shown, &named, disk, &mut found);
+    }
+    // A block under a file's path that could not be applied, after a block under no path
+    // that changes the file: as Qwen2.5-Coder-1.5B answers, "Here's the corrected code:"
+    // and the fixed function, then "Now, let's change this in `settings.py`:" and a script
+    // that would write it, or the test that calls it. The fix is made, and the other
+    // block is no problem to report.
+    for (path, problem) in refused {
+        if !found
+            .calls
+            .iter()
+            .any(|(_, arguments)| arguments["path"] == path.as_str())
+        {
+            found.problems.push(problem);
+        }
     }
     if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
         found.problems.push(unchanged(&targets));
@@ -312,32 +339,75 @@ fn search_replace(path: &str, lines: &[&str], found: &mut Edits) {
     }
 }
 
-/// The `write_file` call of a whole-file block, unless it is no whole file of `current`.
+/// What the blocks under one file's path come to.
+enum Whole {
+    /// The calls that make the change.
+    Calls(Vec<(ToolName, Value)>),
+    /// The last block holds what the file already holds.
+    Unchanged,
+    /// No block could be applied: what the model is told of the last.
+    Refused(String),
+}
+
+impl Whole {
+    /// The change `calls` make; none is a block that changes nothing.
+    fn from_calls(calls: impl IntoIterator<Item = (ToolName, Value)>) -> Whole {
+        let calls: Vec<_> = calls.into_iter().collect();
+        if calls.is_empty() {
+            Whole::Unchanged
+        } else {
+            Whole::Calls(calls)
+        }
+    }
+}
+
+/// What `blocks`, in the answer's order, do to the file at `path` (`current`, if it exists):
+/// the last that can be applied wins. A model that corrects itself repeats the file, so a
+/// later block is the later thought; but one that cannot be applied (a script that would
+/// write the file, a test that calls its function, a few lines cut out of it) corrects
+/// nothing, and an earlier block stands.
 fn whole_file(
     path: &str,
-    content: String,
-    current: Option<String>,
+    blocks: &[String],
+    current: Option<&str>,
     shown: &[String],
     disk: &Files<'_>,
-    found: &mut Edits,
-) {
+) -> Whole {
+    let mut last_refusal = None;
+    for content in blocks.iter().rev() {
+        match whole_block(path, content, current, shown, disk) {
+            Whole::Refused(problem) => {
+                last_refusal.get_or_insert(problem);
+            }
+            applied => return applied,
+        }
+    }
+    last_refusal.map_or(Whole::Unchanged, Whole::Refused)
+}
+
+/// What one whole-file block does to `current`: a write of it, or, where it is part of the
+/// file, edits that put it in place; a refusal where it is neither.
+fn whole_block(
+    path: &str,
+    content: &str,
+    current: Option<&str>,
+    shown: &[String],
+    disk: &Files<'_>,
+) -> Whole {
     let Some(current) = current else {
-        let mut content = content;
-        content.push('\n');
-        found.calls.push((
+        let content = format!("{content}\n");
+        return Whole::Calls(vec![(
             ToolName::WriteFile,
             json!({"path": path, "content": content}),
-        ));
-        return;
+        )]);
     };
     // Part of the file (a function or two): put in place, not written over the rest. A
     // block that redefines every function is the whole file only if it also begins as the
     // file does: small models give the functions alone and leave out the docstring,
     // imports and constants before them (and the exports after), which a write deletes.
-    let refused = match anchor::place(&content, &current, path) {
-        Ok(placement) if !placement.covers_all || !begins_as(&content, &current) => {
-            push_edit(path, &current, &placement.content, found);
-            return;
+    let refused = match anchor::place(content, current, path) {
+        Ok(placement) if !placement.covers_all || !begins_as(content, current) => {
+            return Whole::from_calls(edit_call(path, current, &placement.content));
         }
         Err(Unplaced::Refused(why)) => Some(why),
         _ => None,
@@ -345,18 +415,19 @@ fn whole_file(
     // Functions of other files the model read shown with it (the test the fix makes pass,
     // whole): each to its own file, this one first.
     if refused.is_some() {
-        let mut files = vec![(path.to_owned(), current.clone())];
+        let mut files = vec![(path.to_owned(), current.to_owned())];
         files.extend(
             shown
                 .iter()
                 .filter(|other| *other != path)
                 .filter_map(|other| disk.read(other).map(|text| (other.clone(), text))),
         );
-        if let Some(Ok(placed)) = scatter(&content, &files, Some(path)) {
-            for (at, new) in placed {
-                push_edit(&files[at].0, &files[at].1, &new, found);
-            }
-            return;
+        if let Some(Ok(placed)) = scatter(content, &files, Some(path)) {
+            return Whole::from_calls(
+                placed
+                    .iter()
+                    .filter_map(|(at, new)| edit_call(&files[*at].0, &files[*at].1, new)),
+            );
         }
     }
     let wanted: HashSet<&str> = content.lines().map(str::trim).collect();
@@ -370,30 +441,29 @@ fn whole_file(
         let why = refused.map_or_else(String::new, |why| {
             format!(" and could not be put in place: {why}")
         });
-        found.problems.push(format!(
+        return Whole::Refused(format!(
             "Your answer shows a code block for {path}, but it is not the whole file (it has \
              {kept} of the file's {} lines){why}, so it was not applied: nothing was changed. \
              To change part of a file, call edit_file with old_text copied exactly from the \
              file and new_text; to replace the file, give all of it.",
             lines.len()
         ));
-        return;
     }
     let crlf = current.contains("\r\n");
     let mut content = if crlf {
         content.replace("\r\n", "\n").replace('\n', "\r\n")
     } else {
-        content
+        content.to_owned()
     };
     if current.ends_with('\n') {
         content.push_str(if crlf { "\r\n" } else { "\n" });
     }
-    if content != current {
-        found.calls.push((
+    Whole::from_calls((content != current).then(|| {
+        (
             ToolName::WriteFile,
             json!({"path": path, "content": content, "overwrite": true}),
-        ));
-    }
+        )
+    }))
 }
 
 /// `lines` without the line numbers of a read_file view (`{number:>6}\t{line}`), when
@@ -455,7 +525,7 @@ fn snippet_under_no_path(
                 if content == *current {
                     found.repeated.insert(path.clone());
                 } else {
-                    push_edit(path, current, &content, found);
+                    found.calls.extend(edit_call(path, current, &content));
                 }
             }
         }
@@ -553,13 +623,12 @@ fn scatter(
 }
 
 /// The `edit_file` call that turns `current` into `content`, if they differ.
-fn push_edit(path: &str, current: &str, content: &str, found: &mut Edits) {
-    if let Some((old_text, new_text)) = anchor::minimal_edit(current, content) {
-        found.calls.push((
-            ToolName::EditFile,
-            json!({"path": path, "old_text": old_text, "new_text": new_text}),
-        ));
-    }
+fn edit_call(path: &str, current: &str, content: &str) -> Option<(ToolName, Value)> {
+    let (old_text, new_text) = anchor::minimal_edit(current, content)?;
+    Some((
+        ToolName::EditFile,
+        json!({"path": path, "old_text": old_text, "new_text": new_text}),
+    ))
 }
 
 /// An opening code fence: its character and length, and its info string.
@@ -1168,6 +1237,105 @@ mod tests {
                 ..Edits::default()
             }
         );
+    }
+
+    #[test]
+    fn a_later_block_for_a_file_that_cannot_be_applied_leaves_the_earlier_one_standing() {
+        let fixed = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b";
+        let answer = format!(
+            "calc.py\n```python\n{fixed}\n```\nThen the line in calc.py:\n```python\n    \
+             return a + b\n```"
+        );
+        let found = edits(&answer, EditFormat::Auto, &files(CALC), &[]);
+        assert_eq!(
+            found,
+            Edits {
+                calls: vec![write("calc.py", &format!("{fixed}\n"), true)],
+                problems: vec![],
+                ..Edits::default()
+            }
+        );
+        // Neither can be applied: the model is told of the last.
+        let neither =
+            "calc.py\n```python\n    return 1\n```\ncalc.py\n```python\n    return 2\n```";
+        let found = edits(neither, EditFormat::Auto, &files(CALC), &[]);
+        assert!(found.calls.is_empty(), "{found:?}");
+        assert_eq!(found.problems.len(), 1, "{found:?}");
+        assert!(
+            found.problems[0].contains("not the whole file"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_fix_under_no_path_is_made_when_the_block_under_its_files_path_cannot_be() {
+        // As Qwen2.5-Coder-1.5B answered: the fixed function under "Here's the corrected
+        // code:", then a sentence naming the file over a script that would write it (or
+        // over the test that calls the function). Only the fix is code for the file.
+        let fixed = "def add(a, b):\n    return a + b";
+        for after in [
+            "Now, let's change this in `calc.py`:\n```python\nwith open('calc.py') as f:\n    \
+             lines = f.readlines()\nlines[1] = 'return a + b'\n```",
+            "Now, let's test `calc.py` with it:\n```python\nfrom calc import add\n\n\
+             assert add(2, 3) == 5\n```",
+        ] {
+            let answer = format!(
+                "The bug is in `add` in calc.py.\n\nHere's the corrected code:\n\n```python\n\
+                 {fixed}\n```\n\n{after}"
+            );
+            let found = edits(
+                &answer,
+                EditFormat::Auto,
+                &files(CALC),
+                &["calc.py".to_owned()],
+            );
+            assert_eq!(
+                found,
+                Edits {
+                    calls: vec![edit(
+                        "calc.py",
+                        "def add(a, b):\n    return a - b\n",
+                        "def add(a, b):\n    return a + b\n"
+                    )],
+                    problems: vec![],
+                    ..Edits::default()
+                },
+                "{answer}"
+            );
+        }
+        // The same in a CRLF file, which stays CRLF.
+        const CRLF: &[(&str, &str)] = &[(
+            "calc.py",
+            "def add(a, b):\r\n    return a - b\r\n\r\n\r\ndef sub(a, b):\r\n    return a - b\r\n",
+        )];
+        let answer = format!(
+            "Here's the corrected code:\n```python\n{fixed}\n```\nNow, let's change this in \
+             `calc.py`:\n```python\nwith open('calc.py') as f:\n    lines = f.readlines()\n```"
+        );
+        let found = edits(
+            &answer,
+            EditFormat::Auto,
+            &files(CRLF),
+            &["calc.py".to_owned()],
+        );
+        assert_eq!(found.problems, Vec::<String>::new());
+        assert_eq!(found.calls.len(), 1, "{found:?}");
+        let (_, arguments) = &found.calls[0];
+        assert_eq!(
+            arguments["new_text"],
+            "def add(a, b):\r\n    return a + b\r\n"
+        );
+        // Without the fix, the block under the path is still a problem the model is told of.
+        let alone = "Now, let's change this in `calc.py`:\n```python\nwith open('calc.py') as \
+                     f:\n    lines = f.readlines()\n```";
+        let found = edits(
+            alone,
+            EditFormat::Auto,
+            &files(CALC),
+            &["calc.py".to_owned()],
+        );
+        assert!(found.calls.is_empty(), "{found:?}");
+        assert_eq!(found.problems.len(), 1, "{found:?}");
     }
 
     #[test]
