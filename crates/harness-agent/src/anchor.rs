@@ -8,7 +8,7 @@
 //!
 //! - every function the snippet defines (`def`, `fn`, `function`, a method `name(…) {`, a
 //!   shell `name() {`) is defined exactly once in the file, and no two of them in the same
-//!   place;
+//!   place (a function shown as the file has it and then again, changed, is the change);
 //! - every other line of the snippet is a line the file already has (a class or `impl`
 //!   header around a method, an unchanged statement), a comment, or an import, which is
 //!   added after the file's imports;
@@ -18,6 +18,8 @@
 //! The functions keep the file's indentation and line endings. Nothing here writes a file:
 //! the caller turns a [`Placement`] into an `edit_file` call ([`minimal_edit`]), which goes
 //! through the toolbox like any other.
+
+use std::collections::HashSet;
 
 /// Where a snippet goes in a file.
 #[derive(Debug, PartialEq)]
@@ -107,6 +109,7 @@ pub(crate) fn place_part(
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
     let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
     let defined = all_definitions(&bodies);
+    let functions = without_quoted_originals(functions, &defined, &bodies, &shown);
     if !functions
         .iter()
         .any(|function| defined.iter().any(|d| d.name == function.name))
@@ -140,7 +143,7 @@ pub(crate) fn place_part(
         )));
     }
 
-    let known: std::collections::HashSet<&str> = bodies
+    let known: HashSet<&str> = bodies
         .iter()
         .chain(&part.elsewhere)
         .map(|line| line.trim())
@@ -262,6 +265,44 @@ struct Definition<'a> {
     end: usize,
     /// The width of its first line's indentation.
     indent: usize,
+}
+
+/// `functions` without each one that quotes the file's own definition (every line it has
+/// is a line of the file's one definition of that name) and is defined again later in the
+/// snippet: small models show a function as it is, then as it should be ("# Original",
+/// "# Fixed"), and the later one is meant, as the language itself reads a name defined
+/// twice. Any other function shown twice has no one reading, and is left to be refused.
+fn without_quoted_originals<'s, 'a>(
+    functions: Vec<&'s Definition<'a>>,
+    defined: &[Definition<'_>],
+    file: &[&str],
+    snippet: &[&str],
+) -> Vec<&'s Definition<'a>> {
+    let quotes_the_file = |function: &Definition<'_>| {
+        let mut matching = defined.iter().filter(|d| d.name == function.name);
+        let (Some(target), None) = (matching.next(), matching.next()) else {
+            return false;
+        };
+        let original: HashSet<&str> = file[target.start..target.end]
+            .iter()
+            .map(|line| line.trim())
+            .collect();
+        snippet[function.start..function.end]
+            .iter()
+            .map(|line| line.trim())
+            .all(|line| line.is_empty() || original.contains(line))
+    };
+    functions
+        .iter()
+        .enumerate()
+        .filter(|&(at, function)| {
+            let defined_again = functions[at + 1..]
+                .iter()
+                .any(|later| later.name == function.name);
+            !(defined_again && quotes_the_file(function))
+        })
+        .map(|(_, function)| *function)
+        .collect()
 }
 
 /// The functions a snippet defines, outermost only (a method's own nested functions are
@@ -575,6 +616,39 @@ mod tests {
         );
         let placement = place(snippet, CALC, "calc.py").map_err(|e| format!("{e:?}"));
         assert_eq!(placement.map(|p| p.covers_all), Ok(false));
+    }
+
+    #[test]
+    fn a_function_shown_as_it_is_and_then_changed_is_the_change() {
+        // As Qwen2.5-Coder-1.5B answered: the function as the file has it (its docstring
+        // left out), then fixed, in one block.
+        let snippet = "# Original add\ndef add(a, b):\n    return a - b\n\n# Fixed add\n\
+                       def add(a, b):\n    return a + b";
+        assert_eq!(
+            placed(snippet, CALC),
+            CALC.replacen(
+                "    \"\"\"Sum.\"\"\"\n    return a - b",
+                "    return a + b",
+                1
+            )
+        );
+        // Two versions, neither as the file has it: no one reading.
+        for twice in [
+            "def add(a, b):\n    return a * b\n\ndef add(a, b):\n    return a + b",
+            "def add(a, b):\n    return a + b\n\ndef add(a, b):\n    return a * b",
+        ] {
+            assert_eq!(
+                place(twice, CALC, "calc.py"),
+                Err(Unplaced::Refused(
+                    "two functions in the code block are in the same place in calc.py".into()
+                )),
+                "{twice}"
+            );
+        }
+        // The file's own version shown last is no change to the one before it.
+        let back = "def add(a, b):\n    return a - b\n\ndef add(a, b):\n    return a + b\n\n\
+                    def add(a, b):\n    return a - b";
+        assert!(place(back, CALC, "calc.py").is_err());
     }
 
     #[test]
