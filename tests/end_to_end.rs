@@ -478,18 +478,13 @@ fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run(
     assert!(repo.read("calc.py").contains("return a + b"));
     assert!(!repo.root.join("scratch.py").exists());
 
-    // The second attempt began a new conversation, told how the first ended, which files
-    // it changed and what the check said of them, without the first one's conversation.
+    // The second attempt began a new conversation, told how the first ended, without it.
     let chats = model.chats();
     assert_eq!(chats.len(), 5);
     let second = chats[3]["messages"].to_string();
     assert!(second.contains("This is attempt 2 of 2"), "{second}");
     assert!(second.contains("ran out of steps"), "{second}");
-    assert!(
-        second.contains("It changed calc.py, scratch.py, and then `python3 -m unittest -q` failed"),
-        "{second}"
-    );
-    assert!(!second.contains("x = 1"), "{second}");
+    assert!(!second.contains("scratch.py"), "{second}");
     // The head start, the harness's own step 0, ran once: the second attempt opened with
     // the first one's messages, word for word, and one message of its own.
     let head_starts = repo

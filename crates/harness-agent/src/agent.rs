@@ -21,7 +21,7 @@ use crate::event::{CheckReason, Event, Observer};
 use crate::head_start;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::plain;
-use crate::prompt::{self, PreviousAttempt};
+use crate::prompt;
 use crate::record::{FORMAT as TRANSCRIPT_FORMAT, Record, RecordedBudgets};
 use crate::repeat::Repeats;
 use crate::stop::StopSignal;
@@ -238,7 +238,7 @@ struct Opening {
 }
 
 /// Where an attempt at the task began, so that its steps and checks are counted from there.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Attempt {
     /// From 1.
     number: u32,
@@ -246,8 +246,8 @@ struct Attempt {
     steps_before: u32,
     /// The checks of the model's work before it.
     checks_before: u32,
-    /// What the attempt before it did; `None` for the first.
-    after: Option<PreviousAttempt>,
+    /// How the attempt before it ended; `None` for the first.
+    after: Option<Outcome>,
 }
 
 impl Attempt {
@@ -298,10 +298,6 @@ struct Progress {
     repeated: BTreeSet<String>,
     /// Whether the model has written or edited a file successfully.
     edited: bool,
-    /// The files it wrote or edited.
-    changed: BTreeSet<String>,
-    /// The output of the last run of the verification command that failed after an edit.
-    failed_after_edit: Option<String>,
     /// Whether a call of the last turn may have changed the workspace.
     changed_in_turn: bool,
     /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
@@ -387,7 +383,7 @@ impl Run<'_> {
     /// One attempt at the task: the loop, from a fresh conversation up to an outcome and
     /// the reason for it.
     fn go(&mut self, task: &str, context_window: u32) -> (Outcome, String) {
-        match (self.attempt.after.clone(), self.opening.clone()) {
+        match (self.attempt.after, self.opening.clone()) {
             (Some(previous), Some(opening)) => self.reopen(opening, previous),
             (previous, _) => self.open(task, previous),
         }
@@ -499,7 +495,7 @@ impl Run<'_> {
     /// off, the head start, which is kept as the [`Opening`] of later attempts. `previous`
     /// is how the attempt before ended, when one did and there is no opening to reuse: the
     /// task then says so.
-    fn open(&mut self, task: &str, previous: Option<PreviousAttempt>) {
+    fn open(&mut self, task: &str, previous: Option<Outcome>) {
         let workspace = self.toolbox.workspace().root().to_string();
         let tool_names: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name()).collect();
         let head_start = self.budgets.head_start_chars > 0;
@@ -512,7 +508,7 @@ impl Run<'_> {
             None => task.to_owned(),
             Some(previous) => format!(
                 "{task}\n\n{}",
-                prompt::next_attempt((self.attempt.number, self.budgets.attempts), &previous)
+                prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous)
             ),
         };
         self.push(Message::user(prompt::task_message(
@@ -541,11 +537,11 @@ impl Run<'_> {
 
     /// Opens a later attempt the way the first one opened ([`Opening`]), followed by how
     /// the attempt before it ended and what to do now.
-    fn reopen(&mut self, opening: Opening, previous: PreviousAttempt) {
+    fn reopen(&mut self, opening: Opening, previous: Outcome) {
         self.messages = opening.messages;
         self.progress.read = opening.read;
         self.progress.failure_stands = opening.failure_stands;
-        let note = prompt::next_attempt((self.attempt.number, self.budgets.attempts), &previous);
+        let note = prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous);
         self.push(Message::user(format!(
             "{note}\n\n{}",
             prompt::after_head_start(self.edit_format)
@@ -790,19 +786,12 @@ impl Run<'_> {
             self.messages.push(Message::tool_result(call, framed));
             if edits && !result.is_error() {
                 self.progress.edited = true;
-                self.progress
-                    .changed
-                    .insert(result.summary().target().to_owned());
                 self.progress.passed_after_edit = false;
             }
             let ran_the_verification =
                 tool == Some(ToolName::RunCommand) && self.runs_the_verification(call);
-            if ran_the_verification && self.progress.edited {
-                if verify::passed(&result) {
-                    self.progress.passed_after_edit = true;
-                } else {
-                    self.progress.failed_after_edit = Some(result.text().to_owned());
-                }
+            if ran_the_verification && self.progress.edited && verify::passed(&result) {
+                self.progress.passed_after_edit = true;
             }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
@@ -1176,9 +1165,6 @@ impl Run<'_> {
         let passed = verify::passed(&result);
         self.progress.verification_passed = passed;
         self.progress.failure_stands = !passed;
-        if !passed && self.progress.edited {
-            self.progress.failed_after_edit = Some(result.text().to_owned());
-        }
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::VerificationFinished {
             attempt,
@@ -1228,22 +1214,11 @@ impl Run<'_> {
                 return false;
             }
         };
-        let previous = PreviousAttempt {
-            outcome,
-            reverted,
-            changed: std::mem::take(&mut self.progress.changed)
-                .into_iter()
-                .collect(),
-            failure: self.progress.failed_after_edit.take().and_then(|output| {
-                let verification = self.verification.as_ref()?;
-                Some((verification.command().to_owned(), output))
-            }),
-        };
         self.attempt = Attempt {
             number: self.attempt.number + 1,
             steps_before: self.counts.step,
             checks_before: self.counts.verifications,
-            after: Some(previous),
+            after: Some(outcome),
         };
         self.observer.on_event(&Event::NextAttempt {
             attempt: self.attempt.number,

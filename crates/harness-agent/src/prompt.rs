@@ -166,55 +166,22 @@ pub(crate) fn task_message(
     message
 }
 
-/// What an attempt that did not succeed did, for the note that opens the next one.
-#[derive(Clone, Debug)]
-pub(crate) struct PreviousAttempt {
-    /// How it ended.
-    pub(crate) outcome: Outcome,
-    /// The files it changed with the file tools, sorted.
-    pub(crate) changed: Vec<String>,
-    /// The files undone after it, whatever changed them (a command too).
-    pub(crate) reverted: usize,
-    /// When a run of the verification command failed after it changed a file: the command
-    /// and the output of the last such run.
-    pub(crate) failure: Option<(String, String)>,
-}
-
-/// The most characters of a failed check's output the next attempt is shown.
-const PREVIOUS_FAILURE_CHARS: usize = 800;
-
-/// How attempt `attempt` of `attempts` is introduced, after one that did not succeed: how it
-/// ended, which files it changed and what the check said of them, or that it changed
-/// nothing. Its conversation is not carried over, only these words: the files are as they
-/// were at the start, so what the model was shown of them holds. The check's output is
-/// framed as every tool result is, as data.
-pub(crate) fn next_attempt((attempt, attempts): (u32, u32), previous: &PreviousAttempt) -> String {
-    let how = match previous.outcome {
+/// How attempt `attempt` of `attempts` is introduced, after one that ended `previous`. Only
+/// the harness's own words: the files are as they were at the start, so what the model was
+/// shown of them holds. (Measured with Qwen2.5-Coder-1.5B on the task suite: a note that
+/// also named the files the attempt changed and showed the output of its failed check, or
+/// said it changed no file, was followed by a second attempt that changed nothing in 11 of
+/// 13 tasks, against 18 of 37 in three runs with this note; `5be1069`, reverted.)
+pub(crate) fn next_attempt((attempt, attempts): (u32, u32), previous: Outcome) -> String {
+    let how = match previous {
         Outcome::VerificationFailed => "the verification command still failed at its last check",
         Outcome::StepLimit => "it ran out of steps",
         _ => "it got stuck, repeating a call or making calls that failed",
     };
-    let what = match (previous.changed.as_slice(), &previous.failure) {
-        ([], _) if previous.reverted == 0 => "It changed no file: a fix that is only \
-                                              described, or code that cannot be put in place, \
-                                              changes nothing.\n"
-            .to_owned(),
-        ([], _) => String::new(),
-        (changed, None) => format!("It changed {}.\n", changed.join(", ")),
-        (changed, Some((command, output))) => format!(
-            "It changed {}, and then `{command}` failed:\n{}\n",
-            changed.join(", "),
-            tool_result(
-                "run_command",
-                command,
-                &cut(output, PREVIOUS_FAILURE_CHARS, "cut")
-            ),
-        ),
-    };
     format!(
         "This is attempt {attempt} of {attempts}. The previous attempt did not succeed \
-         ({how}). {what}Its changes were undone, so every file is as it was at the start. \
-         Take a different approach this time."
+         ({how}); its changes were undone, so every file is as it was at the start. Take a \
+         different approach this time."
     )
 }
 
@@ -420,11 +387,6 @@ pub(crate) fn no_tools(tool: &str, format: EditFormat) -> String {
 
 /// Cuts `text` to at most about `limit` characters, keeping its start and its end.
 pub(crate) fn cut_middle(text: &str, limit: usize) -> String {
-    cut(text, limit, "cut to fit the head start")
-}
-
-/// [`cut_middle`], saying `why` where the middle was.
-fn cut(text: &str, limit: usize, why: &str) -> String {
     let chars = text.chars().count();
     if chars <= limit {
         return text.to_owned();
@@ -433,7 +395,7 @@ fn cut(text: &str, limit: usize, why: &str) -> String {
     let head: String = text.chars().take(half).collect();
     let tail: String = text.chars().skip(chars - half).collect();
     format!(
-        "{head}\n[… {} characters {why} …]\n{tail}",
+        "{head}\n[… {} characters cut to fit the head start …]\n{tail}",
         chars - 2 * half
     )
 }
