@@ -880,11 +880,7 @@ mod tests {
     fn a_file_named_by_its_absolute_path_under_the_root_is_the_workspace_file() {
         // As Qwen2.5-Coder-1.5B wrote it, the path copied out of a traceback.
         let function = "def add(a, b):\n    return a + b";
-        let placed = vec![edit(
-            "calc.py",
-            "def add(a, b):\n    return a - b\n",
-            "def add(a, b):\n    return a + b\n",
-        )];
+        let placed = vec![add_fixed()];
         for answer in [
             format!("```\n/work/calc.py\n{function}\n```"),
             format!("```python\n# /work/calc.py\n{function}\n```"),
@@ -914,11 +910,7 @@ mod tests {
     #[test]
     fn a_call_written_as_code_in_a_block_is_an_edit_of_the_file_it_names() {
         // As Qwen2.5-Coder-1.5B wrote it: a Python call of the tool, the code in its string.
-        let placed = vec![edit(
-            "calc.py",
-            "def add(a, b):\n    return a - b\n",
-            "def add(a, b):\n    return a + b\n",
-        )];
+        let placed = vec![add_fixed()];
         for call in [
             "# Edit calc.py\nedit_file(\"calc.py\", \"\"\"\ndef add(a, b):\n    return a + b\n\"\"\")",
             "write_file(path='calc.py', content='''\ndef add(a, b):\n    return a + b\n''')\n",
@@ -1005,18 +997,23 @@ mod tests {
         )
     }
 
+    /// The edit that fixes `add` in [`CALC`], where `    return a - b` is there twice: it
+    /// takes its `def` line.
+    fn add_fixed() -> (ToolName, Value) {
+        edit(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n",
+            "def add(a, b):\n    return a + b\n",
+        )
+    }
+
     #[test]
     fn a_function_under_a_files_path_is_put_in_place_not_written_over_the_file() {
         let answer = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```";
         assert_eq!(
             edits(answer, EditFormat::Auto, &files(CALC), &[]),
             Edits {
-                // `    return a - b` is in the file twice: the edit takes its `def` line.
-                calls: vec![edit(
-                    "calc.py",
-                    "def add(a, b):\n    return a - b\n",
-                    "def add(a, b):\n    return a + b\n"
-                )],
+                calls: vec![add_fixed()],
                 problems: vec![],
                 ..Edits::default()
             }
@@ -1192,14 +1189,7 @@ mod tests {
             &files(CALC),
             &[],
         );
-        assert_eq!(
-            found.calls,
-            vec![edit(
-                "calc.py",
-                "def add(a, b):\n    return a - b\n",
-                "def add(a, b):\n    return a + b\n"
-            )]
-        );
+        assert_eq!(found.calls, vec![add_fixed()]);
     }
 
     #[test]
@@ -1292,11 +1282,7 @@ mod tests {
             assert_eq!(
                 found,
                 Edits {
-                    calls: vec![edit(
-                        "calc.py",
-                        "def add(a, b):\n    return a - b\n",
-                        "def add(a, b):\n    return a + b\n"
-                    )],
+                    calls: vec![add_fixed()],
                     problems: vec![],
                     ..Edits::default()
                 },
