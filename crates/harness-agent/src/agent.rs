@@ -35,7 +35,7 @@ const POLL: Duration = Duration::from_millis(50);
 const KEPT_HEAD: usize = 2;
 
 /// The most retries in a row that are sampled differently ([`ChatClient::chat_resampled`]):
-/// three steps take a temperature of 0.2 to 1.0.
+/// three steps take the default temperature of 0.2 to 0.5.
 const MAX_RESAMPLE: u32 = 3;
 
 /// The most empty answers in a row that are asked again rather than taken as they are.

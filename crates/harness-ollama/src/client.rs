@@ -147,7 +147,15 @@ impl Client {
     }
 
     /// How much each retry of [`Client::chat_resampled`] raises the temperature.
-    pub const RESAMPLE_STEP: f64 = 0.3;
+    ///
+    /// A small step: a small model's answers get worse fast as the temperature rises, and
+    /// the seed alone already draws another answer. (Measured with Qwen2.5-Coder-1.5B on
+    /// the task suite, one attempt per task, every request at one temperature and a random
+    /// seed: at 0.2, 3 of 16 tasks solved and 5 answers that changed nothing; at 0.5, 1
+    /// solved, 1 more verified but failing its holdout, and 7 that changed nothing; at 0.8,
+    /// none solved and 8 that changed nothing, most of them saying the fix was made without
+    /// showing it. With a step of 0.3 a run's later attempts were asked at 0.5 and 0.8.)
+    pub const RESAMPLE_STEP: f64 = 0.1;
 
     fn chat_with(
         &self,
