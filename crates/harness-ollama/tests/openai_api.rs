@@ -141,14 +141,14 @@ fn a_whole_conversation_is_sent_in_openai_shape_with_sampling() {
 }
 
 #[test]
-fn a_resampled_retry_raises_the_temperature_and_sets_the_seed_and_zero_is_a_plain_chat() {
+fn a_resampled_retry_raises_the_temperature_and_draws_a_seed_of_its_own_and_zero_is_a_plain_chat() {
     let server = stub();
     server.reply_always("POST", CHAT, Reply::sse(fixture("openai/chat_text.sse")));
     let mut config = config(Api::OpenAi, &server);
     config.temperature = Some(0.2);
     let client = client(config);
     let conversation = a_conversation(CallOrigin::RecoveredFromText);
-    for resample in [0, 1, 2, 9] {
+    for resample in [0, 1, 1, 2, 9] {
         client
             .chat_resampled(&conversation, &[read_file_tool()], |_| {}, resample)
             .unwrap();
@@ -167,18 +167,18 @@ fn a_resampled_retry_raises_the_temperature_and_sets_the_seed_and_zero_is_a_plai
         (json!(0.2), Value::Null),
         "resample 0 is the plain chat"
     );
-    assert!(
-        near(&sampling[1].0, 0.3) && sampling[1].1 == json!(1),
-        "{sampling:?}"
-    );
-    assert!(
-        near(&sampling[2].0, 0.4) && sampling[2].1 == json!(2),
-        "{sampling:?}"
-    );
-    assert!(
-        near(&sampling[3].0, 1.0) && sampling[3].1 == json!(9),
-        "at most 1.0: {sampling:?}"
-    );
+    for (at, temperature) in [(1, 0.3), (2, 0.3), (3, 0.4), (4, 1.0)] {
+        assert!(near(&sampling[at].0, temperature), "{sampling:?}");
+    }
+    // Every retry draws its own seed, the same retry asked twice included, and one a
+    // 32-bit seed holds.
+    let seeds: Vec<u64> = sampling[1..]
+        .iter()
+        .map(|(_, seed)| seed.as_u64().expect("a seed"))
+        .collect();
+    assert!(seeds.iter().all(|&seed| seed <= 0x7fff_ffff), "{seeds:?}");
+    let distinct: std::collections::BTreeSet<u64> = seeds.iter().copied().collect();
+    assert_eq!(distinct.len(), seeds.len(), "{seeds:?}");
 }
 
 #[test]
