@@ -1,9 +1,10 @@
 //! The client: one type for both APIs.
 
+use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use serde_json::{Value, json};
@@ -626,8 +627,6 @@ fn names_a_missing_model(message: &str) -> bool {
 /// A seed for one request: random, and another for every call. It stays within 31 bits,
 /// which every server takes (llama.cpp reads a 32-bit seed, where all ones means "random").
 fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    use std::sync::atomic::AtomicU64;
     // Each `RandomState` of a thread has its own keys, and the count makes a second draw
     // from equal keys differ too.
     static DRAWN: AtomicU64 = AtomicU64::new(0);
