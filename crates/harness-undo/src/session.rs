@@ -221,7 +221,7 @@ impl Session {
             Err(e) => return Err(head_copy.abandon(e)),
         };
         let runs = Runs::new(store.dir());
-        let started = SystemTime::now();
+        let started = file_system_now(repo.path());
         let id = match runs.reserve(started) {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
@@ -1202,6 +1202,27 @@ fn record_start(
     );
     runs.write(&record)?;
     Ok(record)
+}
+
+/// Now, as the file system holding `git_dir` stamps a file it writes.
+///
+/// The kernel stamps a modification time from a clock it reads once a tick,
+/// a few milliseconds behind the one [`SystemTime::now`] reads, and some file
+/// systems round it down further: a file a command writes just after a run
+/// starts can carry a time before the start, and would not be counted as
+/// changed during the run. A file written here and read back carries the
+/// stamp anything written later is at least at. If it cannot be written,
+/// the clock's own now is the best left.
+fn file_system_now(git_dir: &Path) -> SystemTime {
+    let now = SystemTime::now();
+    let stamped = tempfile::Builder::new()
+        .prefix("harness-clock-")
+        .tempfile_in(git_dir)
+        .and_then(|probe| probe.as_file().metadata()?.modified());
+    match stamped {
+        Ok(stamped) => stamped.min(now),
+        Err(_) => now,
+    }
 }
 
 /// Removes what a failed begin may have created.

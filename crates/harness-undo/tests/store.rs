@@ -548,6 +548,22 @@ fn ignored_files_commands_changed_are_counted_as_not_undoable() {
 }
 
 #[test]
+fn an_ignored_file_written_the_instant_a_run_begins_is_counted() {
+    // The kernel stamps files from a clock a tick behind the one a program
+    // reads: a file written right after the begin may carry an earlier time.
+    // Any one run hits that only sometimes, so many runs are begun.
+    let repo = Repo::with_files(&[(".gitignore", "target/\n"), ("x", "")]);
+    for run in 0..40 {
+        let session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        let path = format!("target/{run:02}");
+        repo.write(&path, "built\n");
+        let (count, first) = session.unrecorded_ignored_changes().unwrap();
+        assert_eq!((count, first), (1, vec![Path::new(&path).to_path_buf()]));
+        fs::remove_file(repo.root.join(&path)).unwrap();
+    }
+}
+
+#[test]
 fn a_file_git_ignores_through_its_directory_is_saved_though_a_rule_names_it_again() {
     // git cannot re-include a file whose directory is excluded: `keep.cfg`
     // is ignored, whatever the second rule says, and no snapshot holds it.
