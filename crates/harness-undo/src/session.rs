@@ -544,8 +544,10 @@ impl Session {
     /// Ignored files changed (written or created) since the run began that no
     /// snapshot holds, such as build outputs a command wrote under `target/`:
     /// undo does not restore or remove them. Counted in full; the first
-    /// 20 are named, sorted. Files
-    /// a command deleted from ignored directories are not seen.
+    /// 20 are named, sorted. A change is told by the time of the inode's last
+    /// change, which no command can set back, not by the modification time,
+    /// which `touch -d`, `cp -p` or `tar x` do. Files a command deleted from
+    /// ignored directories are not seen.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
         let started = crate::record::time_of(self.record.started_ms);
         let mut options = git2::StatusOptions::new();
@@ -568,7 +570,7 @@ impl Session {
                 .to_str()
                 .is_some_and(|p| self.record.ignored.iter().any(|i| i == p));
             let modified = std::fs::symlink_metadata(self.root.join(&path))
-                .and_then(|m| m.modified())
+                .and_then(|m| last_change(&m))
                 .is_ok_and(|t| t >= started);
             if modified && !protected {
                 changed.push(path);
@@ -1206,9 +1208,9 @@ fn record_start(
 
 /// Now, as the file system holding `git_dir` stamps a file it writes.
 ///
-/// The kernel stamps a modification time from a clock it reads once a tick,
-/// a few milliseconds behind the one [`SystemTime::now`] reads, and some file
-/// systems round it down further: a file a command writes just after a run
+/// The kernel stamps a file's times from a clock it reads once a tick, a few
+/// milliseconds behind the one [`SystemTime::now`] reads, and some file
+/// systems round them down further: a file a command writes just after a run
 /// starts can carry a time before the start, and would not be counted as
 /// changed during the run. A file written here and read back carries the
 /// stamp anything written later is at least at. If it cannot be written,
@@ -1218,11 +1220,27 @@ fn file_system_now(git_dir: &Path) -> SystemTime {
     let stamped = tempfile::Builder::new()
         .prefix("harness-clock-")
         .tempfile_in(git_dir)
-        .and_then(|probe| probe.as_file().metadata()?.modified());
+        .and_then(|probe| last_change(&probe.as_file().metadata()?));
     match stamped {
         Ok(stamped) => stamped.min(now),
         Err(_) => now,
     }
+}
+
+/// When the file of `metadata` last changed: on Unix its inode's change time
+/// (ctime), which the kernel sets on every write, create, rename or chmod and
+/// no program can set back; elsewhere its modification time.
+fn last_change(metadata: &std::fs::Metadata) -> std::io::Result<SystemTime> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Before 1970 only with a clock set wrong: the earliest time, never "during the run".
+        let seconds = u64::try_from(metadata.ctime()).unwrap_or(0);
+        let nanos = u32::try_from(metadata.ctime_nsec()).unwrap_or(0);
+        Ok(std::time::UNIX_EPOCH + std::time::Duration::new(seconds, nanos))
+    }
+    #[cfg(not(unix))]
+    metadata.modified()
 }
 
 /// Removes what a failed begin may have created.

@@ -564,6 +564,43 @@ fn an_ignored_file_written_the_instant_a_run_begins_is_counted() {
 }
 
 #[test]
+fn an_ignored_file_a_command_backdates_or_copies_with_its_old_time_is_counted() {
+    // A command sets a file's modification time as it likes: `touch -d`, or
+    // `cp -p`, `tar x` and `rsync -a`, which keep the times they copy. None
+    // of them can set the time of the inode's last change.
+    let repo = Repo::with_files(&[(".gitignore", "target/\n"), ("old.txt", "from before\n")]);
+    shell(&repo, "touch -d '2000-01-01' old.txt");
+    // Built before the run: one is left alone, one a command renames.
+    repo.write("target/untouched", "built before\n");
+    repo.write("target/before", "built before\n");
+    let session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    shell(
+        &repo,
+        "echo built > target/touched && touch -d '2000-01-01' target/touched \
+         && mv target/before target/moved \
+         && cp -p old.txt target/copied \
+         && tar cf target/old.tar old.txt && touch -d '2000-01-01' target/old.tar \
+         && mkdir target/unpacked && tar xf target/old.tar -C target/unpacked",
+    );
+    let (count, first) = session.unrecorded_ignored_changes().unwrap();
+    assert_eq!(
+        (count, first),
+        (
+            5,
+            [
+                "target/copied",
+                "target/moved",
+                "target/old.tar",
+                "target/touched",
+                "target/unpacked/old.txt"
+            ]
+            .map(|p| Path::new(p).to_path_buf())
+            .to_vec()
+        )
+    );
+}
+
+#[test]
 fn a_file_git_ignores_through_its_directory_is_saved_though_a_rule_names_it_again() {
     // git cannot re-include a file whose directory is excluded: `keep.cfg`
     // is ignored, whatever the second rule says, and no snapshot holds it.
