@@ -221,7 +221,8 @@ impl Session {
             Err(e) => return Err(head_copy.abandon(e)),
         };
         let runs = Runs::new(store.dir());
-        let started = file_system_now(repo.path());
+        // In the harness's own directory of the git directory, made by the scanner.
+        let started = file_system_now(&repo.path().join("harness"));
         let id = match runs.reserve(started) {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
@@ -1206,7 +1207,7 @@ fn record_start(
     Ok(record)
 }
 
-/// Now, as the file system holding `git_dir` stamps a file it writes.
+/// Now, as the file system holding `dir` stamps a file it writes.
 ///
 /// The kernel stamps a file's times from a clock it reads once a tick, a few
 /// milliseconds behind the one [`SystemTime::now`] reads, and some file
@@ -1215,11 +1216,11 @@ fn record_start(
 /// changed during the run. A file written here and read back carries the
 /// stamp anything written later is at least at. If it cannot be written,
 /// the clock's own now is the best left.
-fn file_system_now(git_dir: &Path) -> SystemTime {
+fn file_system_now(dir: &Path) -> SystemTime {
     let now = SystemTime::now();
     let stamped = tempfile::Builder::new()
         .prefix("harness-clock-")
-        .tempfile_in(git_dir)
+        .tempfile_in(dir)
         .and_then(|probe| last_change(&probe.as_file().metadata()?));
     match stamped {
         Ok(stamped) => stamped.min(now),
