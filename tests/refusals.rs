@@ -343,3 +343,54 @@ fn a_commands_read_of_the_workspaces_dot_env_is_refused_under_both_tiers() {
     repo.harness(&["tool", "--sandbox", "none", "run_command", call])
         .assert_stdout_has(&["plain-words-from-dotenv", "plain-words-from-a-key"]);
 }
+
+/// A hard link is the same file under a name no rule matches: made before the run, it must
+/// not open what the rule hides, whether the file is the workspace's or the home's.
+#[test]
+fn a_commands_read_of_another_name_of_a_hidden_file_is_refused_under_both_tiers() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".env", "plain-words-from-dotenv\n");
+    fs::create_dir(repo.root.join("private")).expect("mkdir");
+    repo.file("private/plan.txt", "plain-words-from-a-denied-directory\n");
+    repo.file("harness.toml", "deny = [\"private/\"]\n");
+    let ssh = repo.outer.join("home/.ssh");
+    fs::create_dir_all(&ssh).expect("mkdir .ssh");
+    fs::write(ssh.join("id_ed25519"), "plain-words-from-the-home-key\n").expect("key");
+    fs::create_dir(repo.root.join("docs")).expect("mkdir docs");
+    for (file, link) in [
+        (repo.root.join(".env"), "notes.txt"),
+        (repo.root.join("private/plan.txt"), "docs/plan.md"),
+        (ssh.join("id_ed25519"), "docs/key.txt"),
+    ] {
+        fs::hard_link(file, repo.root.join(link)).expect("hard link");
+    }
+    let call = r#"{"argv": ["sh", "-c", "cat notes.txt docs/plan.md docs/key.txt"]}"#;
+    for sandbox in ["bwrap", "landlock"] {
+        let run = repo.harness(&["tool", "--sandbox", sandbox, "run_command", call]);
+        assert!(
+            !run.stdout.contains("plain-words-from"),
+            "{sandbox}: read\n{run}"
+        );
+    }
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_stdout_has(&[
+            "plain-words-from-dotenv",
+            "plain-words-from-a-denied-directory",
+            "plain-words-from-the-home-key",
+        ]);
+    // What `sandbox explain` says is not hidden: what git has recorded of a secret.
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo.root)
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["add", "-f", ".env"]);
+    let show = r#"{"argv": ["git", "show", ":.env"]}"#;
+    for sandbox in ["bwrap", "landlock"] {
+        repo.harness(&["tool", "--sandbox", sandbox, "run_command", show])
+            .assert_stdout_has(&["plain-words-from-dotenv"]);
+    }
+}

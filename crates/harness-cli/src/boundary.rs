@@ -159,8 +159,10 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
     if tier != Tier::None {
         lines.push(
             "the workspace's secrets (.env, *.pem, *.key, the deny globs) are hidden from \
-             commands as they are when the run starts; one created during the run is kept \
-             from the file tools only"
+             commands as they are when the run starts, under every other name (hard link) they \
+             have in the workspace too; one created during the run is kept from the file tools \
+             only, and what git has recorded of one (committed or staged) stays readable \
+             through git (git show HEAD:.env)"
                 .into(),
         );
         lines.push(

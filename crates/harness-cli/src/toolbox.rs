@@ -108,7 +108,17 @@ impl Plan {
             max_timeout,
         } = self;
         if choice.tier != harness_exec::Tier::None {
-            for path in denied_paths(&root, &workspace) {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let hidden = harness_exec::hidden_in_workspace(&root, home.as_deref(), |path| {
+                workspace.is_read_denied(path)
+            });
+            if hidden.truncated {
+                tracing::warn!(
+                    "more than {} entries: deny rules hidden from commands only in those looked at",
+                    harness_exec::WALK_LIMIT
+                );
+            }
+            for path in hidden.paths {
                 confinement = confinement.hide(path);
             }
         }
@@ -127,43 +137,6 @@ impl Plan {
         }
         (toolbox.build(), choice)
     }
-}
-
-/// The most entries [`denied_paths`] looks at: a huge tree is not walked whole at every
-/// start.
-const DENY_WALK_LIMIT: usize = 50_000;
-
-/// The files and directories under `root` that the workspace's read rules refuse (`.env`,
-/// keys, the deny globs), as they are when the run starts; a denied directory is returned
-/// whole. `.git` is not walked: it is read-only to commands, not secret.
-fn denied_paths(root: &Path, workspace: &Workspace) -> Vec<PathBuf> {
-    let mut denied = Vec::new();
-    let mut pending = vec![root.to_owned()];
-    let mut seen = 0;
-    while let Some(directory) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&directory) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > DENY_WALK_LIMIT {
-                tracing::warn!(
-                    "more than {DENY_WALK_LIMIT} entries: deny rules hidden from commands only in those looked at"
-                );
-                return denied;
-            }
-            let path = entry.path();
-            if path == root.join(".git") {
-                continue;
-            }
-            if workspace.is_read_denied(&path) {
-                denied.push(path);
-            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                pending.push(path);
-            }
-        }
-    }
-    denied
 }
 
 /// The lines that say how commands are isolated: the tier, what it allows beyond the

@@ -6,6 +6,7 @@
 //! `exec`; `none` runs the program as it is.
 
 mod bwrap;
+mod hidden;
 mod landlock;
 
 use std::ffi::{OsStr, OsString};
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::Error;
 
 pub(crate) use self::bwrap::{find_bwrap, no_bwrap};
+pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
 pub(crate) use self::landlock::kernel_abi;
 
 /// The secret locations in the home directory that a confined command can

@@ -178,7 +178,10 @@ mod wrappers;
 pub use env::{EnvPolicy, is_secret_name};
 pub use error::Error;
 pub use interrupt::Interrupter;
-pub use isolation::{Confinement, HOME_SECRETS, Isolation, Tier, UnknownTier};
+pub use isolation::{
+    Confinement, HOME_SECRETS, Hidden, Isolation, Tier, UnknownTier, WALK_LIMIT,
+    hidden_in_workspace,
+};
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};

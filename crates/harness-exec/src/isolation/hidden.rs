@@ -1,0 +1,307 @@
+//! What a confining tier hides from commands in a workspace, found by one walk as a run
+//! starts: the files and directories a deny rule refuses, and every other name those files,
+//! and the home's secret files, have there.
+//!
+//! A hard link is the same file under a second name that no rule matches: `ln .env
+//! notes.txt`, made before the run, would otherwise let `cat notes.txt` read what `.env`'s
+//! rule hides. A command cannot make such a link during the run: under bwrap the hidden
+//! name is a mount point (`ln` fails across it), under Landlock it grants no access.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::HOME_SECRETS;
+
+/// The most entries [`hidden_in_workspace`] looks at, the workspace's and the home
+/// secrets' together: a huge tree is not walked whole at every start.
+pub const WALK_LIMIT: usize = 50_000;
+
+/// The paths a confining tier should hide from commands ([`Confinement::hide`]), from
+/// [`hidden_in_workspace`].
+///
+/// [`Confinement::hide`]: crate::Confinement::hide
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hidden {
+    /// The paths, in the order found: denied ones, then other names of secret files.
+    pub paths: Vec<PathBuf>,
+    /// True if the walk stopped at [`WALK_LIMIT`] entries, so paths past it are missing.
+    pub truncated: bool,
+}
+
+/// The paths under `root` to hide from commands: every entry `is_denied` matches, as it is
+/// now (a denied directory whole, not walked into for more rules), then every other name
+/// under `root` (a hard link) of each file so hidden and of each file in `home`'s secret
+/// locations ([`HOME_SECRETS`]). `root/.git` is not walked: it is read-only to commands,
+/// not secret.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// # let directory = tempfile::tempdir()?;
+/// # let root = directory.path();
+/// std::fs::write(root.join(".env"), "TOKEN=1")?;
+/// std::fs::hard_link(root.join(".env"), root.join("notes.txt"))?;
+/// let hidden = harness_exec::hidden_in_workspace(root, None, |path| path.ends_with(".env"));
+/// assert_eq!(hidden.paths, [root.join(".env"), root.join("notes.txt")]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn hidden_in_workspace(
+    root: &Path,
+    home: Option<&Path>,
+    is_denied: impl Fn(&Path) -> bool,
+) -> Hidden {
+    hidden_within(root, home, is_denied, WALK_LIMIT)
+}
+
+/// [`hidden_in_workspace`], looking at `limit` entries at most.
+fn hidden_within(
+    root: &Path,
+    home: Option<&Path>,
+    is_denied: impl Fn(&Path) -> bool,
+    limit: usize,
+) -> Hidden {
+    let mut walk = Walk {
+        limit,
+        ..Walk::default()
+    };
+    walk.workspace(root, is_denied);
+    let mut secret_files = Vec::new();
+    for denied in walk.denied.clone() {
+        walk.files_in(&denied, &mut secret_files);
+    }
+    for secret in home
+        .iter()
+        .flat_map(|home| HOME_SECRETS.iter().map(|name| home.join(name)))
+    {
+        walk.files_in(&secret, &mut secret_files);
+    }
+    let links = other_names(&secret_files, &walk.files);
+    let mut paths = walk.denied;
+    paths.extend(links);
+    Hidden {
+        paths,
+        truncated: walk.truncated,
+    }
+}
+
+/// What the walk found, within [`WALK_LIMIT`] entries.
+#[derive(Default)]
+struct Walk {
+    /// The paths the read rules refuse.
+    denied: Vec<PathBuf>,
+    /// Every other regular file.
+    files: Vec<PathBuf>,
+    /// Entries looked at.
+    seen: usize,
+    /// The most entries to look at.
+    limit: usize,
+    /// True once the limit stopped the walk.
+    truncated: bool,
+}
+
+impl Walk {
+    /// Walks the workspace at `root`, sorting what it finds into denied paths and files.
+    fn workspace(&mut self, root: &Path, is_denied: impl Fn(&Path) -> bool) {
+        let git = root.join(".git");
+        let mut pending = vec![root.to_owned()];
+        while let Some(directory) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&directory) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if !self.count() {
+                    return;
+                }
+                let path = entry.path();
+                if path == git {
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if is_denied(&path) {
+                    self.denied.push(path);
+                } else if kind.is_dir() {
+                    pending.push(path);
+                } else if kind.is_file() {
+                    self.files.push(path);
+                }
+            }
+        }
+    }
+
+    /// Adds to `files` the regular files at or under `path`, without following links.
+    fn files_in(&mut self, path: &Path, files: &mut Vec<PathBuf>) {
+        let mut pending = vec![path.to_owned()];
+        while let Some(path) = pending.pop() {
+            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if metadata.is_file() {
+                files.push(path);
+            } else if metadata.is_dir() {
+                let Ok(entries) = std::fs::read_dir(&path) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    if !self.count() {
+                        return;
+                    }
+                    pending.push(entry.path());
+                }
+            }
+        }
+    }
+
+    /// Counts one more entry; false once past the limit.
+    fn count(&mut self) -> bool {
+        self.seen += 1;
+        if self.seen > self.limit {
+            self.truncated = true;
+        }
+        !self.truncated
+    }
+}
+
+/// The paths among `candidates` that are the same file as one of `secrets`: another hard
+/// link of it. Only a secret with more than one link has another name, so in the usual
+/// case, none, no candidate is looked at.
+fn other_names(secrets: &[PathBuf], candidates: &[PathBuf]) -> Vec<PathBuf> {
+    let linked: HashSet<(u64, u64)> = secrets
+        .iter()
+        .filter_map(|secret| std::fs::symlink_metadata(secret).ok())
+        .filter(has_other_names)
+        .map(|metadata| (metadata.dev(), metadata.ino()))
+        .collect();
+    if linked.is_empty() {
+        return Vec::new();
+    }
+    candidates
+        .iter()
+        .filter(|candidate| {
+            std::fs::symlink_metadata(candidate)
+                .is_ok_and(|metadata| linked.contains(&(metadata.dev(), metadata.ino())))
+        })
+        .cloned()
+        .collect()
+}
+
+/// True if the file may have another name: more than one link. Only spares looking at
+/// every candidate when no secret has one, so a mutant that answers true more often (`>=`)
+/// changes no result a test could see; `mutants::skip` (a no-op attribute) tells
+/// cargo-mutants.
+#[cfg_attr(test, mutants::skip)]
+fn has_other_names(metadata: &std::fs::Metadata) -> bool {
+    metadata.nlink() > 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `.env` anywhere, and `private` at the top.
+    fn denied(root: &Path) -> impl Fn(&Path) -> bool {
+        let private = root.join("private");
+        move |path: &Path| path.ends_with(".env") || path == private
+    }
+
+    #[test]
+    fn denied_paths_and_every_other_name_of_a_denied_or_home_secret_file_are_hidden() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let base = directory.path().canonicalize().expect("canonical");
+        let (root, home) = (base.join("repo"), base.join("home"));
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        std::fs::create_dir_all(root.join("src/deep")).expect("src");
+        std::fs::create_dir_all(root.join("private")).expect("private");
+        std::fs::create_dir_all(home.join(".ssh")).expect("ssh");
+        std::fs::write(root.join(".env"), "A=1").expect("env");
+        std::fs::write(root.join("private/plan.txt"), "plan").expect("plan");
+        std::fs::write(home.join(".ssh/id_ed25519"), "key").expect("key");
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").expect("main");
+        std::fs::write(root.join("src/once.txt"), "one link").expect("once");
+        std::fs::hard_link(root.join("src/once.txt"), root.join("src/twice.txt")).expect("ln");
+        std::fs::hard_link(root.join(".env"), root.join("notes.txt")).expect("ln env");
+        std::fs::hard_link(root.join("private/plan.txt"), root.join("src/deep/plan"))
+            .expect("ln plan");
+        std::fs::hard_link(home.join(".ssh/id_ed25519"), root.join("src/key")).expect("ln key");
+        std::fs::hard_link(root.join(".env"), root.join(".git/env")).expect("ln in git");
+
+        let found = hidden_in_workspace(&root, Some(home.as_path()), denied(&root));
+        assert!(!found.truncated);
+        let mut hidden = found.paths;
+        hidden.sort();
+        assert_eq!(
+            hidden,
+            [
+                root.join(".env"),
+                root.join("notes.txt"),
+                root.join("private"),
+                root.join("src/deep/plan"),
+                root.join("src/key"),
+            ]
+        );
+        // Without the home, its key's other name is an ordinary file.
+        let without_home = hidden_in_workspace(&root, None, denied(&root)).paths;
+        assert!(
+            !without_home.contains(&root.join("src/key")),
+            "{without_home:?}"
+        );
+    }
+
+    #[test]
+    fn without_a_linked_secret_no_file_is_hidden_for_its_links() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        std::fs::write(root.join(".env"), "A=1").expect("env");
+        std::fs::write(root.join("a"), "a").expect("a");
+        std::fs::hard_link(root.join("a"), root.join("b")).expect("ln");
+        assert_eq!(
+            hidden_in_workspace(&root, None, denied(&root)),
+            Hidden {
+                paths: vec![root.join(".env")],
+                truncated: false
+            }
+        );
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_limit_and_says_so() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("sub")).expect("sub");
+        std::fs::write(root.join("sub/.env"), "A=1").expect("env");
+        // Two entries: `sub`, then `sub/.env`.
+        let whole = hidden_within(&root, None, denied(&root), 2);
+        assert_eq!(whole.paths, [root.join("sub/.env")]);
+        assert!(!whole.truncated);
+        let cut = hidden_within(&root, None, denied(&root), 1);
+        assert_eq!(
+            cut,
+            Hidden {
+                paths: Vec::new(),
+                truncated: true
+            }
+        );
+    }
+
+    #[test]
+    fn the_files_inside_a_denied_directory_count_toward_the_limit() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("private")).expect("private");
+        std::fs::write(root.join("private/plan"), "plan").expect("plan");
+        std::fs::hard_link(root.join("private/plan"), root.join("copy")).expect("ln");
+        // `private` and `copy` at the top, `plan` inside: three entries.
+        let whole = hidden_within(&root, None, denied(&root), 3);
+        assert_eq!(whole.paths, [root.join("private"), root.join("copy")]);
+        let cut = hidden_within(&root, None, denied(&root), 2);
+        assert_eq!(
+            cut,
+            Hidden {
+                paths: vec![root.join("private")],
+                truncated: true
+            }
+        );
+    }
+}
