@@ -85,3 +85,156 @@ fn the_second_ctrl_c_stops_at_once_and_the_run_can_still_be_undone() {
     let (_repo, run) = interrupted_run(2);
     run.assert_exit(130).assert_stderr_has(&["stopped at once"]);
 }
+
+/// A command deaf to every signal that can be ignored, with a child deaf too, each a
+/// `sleep` of `token` seconds, which no other process on the machine sleeps ([`token`]).
+fn deaf(token: &str) -> String {
+    format!("trap '' INT TERM HUP; (trap '' INT TERM HUP; sleep {token}) & sleep {token}")
+}
+
+/// A length of sleep no other test or process uses: found in `/proc/*/cmdline`, it names
+/// the processes of one command whatever PID namespace they run in.
+fn token() -> String {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("3000.{}{count:03}", std::process::id())
+}
+
+/// The pids, as this machine's `/proc` sees them, of the running processes that sleep
+/// `token` seconds.
+fn sleeping(token: &str) -> Vec<String> {
+    let wanted = format!("sleep\0{token}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.ends_with(wanted.as_bytes()))
+        })
+        .filter(|pid| is_alive(pid))
+        .collect()
+}
+
+/// Waits until both sleeps of [`deaf`] run (at most 20 s).
+fn wait_for_sleepers(token: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sleeping(token).len() < 2 {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// True if process `pid` is running (neither gone nor a zombie).
+fn is_alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+}
+
+/// Sends `signal` (a `kill` name: INT, TERM, HUP) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Asserts that no process of [`deaf`] with `token` is left once the harness has ended.
+fn assert_none_outlived(token: &str, case: &str) {
+    let left = sleeping(token);
+    for pid in &left {
+        // Killed, so that a failing test leaves nothing behind.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", pid])
+            .status();
+    }
+    assert!(left.is_empty(), "{case}: {left:?} outlived the harness");
+}
+
+/// Under Landlock and with no tier nothing but the harness ends a command it started
+/// (under bwrap, `--die-with-parent` does too): whatever signal stops `harness tool`, under
+/// every tier, its command and the command's children are gone when it has exited.
+#[test]
+fn no_command_of_harness_tool_outlives_a_signal_that_stops_it() {
+    for sandbox in ["bwrap", "landlock", "none"] {
+        for (name, presses) in [("INT", 1), ("INT", 2), ("TERM", 1), ("HUP", 1)] {
+            let token = token();
+            let call = json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}).to_string();
+            let repo = Repo::from_fixture("calc");
+            let child = repo.spawn(&[
+                "tool",
+                "--sandbox",
+                sandbox,
+                "--timeout",
+                "120",
+                "run_command",
+                &call,
+            ]);
+            wait_for_sleepers(&token);
+            for _ in 0..presses {
+                signal(child.id(), name);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let run = Run::of(child.wait_with_output().expect("harness ends"));
+            let case = format!("{sandbox}, SIG{name} ×{presses}");
+            assert_eq!(run.code, Some(130), "{case}\n{run}");
+            assert_none_outlived(&token, &case);
+        }
+    }
+}
+
+#[test]
+fn no_command_of_harness_run_outlives_a_second_ctrl_c_or_a_sigterm() {
+    for (name, presses) in [("INT", 2), ("TERM", 1)] {
+        let token = token();
+        let repo = Repo::from_fixture("calc");
+        let model = Model::start();
+        model.script(vec![
+            Turn::Calls(vec![(
+                "run_command",
+                json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}),
+            )]),
+            Turn::Text("never reached"),
+        ]);
+        let child = repo.spawn(&["run", "--sandbox", "landlock", "--host", &model.url(), "t"]);
+        wait_for_sleepers(&token);
+        for _ in 0..presses {
+            signal(child.id(), name);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let run = Run::of(child.wait_with_output().expect("harness ends"));
+        let case = format!("SIG{name} ×{presses}");
+        assert_eq!(run.code, Some(130), "{case}\n{run}");
+        assert_none_outlived(&token, &case);
+    }
+}
+
+#[test]
+fn no_command_of_harness_mcp_outlives_a_sigterm() {
+    use std::io::Write as _;
+
+    let token = token();
+    let repo = Repo::from_fixture("calc");
+    let mut child = repo.spawn_with_stdin(&["mcp", "--sandbox", "landlock"]);
+    let mut stdin = child.stdin.take().expect("stdin");
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run_command",
+            "arguments": {"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}}}),
+    ] {
+        writeln!(stdin, "{message}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    wait_for_sleepers(&token);
+    signal(child.id(), "TERM");
+    let run = Run::of(child.wait_with_output().expect("harness ends"));
+    drop(stdin);
+    assert_eq!(run.code, Some(130), "{run}");
+    assert_none_outlived(&token, "mcp, SIGTERM");
+}

@@ -155,6 +155,16 @@ impl Repo {
             .expect("harness starts")
     }
 
+    /// Starts the harness with `args` and a pipe to its stdin, for a client to write to.
+    pub(crate) fn spawn_with_stdin(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("harness starts")
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
         command

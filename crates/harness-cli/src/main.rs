@@ -23,6 +23,7 @@ mod exit;
 mod guard;
 mod probe;
 mod shown;
+mod signals;
 mod toolbox;
 
 fn main() -> ExitCode {

@@ -732,6 +732,37 @@ fn a_command_ignoring_the_interrupt_is_ended_anyway() {
     );
 }
 
+/// True if process `pid` is running (neither gone nor a zombie).
+fn is_alive(pid: &str) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+}
+
+#[test]
+fn kill_ends_every_command_with_all_its_processes_before_it_returns() {
+    let (dir, options) = scratch(Duration::from_secs(60));
+    let runner = Runner::new();
+    let interrupter = runner.interrupter();
+    // Deaf to every signal that can be ignored, with a child of its own that is deaf too.
+    let script = "trap '' INT TERM HUP; (trap '' INT TERM HUP; sleep 100) & echo $! > child; \
+                  touch ready; sleep 100";
+    let running = thread::spawn(move || runner.run(&["sh", "-c", script], &options));
+    for _ in 0..500 {
+        if dir.path().join("ready").exists() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let child = fs::read_to_string(dir.path().join("child")).expect("the child's pid");
+    let child = child.trim();
+    assert!(is_alive(child), "the child runs before the kill");
+    assert_eq!(interrupter.kill(), 1);
+    assert!(!is_alive(child), "the command's child outlived kill");
+    let outcome = running.join().expect("no panic").expect("runs");
+    assert_eq!(outcome.status(), Status::Interrupted);
+    assert_eq!(interrupter.kill(), 0, "nothing is left to kill");
+}
+
 #[test]
 fn an_interrupt_after_a_timeout_keeps_the_timeout() {
     let (_dir, options) = scratch(Duration::from_millis(200));

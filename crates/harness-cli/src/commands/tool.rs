@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use clap::Args;
@@ -12,7 +14,7 @@ use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::exit;
 use crate::shown::Shown;
-use crate::toolbox;
+use crate::{signals, toolbox};
 
 /// Call one of the model's tools by hand.
 ///
@@ -93,6 +95,21 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
         Out::stderr().line(&Shown::line(&warning))?;
     }
     toolbox::adopt_escaping_commands();
+    let interrupter = toolbox.interrupter();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    // The first signal interrupts the command, which then ends as the model would see it
+    // end; a second one kills it and ends the harness at once.
+    signals::on_ending_signal({
+        let interrupted = Arc::clone(&interrupted);
+        move |received| {
+            interrupted.store(true, Ordering::SeqCst);
+            if received == 1 {
+                interrupter.interrupt();
+            } else {
+                signals::kill_commands_and_exit(&interrupter, exit::INTERRUPTED);
+            }
+        }
+    });
     // A string holding JSON, as OpenAI-compatible servers deliver arguments: the tool parses
     // it exactly as it would parse the model's.
     let result = toolbox.call(name, &Value::String(command.arguments));
@@ -104,7 +121,9 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     } else {
         Out::stdout().line(&shown)?;
     }
-    Ok(if result.is_error() {
+    Ok(if interrupted.load(Ordering::SeqCst) {
+        ExitCode::from(exit::INTERRUPTED)
+    } else if result.is_error() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -19,7 +19,7 @@ use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::shown::{Shown, shown};
-use crate::toolbox;
+use crate::{exit, signals, toolbox};
 
 /// Serve the model's tools over one workspace to an MCP client, on stdin and stdout.
 ///
@@ -114,6 +114,11 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
     )?;
 
     let state = Arc::clone(&served.state);
+    let interrupter = state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .toolbox
+        .interrupter();
     let mut err = Out::stderr();
     err.line(&shown!(
         "harness mcp: serving {} on stdin/stdout\n\
@@ -133,6 +138,11 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
         err.line(&Shown::line(&warning))?;
     }
     toolbox::adopt_escaping_commands();
+    // Stopped from outside, the server ends at once and so does every command it runs; the
+    // session's run keeps what it recorded, for `harness undo`.
+    signals::on_ending_signal(move |_| {
+        signals::kill_commands_and_exit(&interrupter, exit::INTERRUPTED)
+    });
 
     let served = Server::new(served, "harness", env!("CARGO_PKG_VERSION"))
         .instructions(format!(

@@ -31,7 +31,7 @@ use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
 use crate::probe::{self, ModelProbe};
 use crate::shown::{Shown, shown};
-use crate::toolbox;
+use crate::{signals, toolbox};
 
 /// Give a task to the model and let it work in a git repository, confined to it.
 ///
@@ -369,8 +369,9 @@ pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
     }
 }
 
-/// Ctrl-C once: forward it to the running command and stop after the current tool call.
-/// Twice: stop at once; the pre-run state is already recorded, so the run can be undone.
+/// Ctrl-C (or SIGTERM, SIGHUP) once: forward it to the running command and stop after the
+/// current tool call. Twice: kill the running command and stop at once; the pre-run state
+/// is already recorded, so the run can be undone.
 fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) {
     let stop = stop.clone();
     let interrupter = toolbox.interrupter();
@@ -378,11 +379,11 @@ fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) 
         "harness undo --workspace {}",
         quote(&root.display().to_string())
     );
-    let installed = ctrlc::set_handler(move || {
-        let requests = stop.request();
-        interrupter.interrupt();
+    signals::on_ending_signal(move |received| {
+        stop.request();
         let mut err = Out::stderr();
-        if requests == 1 {
+        if received == 1 {
+            interrupter.interrupt();
             let _ = err.line(&shown!(
                 "\nharness: stopping after the current tool call (Ctrl-C again to stop at once)"
             ));
@@ -391,12 +392,9 @@ fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) 
                 "\nharness: stopped at once; the state before the run is recorded: {}",
                 undo
             ));
-            std::process::exit(i32::from(exit::INTERRUPTED));
+            signals::kill_commands_and_exit(&interrupter, exit::INTERRUPTED);
         }
     });
-    if let Err(error) = installed {
-        tracing::warn!("cannot handle Ctrl-C ({error}); it will end the harness at once");
-    }
 }
 
 /// `text` quoted for a POSIX shell when it needs to be.
