@@ -143,6 +143,9 @@ impl WorkspaceBuilder {
     /// [`Error::InvalidRule`] for a rule that is not valid, then the errors of
     /// [`Workspace::new`].
     pub fn build(&self) -> Result<Workspace, Error> {
+        for rule in self.deny.iter().chain(&self.deny_write) {
+            rules::refuse_absolute_within(rule, &self.root)?;
+        }
         let rules = Rules::new(&[
             (Access::Read, &self.protected),
             (Access::Write, &self.protected_write),

@@ -1,7 +1,7 @@
 //! Deny rules: `.gitignore` patterns over workspace-relative paths that refuse reading or
 //! writing, matched by the `ignore` crate's gitignore matcher (ripgrep's).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -151,10 +151,30 @@ fn refuse_unmatchable(rule: &str) -> Result<(), Error> {
             "a rule is one line; give each rule as its own entry",
         ));
     }
-    if rule.split('/').any(|name| name == "..") {
+    // The path part, as a negation would name it too.
+    let path = rule.strip_prefix('!').unwrap_or(rule);
+    if path.split('/').any(|name| name == "..") {
         return Err(unmatchable(
             "rules match paths inside the workspace, which never contain `..`",
         ));
+    }
+    if path.split('/').any(|name| name == ".") {
+        return Err(unmatchable(
+            "no name in a workspace path is `.`, so it matches nothing: write the path from \
+             the workspace's top without `./` (a leading `/` keeps it to the top)",
+        ));
+    }
+    if path == "~" || path.starts_with("~/") {
+        return Err(unmatchable(
+            "`~` is not your home here, so it matches nothing: rules match paths inside the \
+             workspace, from its top",
+        ));
+    }
+    if let Some(escaped) = needless_escape(path) {
+        return Err(unmatchable(&format!(
+            "`\\{escaped}` is `{escaped}` in .gitignore syntax, where `\\` escapes the next \
+             character: separate names with `/`"
+        )));
     }
     let mut alone = builder();
     alone
@@ -168,6 +188,51 @@ fn refuse_unmatchable(rule: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// Refuses a rule that is the absolute path of a place in the workspace at `root`
+/// (`/home/me/project/secrets.txt`): in `.gitignore` syntax a leading `/` only anchors a
+/// rule at the workspace's top, so it would look for `home/me/project/…` there and match
+/// nothing.
+pub(crate) fn refuse_absolute_within(rule: &str, root: &Path) -> Result<(), Error> {
+    let path = rule.strip_prefix('!').unwrap_or(rule);
+    let roots = [Some(root.to_path_buf()), std::fs::canonicalize(root).ok()];
+    for root in roots.iter().flatten() {
+        let Some(root) = root.to_str() else {
+            continue;
+        };
+        let root = root.trim_end_matches('/');
+        if let Some(inside) = path.strip_prefix(root).filter(|rest| rest.starts_with('/')) {
+            let inside = inside.trim_start_matches('/');
+            return Err(Error::InvalidRule {
+                rule: rule.to_owned(),
+                reason: format!(
+                    "it is an absolute path, and rules match paths from the workspace's top \
+                     (a leading `/` only keeps a rule to the top): write `/{inside}`"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The first character a backslash in `rule` escapes that needs no escaping: a backslash
+/// written as a path separator (`secrets\\db.txt`), which `.gitignore` syntax reads as
+/// `secretsdb.txt`.
+fn needless_escape(rule: &str) -> Option<char> {
+    /// What a backslash may escape: glob syntax, the characters special at a rule's start,
+    /// a (trailing) space, and the backslash itself.
+    const SPECIAL: &[char] = &['*', '?', '[', ']', '{', '}', ',', '\\', '!', '#', ' '];
+    let mut chars = rule.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(escaped) if !SPECIAL.contains(&escaped) => return Some(escaped),
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 fn invalid(rule: &str, error: &ignore::Error) -> Error {
@@ -401,13 +466,51 @@ mod tests {
         a_parent_component_is_invalid: "../secrets" => "never contain `..`";
         a_nested_parent_component_is_invalid: "a/../b" => "never contain `..`";
         two_lines_are_invalid: "a\nb" => "a rule is one line";
+        a_leading_dot_component_is_invalid: "./secrets/db.txt" => "no name in a workspace path is `.`";
+        an_inner_dot_component_is_invalid: "secrets/./db.txt" => "no name in a workspace path is `.`";
+        a_negated_dot_component_is_invalid: "!./keep" => "no name in a workspace path is `.`";
+        a_negated_parent_component_is_invalid: "!../keep" => "never contain `..`";
+        a_home_path_is_invalid: "~/secrets" => "`~` is not your home here";
+        a_bare_tilde_is_invalid: "~" => "`~` is not your home here";
+        a_backslash_separator_is_invalid: "secrets\\db.txt" => "`\\d` is `d`";
+        an_escaped_dot_is_invalid: "a\\.env" => "`\\.` is `.`";
         a_carriage_return_is_invalid: "a\r" => "a rule is one line";
+    }
+
+    #[test]
+    fn an_absolute_path_inside_the_workspace_is_refused_with_the_rule_to_write() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path();
+        let canonical = root.canonicalize().expect("canonical");
+        for given in [root, canonical.as_path()] {
+            let rule = format!("{}/secrets/db.txt", given.display());
+            let error = refuse_absolute_within(&rule, root).expect_err("absolute");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "invalid deny rule `{rule}`: it is an absolute path, and rules match paths \
+                     from the workspace's top (a leading `/` only keeps a rule to the top): \
+                     write `/secrets/db.txt`"
+                )
+            );
+            let negated = format!("!{}/keep", given.display());
+            assert!(refuse_absolute_within(&negated, root).is_err());
+        }
+        // An anchored rule, and a path beside the root that only shares its prefix.
+        for rule in [
+            "/secrets",
+            "secrets/",
+            &format!("{}-other/x", root.display()),
+        ] {
+            refuse_absolute_within(rule, root).unwrap_or_else(|error| panic!("{rule}: {error}"));
+        }
     }
 
     #[test]
     fn valid_rules_pass_the_check() {
         for rule in [
-            "secrets/", "/private", "**/x", "!keep", "a..b", "\\#x", "..x/y",
+            "secrets/", "/private", "**/x", "!keep", "a..b", "\\#x", "..x/y", ".env", "a/.b",
+            "~backup", "a~/b", "\\!x", "a\\*", "x\\ ", "\\[a]", "a\\\\b", "a.",
         ] {
             check(rule).unwrap_or_else(|error| panic!("{rule}: {error}"));
         }

@@ -485,14 +485,48 @@ fn listings_leave_out_what_the_rules_refuse() {
     assert!(names("docs/a/b").is_empty());
 }
 
+/// Only the build knows the root, so only it can tell the absolute path of a place in the
+/// workspace from a rule anchored at the top.
+#[test]
+fn the_absolute_path_of_a_place_in_the_workspace_is_refused_when_building() {
+    let fixture = Fixture::new();
+    let rule = format!("{}/src/main.rs", fixture.root_str());
+    for error in [
+        Workspace::builder(&fixture.root).deny(rule.clone()).build(),
+        Workspace::builder(&fixture.root)
+            .deny_write(rule.clone())
+            .build(),
+    ]
+    .map(|built| built.expect_err("absolute"))
+    {
+        assert!(
+            matches!(&error, Error::InvalidRule { rule: named, .. } if *named == rule),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().ends_with("write `/src/main.rs`"),
+            "{error}"
+        );
+    }
+    Workspace::builder(&fixture.root)
+        .deny("/src/main.rs")
+        .build()
+        .expect("anchored at the top");
+}
+
 #[test]
 fn a_rule_that_is_not_valid_is_refused_when_building_and_named() {
     let fixture = Fixture::new();
+    // Rules that would match nothing, written as a path is elsewhere: from `.`, from the
+    // home, with Windows separators.
     for (rule, reason) in [
         ("src/[", "unclosed character class"),
         ("", "it matches nothing"),
         ("# secrets", "it matches nothing"),
         ("../x", "never contain `..`"),
+        ("./src/main.rs", "no name in a workspace path is `.`"),
+        ("~/.netrc", "`~` is not your home here"),
+        ("src\\main.rs", "separate names with `/`"),
     ] {
         let error = Workspace::builder(&fixture.root)
             .deny(rule)
