@@ -394,3 +394,47 @@ fn a_commands_read_of_another_name_of_a_hidden_file_is_refused_under_both_tiers(
             .assert_stdout_has(&["plain-words-from-dotenv"]);
     }
 }
+
+/// `--writable` names what commands may write besides the workspace; the undo store and
+/// the workspace's `.git` stay read-only inside it, so a command cannot take the way back.
+#[test]
+fn the_undo_store_and_git_stay_read_only_under_a_writable_home_or_git() {
+    let repo = Repo::from_fixture("calc");
+    let home = repo.outer.join("home");
+    let store = home.join(".local/state/harness/calc-store");
+    fs::create_dir_all(&store).expect("store");
+    fs::write(store.join("run"), "kept").expect("run");
+    fs::create_dir_all(home.join("cache")).expect("cache");
+    let call = r#"{"argv": ["sh", "-c", "echo x > ~/cache/new; echo x > ~/.local/state/harness/calc-store/run; rm -rf ~/.local/state/harness; echo x > .git/HEAD"]}"#;
+    let home_arg = home.display().to_string();
+    let git_arg = repo.root.join(".git").display().to_string();
+    let head = fs::read(repo.root.join(".git/HEAD")).expect("HEAD");
+    for sandbox in ["bwrap", "landlock"] {
+        repo.harness(&[
+            "tool",
+            "--sandbox",
+            sandbox,
+            "--writable",
+            &home_arg,
+            "--writable",
+            &git_arg,
+            "run_command",
+            call,
+        ]);
+        assert!(
+            home.join("cache/new").exists(),
+            "{sandbox}: the writable home"
+        );
+        fs::remove_file(home.join("cache/new")).expect("rm");
+        assert_eq!(
+            fs::read_to_string(store.join("run")).ok().as_deref(),
+            Some("kept"),
+            "{sandbox}: the store changed"
+        );
+        assert_eq!(
+            fs::read(repo.root.join(".git/HEAD")).expect("HEAD"),
+            head,
+            "{sandbox}: .git written"
+        );
+    }
+}

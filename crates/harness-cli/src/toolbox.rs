@@ -78,6 +78,10 @@ impl Plan {
         for path in &settings.writable {
             confinement = confinement.writable(path);
         }
+        // The undo store stays read-only even inside a writable path (`--writable ~`).
+        if let Some(stores) = harness_undo::stores_dir() {
+            confinement = confinement.read_only(stores);
+        }
         let tests = settings
             .test_code()
             .context("in the configuration's `tests`")?;

@@ -110,7 +110,8 @@ impl FromStr for Tier {
 /// let confinement = Confinement::new("/home/me/project")
 ///     .writable("/home/me/.cargo/registry")
 ///     .network(false)
-///     .hide("/home/me/project/.env");
+///     .hide("/home/me/project/.env")
+///     .read_only("/home/me/.local/state/harness");
 /// # let _ = confinement;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,6 +126,8 @@ pub struct Confinement {
     home: Option<PathBuf>,
     /// Further paths hidden (the deny rules).
     hidden: Vec<PathBuf>,
+    /// Further paths kept read-only (an undo store).
+    read_only: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -138,6 +141,7 @@ impl Confinement {
             network: false,
             home: std::env::var_os("HOME").map(PathBuf::from),
             hidden: Vec::new(),
+            read_only: Vec::new(),
         }
     }
 
@@ -158,6 +162,16 @@ impl Confinement {
     /// does not exist is ignored.
     pub fn hide(mut self, path: impl Into<PathBuf>) -> Confinement {
         self.hidden.push(path.into());
+        self
+    }
+
+    /// Keeps `path` read-only to commands even where the workspace or a
+    /// [`writable`](Confinement::writable) path holds it: for what must outlive
+    /// any command, such as the store that undoes their work (`--writable ~`
+    /// would otherwise let `rm -rf ~/.local/state` take it). A path that does
+    /// not exist is ignored.
+    pub fn read_only(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.read_only.push(path.into());
         self
     }
 
@@ -192,13 +206,15 @@ impl Confinement {
         home.starts_with("/tmp").then_some(home)
     }
 
-    /// The existing paths inside the workspace that stay read-only: the undo
-    /// path (`.git`) and the harness's own configuration.
-    pub(crate) fn read_only_in_workspace(&self) -> Vec<PathBuf> {
+    /// The existing paths that stay read-only even inside the workspace or a
+    /// writable path: the workspace's undo path (`.git`), the harness's own
+    /// configuration, and those given to [`Confinement::read_only`].
+    pub(crate) fn read_only_paths(&self) -> Vec<PathBuf> {
         existing(
             [".git", "harness.toml"]
                 .into_iter()
-                .map(|name| self.workspace.join(name)),
+                .map(|name| self.workspace.join(name))
+                .chain(self.read_only.iter().cloned()),
         )
     }
 

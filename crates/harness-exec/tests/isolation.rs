@@ -74,6 +74,52 @@ fn a_writable_path_is_writable_and_only_when_named() {
     }
 }
 
+/// A writable path that holds the undo store, or the workspace's `.git` named as writable,
+/// leaves them read-only: what undoes a command's work must outlive the command.
+#[test]
+fn a_read_only_path_and_git_stay_read_only_inside_a_writable_path() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(workspace.join(".git")).expect("git");
+        std::fs::create_dir_all(root.join("cache/state/harness")).expect("store");
+        // Under Landlock a writable path that holds a read-only one is granted entry by
+        // entry, so a command writes in its existing directories, not at its top.
+        std::fs::create_dir_all(root.join("cache/sub")).expect("sub");
+        std::fs::write(root.join("cache/state/harness/run"), "kept").expect("run");
+        let confinement = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .writable(root.join("cache"))
+            .writable(workspace.join(".git"))
+            .read_only(root.join("cache/state/harness"));
+        let script = "echo x > \"$0\"/cache/sub/beside; echo x > \"$0\"/cache/state/harness/new; \
+                      echo x > \"$0\"/cache/state/harness/run; rm -rf \"$0\"/cache/state/harness; \
+                      echo x > .git/HEAD";
+        let argv = ["sh", "-c", script, root.to_str().expect("utf-8")];
+        let outcome = runner(tier, confinement)
+            .run(&argv, &RunOptions::new(&workspace))
+            .expect("runs");
+        assert!(
+            root.join("cache/sub/beside").exists(),
+            "{tier}: the writable path\n{}",
+            outcome.to_model_text()
+        );
+        assert!(
+            !root.join("cache/state/harness/new").exists(),
+            "{tier}: created"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("cache/state/harness/run")).ok(),
+            Some("kept".to_owned()),
+            "{tier}: the store changed"
+        );
+        assert!(
+            !workspace.join(".git/HEAD").exists(),
+            "{tier}: .git written"
+        );
+    }
+}
+
 #[test]
 fn the_network_is_reachable_only_when_allowed() {
     for tier in real_tiers() {

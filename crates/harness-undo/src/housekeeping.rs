@@ -37,10 +37,16 @@ pub struct StoreInfo {
     pub runs: usize,
 }
 
+/// The directory that holds every harness store: `$XDG_STATE_HOME/harness`, else
+/// `~/.local/state/harness`; `None` when neither variable names an absolute path. What a
+/// command could write there, it could take from `undo`: keep it read-only to commands.
+pub fn stores_dir() -> Option<PathBuf> {
+    store::state_home().map(|home| home.join("harness"))
+}
+
 /// Every harness store under the state directory (`$XDG_STATE_HOME/harness`).
 pub fn stores() -> Result<Vec<StoreInfo>, Error> {
-    let home = store::state_home().ok_or(Error::NoStateHome)?;
-    let base = home.join("harness");
+    let base = stores_dir().ok_or(Error::NoStateHome)?;
     let Ok(entries) = fs::read_dir(&base) else {
         return Ok(Vec::new());
     };

@@ -167,7 +167,7 @@ mod watch;
 
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
-pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores};
+pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::Tracking;

@@ -94,11 +94,12 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
         args.mount("--ro-bind", &home, &home);
     }
     args.mount("--bind", &workspace, &workspace);
-    for path in confinement.read_only_in_workspace() {
-        args.mount("--ro-bind", &path, &path);
-    }
     for path in confinement.writable_paths() {
         args.mount("--bind", &path, &path);
+    }
+    // After every writable bind, so that none can make them writable again.
+    for path in confinement.read_only_paths() {
+        args.mount("--ro-bind", &path, &path);
     }
     for path in confinement.hidden_paths() {
         if path.is_dir() {
@@ -163,12 +164,16 @@ mod tests {
         let ws = root.join("ws");
         let home = root.join("home");
         let cache = root.join("cache");
-        for d in [ws.join(".git"), home.join(".ssh"), cache.clone()] {
+        let store = cache.join("store");
+        for d in [ws.join(".git"), home.join(".ssh"), store.clone()] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
         std::fs::write(ws.join("harness.toml"), "").expect("toml");
         std::fs::write(home.join(".netrc"), "").expect("netrc");
-        let confinement = Confinement::new(&ws).home(&home).writable(&cache);
+        let confinement = Confinement::new(&ws)
+            .home(&home)
+            .writable(&cache)
+            .read_only(&store);
         let args = text(&arguments(&confinement, &ws).expect("arguments"));
         // A temporary home sits under /tmp, which the private /tmp would hide.
         let home_view = if home.starts_with("/tmp") {
@@ -176,14 +181,20 @@ mod tests {
         } else {
             String::new()
         };
-        let (ws, home, cache) = (ws.display(), home.display(), cache.display());
+        let (ws, home, cache, store) = (
+            ws.display(),
+            home.display(),
+            cache.display(),
+            store.display(),
+        );
+        // The read-only paths come after every writable one, so none is writable again.
         assert_eq!(
             args,
             format!(
                 "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts \
                  --unshare-net --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
-                 {home_view}--bind {ws} {ws} --ro-bind {ws}/.git {ws}/.git \
-                 --ro-bind {ws}/harness.toml {ws}/harness.toml --bind {cache} {cache} \
+                 {home_view}--bind {ws} {ws} --bind {cache} {cache} --ro-bind {store} {store} \
+                 --ro-bind {ws}/.git {ws}/.git --ro-bind {ws}/harness.toml {ws}/harness.toml \
                  --ro-bind /dev/null {home}/.netrc --tmpfs {home}/.ssh --chdir {ws}"
             )
         );

@@ -63,7 +63,7 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
     let mut read_holes = hidden.clone();
     read_holes.push(PathBuf::from("/dev"));
     let mut write_holes = hidden;
-    write_holes.extend(confinement.read_only_in_workspace());
+    write_holes.extend(confinement.read_only_paths());
 
     let mut rules = Vec::new();
     let read = AccessFs::from_read(REQUESTED);
