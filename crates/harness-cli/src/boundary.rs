@@ -123,6 +123,11 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
             "kernel isolation: commands run as you, with your files, network, processes and \
              credentials (choose --sandbox bwrap or landlock; `harness sandbox doctor`)"
                 .into(),
+            "the way back: a command can delete the undo store ($XDG_STATE_HOME/harness) or \
+             .git, and a run's work can then no longer be undone"
+                .into(),
+            "a harness killed with SIGKILL leaves its running command to run on"
+                .into(),
         ],
         Tier::Bwrap => vec![
             "reads: commands can read every file you can outside the hidden secret locations \
@@ -140,6 +145,9 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 "/proc/<pid>/environ of your other processes stays readable".to_owned(),
                 "reads: commands can read every file you can outside the hidden secret \
                  locations and deny rules (other projects, /etc)"
+                    .to_owned(),
+                "a harness killed with SIGKILL leaves its running command to run on (Ctrl-C, \
+                 SIGTERM and SIGHUP kill it first)"
                     .to_owned(),
             ];
             if abi < 4 {
