@@ -215,3 +215,31 @@ fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() 
         .assert_stdout_has(&["pruned 1 run: "]);
     assert!(!repo.git(&["tag"]).contains("harness/"), "the tag went too");
 }
+
+/// A file git ignores is in no snapshot of the run's start. A model whose command empties
+/// `.gitignore` makes the user's ignored file visible to the next checkpoint; undo must
+/// still not take it for the run's and delete it.
+#[test]
+fn a_model_that_unignores_a_users_file_cannot_have_undo_delete_it() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".gitignore", "precious.txt\n");
+    repo.commit_all("ignore the notes");
+    repo.file("precious.txt", "the user's ignored notes\n");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", "printf '' > .gitignore; echo new > created.txt"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    repo.harness(&["run", "--host", &model.url(), "t"])
+        .assert_exit(1);
+    repo.harness(&["undo"]).assert_exit(0).assert_stdout_has(&[
+        "kept, as they were there before the run, when git ignored them",
+        "precious.txt",
+    ]);
+    assert_eq!(repo.read("precious.txt"), "the user's ignored notes\n");
+    assert_eq!(repo.read(".gitignore"), "precious.txt\n");
+    assert!(!repo.root.join("created.txt").exists());
+}

@@ -126,8 +126,7 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
             "the way back: a command can delete the undo store ($XDG_STATE_HOME/harness) or \
              .git, and a run's work can then no longer be undone"
                 .into(),
-            "a harness killed with SIGKILL leaves its running command to run on"
-                .into(),
+            "a harness killed with SIGKILL leaves its running command to run on".into(),
         ],
         Tier::Bwrap => vec![
             "reads: commands can read every file you can outside the hidden secret locations \

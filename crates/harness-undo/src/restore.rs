@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use git2::{Delta, Index};
 
@@ -66,6 +67,52 @@ pub(crate) fn plan(
         written,
         displaced: displaced.into_iter().collect(),
     })
+}
+
+impl Plan {
+    /// The files this plan removes that were there before the run began at `started`.
+    ///
+    /// The pre-run state lacks such a file only because git ignored it then: a command
+    /// that changes the ignore rules (empties `.gitignore`, adds a `!` rule) makes it
+    /// visible, and a checkpoint records it. Going back to the start must not delete it;
+    /// see [`Session::undo`](crate::Session::undo).
+    ///
+    /// A file was there before when its birth time is earlier than `started`; where the
+    /// file system keeps no birth time, when its inode last changed before `started` (it
+    /// was there, and nothing has touched it since). A file a command created is born, and
+    /// changed, after the start: no command can set those times back. A file a command
+    /// moved keeps its birth time, so this alone does not say the file was ignored.
+    pub(crate) fn removed_from_before(&self, root: &Path, started: SystemTime) -> Vec<PathBuf> {
+        self.removed
+            .iter()
+            .filter(|path| was_there_before(&root.join(path), started))
+            .cloned()
+            .collect()
+    }
+}
+
+/// True if the file at `path` existed before `started`, as far as its times can tell.
+fn was_there_before(path: &Path, started: SystemTime) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|metadata| {
+        born_before(
+            metadata.created(),
+            crate::session::last_change(&metadata),
+            started,
+        )
+    })
+}
+
+/// From a file's birth time, where the file system keeps one, else from the time its
+/// inode last changed: true if it existed before `started`.
+fn born_before(
+    born: std::io::Result<SystemTime>,
+    changed: std::io::Result<SystemTime>,
+    started: SystemTime,
+) -> bool {
+    match born {
+        Ok(born) => born < started,
+        Err(_) => changed.is_ok_and(|changed| changed < started),
+    }
 }
 
 /// Makes the working tree at `root` match `target`'s tree and the user's index
@@ -177,7 +224,30 @@ fn remove_with_empty_parents(root: &Path, path: &Path) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
+    use std::io;
+    use std::time::Duration;
+
     use super::*;
+
+    #[test]
+    fn a_file_is_from_before_the_run_by_its_birth_else_by_its_last_change() {
+        let started = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let (before, at, after) = (
+            started - Duration::from_millis(1),
+            started,
+            started + Duration::from_millis(1),
+        );
+        let none = || Err(io::Error::from(io::ErrorKind::Unsupported));
+        // The birth time decides when there is one, whatever the last change says.
+        assert!(born_before(Ok(before), Ok(after), started));
+        assert!(!born_before(Ok(at), Ok(before), started));
+        assert!(!born_before(Ok(after), Ok(before), started));
+        // Without one, a file untouched since before the start was there.
+        assert!(born_before(none(), Ok(before), started));
+        assert!(!born_before(none(), Ok(at), started));
+        assert!(!born_before(none(), Ok(after), started));
+        assert!(!born_before(none(), none(), started));
+    }
 
     #[test]
     fn removal_climbs_while_directories_empty() {

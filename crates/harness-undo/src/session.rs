@@ -77,6 +77,11 @@ pub struct Restored {
     /// its directory must be, or a directory where it must be), and so were
     /// removed; they are in the `saved` commit, and redo puts them back.
     pub displaced: Vec<PathBuf>,
+    /// Files the pre-run state lacks that an undo kept, as they were, because
+    /// they were there before the run: git ignored them then, and a command's
+    /// change to the ignore rules made them visible since. Sorted. What a
+    /// command wrote into one is not undone.
+    pub kept: Vec<PathBuf>,
     /// True if and only if the workspace's repository was gone or unreadable,
     /// so that only the working tree came back, from the harness's store: not
     /// the index (staged changes), HEAD, branches or history, which the
@@ -674,6 +679,7 @@ impl Session {
                 changed: Vec::new(),
                 saved: None,
                 displaced: Vec::new(),
+                kept: Vec::new(),
                 repository_missing: self.mode == Mode::StoreOnly,
                 repaired,
             });
@@ -874,6 +880,14 @@ impl Session {
         direction: Direction,
     ) -> Result<Restored, Error> {
         let plan = restore::plan(&self.repo, &self.root, tree, target.tree)?;
+        // Only an undo goes back to before the run; what redo removes, the run removed.
+        let from_before = match direction {
+            Direction::Undo => {
+                let started = crate::record::time_of(self.record.started_ms);
+                plan.removed_from_before(&self.root, started)
+            }
+            Direction::Redo => Vec::new(),
+        };
         let displaced = plan.displaced.clone();
         let saved_tree = state::with_files(&self.repo, &self.root, tree, &displaced)?;
         let message = format!("state before {direction} of run {}", self.record.id);
@@ -886,14 +900,55 @@ impl Session {
         self.record.undone = direction == Direction::Undo;
         self.runs.write(&self.record)?;
         let with_index = self.mode == Mode::Workspace;
-        let changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
+        let mut changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
+        let kept = self.put_back_ignored(scanner, saved_tree, from_before)?;
+        changed.retain(|path| !kept.contains(path));
         Ok(Restored {
             changed,
             saved: Some(CommitId(saved.commit)),
             displaced,
+            kept,
             repository_missing: !with_index,
             repaired: Vec::new(),
         })
+    }
+
+    /// Writes back, as they were before the restore (from `saved_tree`), the files among
+    /// `from_before` (files that were there before the run, which the restore removed)
+    /// that the restored ignore rules ignore: files git ignored when the run began, made
+    /// visible since by a command's change to the rules. Returns them, sorted. A file that
+    /// is not ignored now (a tracked one a command moved) stays removed.
+    fn put_back_ignored(
+        &self,
+        scanner: &Scanner,
+        saved_tree: Oid,
+        from_before: Vec<PathBuf>,
+    ) -> Result<Vec<PathBuf>, Error> {
+        if from_before.is_empty() {
+            return Ok(Vec::new());
+        }
+        // A handle of its own: the rules were just rewritten, and a cached reading of
+        // them could be stale.
+        let fresh = Repository::open(self.repo.path()).context("open the repository")?;
+        if fresh.is_bare() {
+            fresh
+                .set_workdir(&self.root, false)
+                .context("use the workspace as the working tree")?;
+        }
+        let mut kept = Vec::new();
+        for path in from_before {
+            if fresh
+                .is_path_ignored(&path)
+                .context(format_args!("check whether {} is ignored", path.display()))?
+            {
+                kept.push(path);
+            }
+        }
+        if !kept.is_empty() {
+            scanner.checkout(saved_tree, &kept)?;
+        }
+        kept.sort();
+        Ok(kept)
     }
 
     /// Waits until the pre-run state is in the store. [`Session::begin`]
@@ -1231,7 +1286,7 @@ fn file_system_now(dir: &Path) -> SystemTime {
 /// When the file of `metadata` last changed: on Unix its inode's change time
 /// (ctime), which the kernel sets on every write, create, rename or chmod and
 /// no program can set back; elsewhere its modification time.
-fn last_change(metadata: &std::fs::Metadata) -> std::io::Result<SystemTime> {
+pub(crate) fn last_change(metadata: &std::fs::Metadata) -> std::io::Result<SystemTime> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -829,3 +829,50 @@ fn revert_to_start_after_rm_rf_git_restores_the_working_tree_from_the_store() {
         "a second revert is as exact as the first"
     );
 }
+
+/// A file git ignored when the run began is in no snapshot of its start. A command that
+/// changes the ignore rules makes it visible, a checkpoint records it, and going back to
+/// the start must not take it for the run's: undo and the revert between attempts leave
+/// it, and say so; what the run created goes.
+#[test]
+fn undo_keeps_the_ignored_files_from_before_the_run_that_a_command_made_visible() {
+    for revert in [false, true] {
+        let repo = Repo::with_files(&[(".gitignore", "precious.txt\nnotes/\n"), ("x", "")]);
+        repo.write("precious.txt", "mine\n");
+        repo.write("notes/deep.md", "mine too\n");
+        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        // A command empties the ignore rules, appends to one file, creates two (one where
+        // the rules ignore again after the undo), and moves a tracked one: a moved file
+        // keeps its birth time, and is not ignored, so it goes.
+        repo.write(".gitignore", "");
+        shell(&repo, "echo appended >> precious.txt; mv x moved.txt");
+        repo.write("created.txt", "the run's\n");
+        repo.write("notes/new.md", "the run's\n");
+        session.checkpoint("a command").unwrap();
+        let restored = if revert {
+            session.revert_to_start().unwrap()
+        } else {
+            session.undo(Force::No).unwrap()
+        };
+        assert_eq!(
+            restored.kept,
+            [Path::new("notes/deep.md"), Path::new("precious.txt")],
+            "revert: {revert}"
+        );
+        assert!(
+            !restored
+                .changed
+                .iter()
+                .any(|path| restored.kept.contains(path))
+        );
+        assert_eq!(repo.read("notes/deep.md"), "mine too\n");
+        // Kept as the command left it: what it wrote into a file ignored at the start is
+        // in no snapshot.
+        assert_eq!(repo.read("precious.txt"), "mine\nappended\n");
+        for gone in ["created.txt", "notes/new.md", "moved.txt"] {
+            assert!(!repo.root.join(gone).exists(), "{gone}, revert: {revert}");
+        }
+        assert_eq!(repo.read("x"), "");
+        assert_eq!(repo.read(".gitignore"), "precious.txt\nnotes/\n");
+    }
+}

@@ -191,6 +191,11 @@ pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("{} is not an existing directory", directory.display()))
 }
 
+/// How `undo` and the MCP `undo_run` introduce the files an undo left in place
+/// ([`harness_undo::Restored::kept`]).
+pub(crate) const KEPT: &str = "kept, as they were there before the run, when git ignored them \
+                               (a command changed the ignore rules): ";
+
 /// Says what an undo or redo found changed in `.git` and put back, and, when the repository
 /// was gone, plainly what could not be restored.
 pub(crate) fn report_limits(

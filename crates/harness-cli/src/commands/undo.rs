@@ -15,7 +15,9 @@ use crate::shown::{Shown, Visible, shown};
 /// --allow-dirty runs), from the harness's store outside the workspace, so this works even
 /// when a command deleted the run's refs or .git itself (then only the working tree comes
 /// back). What is there now is saved first: `harness redo` brings it back. Ignored files
-/// are left alone, except those the file tools wrote, which are restored too.
+/// are left alone, except those the file tools wrote, which are restored too; a file that
+/// was there before the run, ignored then, and that a command made visible by changing the
+/// ignore rules, is kept and named, never deleted.
 #[derive(Debug, Args)]
 pub(crate) struct UndoCommand {
     #[command(flatten)]
@@ -62,6 +64,10 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             "moved aside ignored files in the way (redo puts them back): {}",
             Shown::join(&displaced, ", ")
         ))?;
+    }
+    if !restored.kept.is_empty() {
+        let kept: Vec<Shown> = restored.kept.iter().map(|p| p.display().shown()).collect();
+        out.line(&shown!("{}{}", super::KEPT, Shown::join(&kept, ", ")))?;
     }
     report_limits(&restored, &session)?;
     out.line(&shown!(

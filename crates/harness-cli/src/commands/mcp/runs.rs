@@ -272,13 +272,22 @@ fn restored_text(verb: &str, session: &Session, restored: &harness_undo::Restore
         .iter()
         .map(|path| path.display().to_string())
         .collect();
-    format!(
+    let mut text = format!(
         "{verb} run {}: restored {} file{}: {}",
         session.id(),
         paths.len(),
         if paths.len() == 1 { "" } else { "s" },
         paths.join(", ")
-    )
+    );
+    if !restored.kept.is_empty() {
+        let kept: Vec<String> = restored
+            .kept
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect();
+        text.push_str(&format!("\n{}{}", crate::commands::KEPT, kept.join(", ")));
+    }
+    text
 }
 
 /// The arguments of `name`, or an error the caller can fix.
