@@ -188,7 +188,8 @@ fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() 
     let run = repo.harness(&["run", "--host", &model.url(), "t"]);
     run.assert_exit(1).assert_stdout_has(&[
         "files changed: local.cfg (+1 −1)",
-        "not undoable:  1 ignored path changed by commands: target/out.o",
+        "not undoable:  1 path commands changed that no snapshot holds (ignored, or nested too \
+         deep to record): target/out.o",
     ]);
     repo.harness(&["diff", "--stat"])
         .assert_exit(0)

@@ -65,7 +65,16 @@ pub(crate) struct Scanner {
     rescan_due: bool,
     /// Ignored paths recorded all the same (the file tools wrote them).
     forced: BTreeSet<PathBuf>,
+    /// Directories nested too deep to record ([`MAX_DEPTH`]), left out of
+    /// every snapshot as if ignored.
+    too_deep: BTreeSet<PathBuf>,
 }
+
+/// How many directories down the scanner records files; a directory this deep
+/// is left out with what it holds. libgit2 refuses to walk a working tree
+/// nested deeper than 100 levels (its own limit), and git itself cannot check
+/// out paths longer than the system allows, so nothing deeper could be undone.
+pub(crate) const MAX_DEPTH: usize = 90;
 
 impl Scanner {
     /// A scanner of the working tree at `root`, whose private index starts as a
@@ -116,6 +125,7 @@ impl Scanner {
             watcher: None,
             rescan_due: true,
             forced: BTreeSet::new(),
+            too_deep: BTreeSet::new(),
         };
         if tracking == Tracking::Watch {
             scanner.watcher = Watcher::new(root).ok();
@@ -222,24 +232,30 @@ impl Scanner {
             // Refresh stat data of files that were touched but not changed, so
             // the next scan need not hash them again.
             .update_index(true);
-        let diff = self
+        self.leave_out_too_deep()?;
+        let compared = self
             .repo
             .diff_index_to_workdir(Some(&self.index), Some(&mut options))
-            .context("compare the working tree with the last snapshot")?;
-        let mut removed = Vec::new();
-        let mut present = Vec::new();
-        for delta in diff.deltas() {
-            if delta.status() == Delta::Deleted {
-                removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
-            } else if let Some(path) = delta.new_file().path_bytes() {
-                // A nested repository shows as one untracked `dir/`; git
-                // records none of it.
-                if !path.ends_with(b"/") {
-                    present.push(paths::from_bytes(path));
+            .map(|diff| changed_paths(&diff));
+        let (removed, present) = match compared {
+            Ok(changed) => changed,
+            Err(error) => {
+                // Perhaps a directory nested too deep for libgit2, which no
+                // walk of this scanner has met yet: look for one, and if that
+                // was it, compare again without it.
+                let known = self.too_deep.len();
+                self.walk_for_depth()?;
+                if self.too_deep.len() == known {
+                    return Err(error).context("compare the working tree with the last snapshot");
                 }
+                self.leave_out_too_deep()?;
+                let diff = self
+                    .repo
+                    .diff_index_to_workdir(Some(&self.index), Some(&mut options))
+                    .context("compare the working tree with the last snapshot")?;
+                changed_paths(&diff)
             }
-        }
-        drop(diff);
+        };
         for path in removed {
             self.remove_file(&path)?;
         }
@@ -247,6 +263,15 @@ impl Scanner {
             self.add_file(&path)?;
         }
         Ok(())
+    }
+
+    /// Walks the whole tree without watching, only to find the directories
+    /// nested too deep to record.
+    fn walk_for_depth(&mut self) -> Result<(), Error> {
+        let watcher = self.watcher.take();
+        let walked = self.walk(Path::new(""), None);
+        self.watcher = watcher;
+        walked
     }
 
     /// Records the current state of one path that may have changed.
@@ -327,46 +352,78 @@ impl Scanner {
 
     /// Visits directory `dir` and every directory below it that git sees:
     /// watches each (when watching) and collects the files and symlinks (when
-    /// given `files`).
+    /// given `files`). A directory [`MAX_DEPTH`] levels down is not entered
+    /// but noted in `too_deep`. Iterative: a command can nest directories far
+    /// deeper than a thread's stack could recurse.
     fn walk(&mut self, dir: &Path, mut files: Option<&mut Vec<PathBuf>>) -> Result<(), Error> {
-        if let Some(watcher) = &mut self.watcher
-            && let Err(e) = watcher.watch(dir)
-        {
-            if is_gone(&e) {
-                // Gone since it was listed: its parent's notes cover it.
-                return Ok(());
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            if dir.components().count() >= MAX_DEPTH {
+                self.too_deep.insert(dir);
+                continue;
             }
-            // Out of watches (fs.inotify.max_user_watches) or similar:
-            // notes from here on would be incomplete, so scan in full.
-            self.watcher = None;
-            self.rescan_due = true;
-        }
-        let full = self.root.join(dir);
-        let entries = match fs::read_dir(&full) {
-            Ok(entries) => entries,
-            Err(e) => {
-                return if is_gone(&e) {
-                    Ok(())
-                } else {
-                    Err(Error::io(&full, e))
-                };
-            }
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&full, e))?;
-            let path = dir.join(entry.file_name());
-            let file_type = entry.file_type().map_err(|e| Error::io(&entry.path(), e))?;
-            if file_type.is_dir() {
-                if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
-                    self.walk(&path, files.as_deref_mut())?;
-                }
-            } else if let Some(files) = files.as_deref_mut()
-                && (file_type.is_file() || file_type.is_symlink())
+            if let Some(watcher) = &mut self.watcher
+                && let Err(e) = watcher.watch(&dir)
             {
-                files.push(path);
+                if is_gone(&e) {
+                    // Gone since it was listed: its parent's notes cover it.
+                    continue;
+                }
+                // Out of watches (fs.inotify.max_user_watches) or similar:
+                // notes from here on would be incomplete, so scan in full.
+                self.watcher = None;
+                self.rescan_due = true;
+            }
+            let full = self.root.join(&dir);
+            let entries = match fs::read_dir(&full) {
+                Ok(entries) => entries,
+                Err(e) if is_gone(&e) => continue,
+                Err(e) => return Err(Error::io(&full, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(&full, e))?;
+                let path = dir.join(entry.file_name());
+                let file_type = entry.file_type().map_err(|e| Error::io(&entry.path(), e))?;
+                if file_type.is_dir() {
+                    if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
+                        pending.push(path);
+                    }
+                } else if let Some(files) = files.as_deref_mut()
+                    && (file_type.is_file() || file_type.is_symlink())
+                {
+                    files.push(path);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Has libgit2 take every directory in `too_deep` for an ignored one, which
+    /// its walk of the working tree does not enter: it refuses a tree nested
+    /// deeper than 100 levels, so one such directory would otherwise stop
+    /// every full scan, and with it undo. The rules live in this handle only.
+    fn leave_out_too_deep(&mut self) -> Result<(), Error> {
+        if self.too_deep.is_empty() {
+            return Ok(());
+        }
+        // Only this scanner's rules are in memory: set them afresh.
+        self.repo
+            .clear_ignore_rules()
+            .context("reset the rules of the scanner")?;
+        for dir in &self.too_deep {
+            let Some(rule) = anchored_rule(dir) else {
+                continue;
+            };
+            self.repo
+                .add_ignore_rule(&rule)
+                .context(format_args!("leave out {}", dir.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Directories too deep to record (see [`MAX_DEPTH`]), sorted.
+    pub(crate) fn too_deep(&self) -> &BTreeSet<PathBuf> {
+        &self.too_deep
     }
 
     /// True if and only if git looks inside directory `dir`: it is not a nested
@@ -431,6 +488,44 @@ fn is_gone(error: &std::io::Error) -> bool {
     matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
+/// The paths a comparison of the index with the working tree found removed,
+/// and those found added or changed.
+fn changed_paths(diff: &git2::Diff<'_>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut removed = Vec::new();
+    let mut present = Vec::new();
+    for delta in diff.deltas() {
+        if delta.status() == Delta::Deleted {
+            removed.extend(delta.old_file().path_bytes().map(paths::from_bytes));
+        } else if let Some(path) = delta.new_file().path_bytes() {
+            // A nested repository shows as one untracked `dir/`; git records
+            // none of it.
+            if !path.ends_with(b"/") {
+                present.push(paths::from_bytes(path));
+            }
+        }
+    }
+    (removed, present)
+}
+
+/// A `.gitignore` rule for exactly directory `dir` (relative to the top),
+/// every character escaped that the syntax would read otherwise; `None` for a
+/// name no rule can spell (not UTF-8, or holding a line break).
+fn anchored_rule(dir: &Path) -> Option<String> {
+    let text = dir.to_str()?;
+    if text.contains(['\n', '\r']) {
+        return None;
+    }
+    let mut rule = String::from("/");
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '!' | '#' | ' ') {
+            rule.push('\\');
+        }
+        rule.push(c);
+    }
+    rule.push('/');
+    Some(rule)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,6 +554,52 @@ mod tests {
         fs::create_dir(dir.path().join("sub")).unwrap();
         fs::write(dir.path().join("sub/file"), "f").unwrap();
         (dir, repo)
+    }
+
+    #[test]
+    fn the_walk_collects_files_above_the_depth_limit_and_notes_the_first_directory_at_it() {
+        let (dir, repo) = repo();
+        let root = dir.path();
+        let above: PathBuf = std::iter::repeat_n("a", MAX_DEPTH - 1).collect();
+        let at = above.join("a");
+        fs::create_dir_all(root.join(&at).join("b")).unwrap();
+        fs::write(root.join(&above).join("kept"), "x").unwrap();
+        fs::write(root.join(&at).join("left-out"), "x").unwrap();
+        let mut scanner = Scanner::new(&repo, root, None, Tracking::FullScan).unwrap();
+        let mut files = Vec::new();
+        scanner.walk(Path::new(""), Some(&mut files)).unwrap();
+        files.sort();
+        assert_eq!(files, [above.join("kept"), PathBuf::from("sub/file")]);
+        assert_eq!(scanner.too_deep().iter().collect::<Vec<_>>(), [&at]);
+        // Left out of a full scan as an ignored directory would be.
+        scanner.snapshot().unwrap();
+        assert!(scanner.is_tracked(&above.join("kept")));
+        assert!(!scanner.is_tracked(&at.join("left-out")));
+    }
+
+    #[test]
+    fn a_rule_names_exactly_its_directory_whatever_its_characters() {
+        assert_eq!(
+            anchored_rule(Path::new("a b/[x]*?/!#\\")).as_deref(),
+            Some("/a\\ b/\\[x\\]\\*\\?/\\!\\#\\\\/")
+        );
+        assert_eq!(anchored_rule(Path::new("line\nbreak")), None);
+        let (dir, repo) = repo();
+        let root = dir.path();
+        for name in ["a b", "[x]", "*", "!n", "#c"] {
+            fs::create_dir_all(root.join(name)).unwrap();
+            let rule = anchored_rule(Path::new(name)).unwrap();
+            let scanner = Scanner::new(&repo, root, None, Tracking::FullScan).unwrap();
+            scanner.repo.add_ignore_rule(&rule).unwrap();
+            assert!(
+                scanner.is_ignored(Path::new(name)).unwrap(),
+                "{name}: {rule}"
+            );
+            assert!(
+                !scanner.is_ignored(Path::new("sub")).unwrap(),
+                "{name}: {rule}"
+            );
+        }
     }
 
     #[test]

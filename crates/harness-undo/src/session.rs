@@ -548,13 +548,36 @@ impl Session {
     }
 
     /// Ignored files changed (written or created) since the run began that no
-    /// snapshot holds, such as build outputs a command wrote under `target/`:
-    /// undo does not restore or remove them. Counted in full; the first
-    /// 20 are named, sorted. A change is told by the time of the inode's last
-    /// change, which no command can set back, not by the modification time,
-    /// which `touch -d`, `cp -p` or `tar x` do. Files a command deleted from
-    /// ignored directories are not seen.
+    /// snapshot holds, such as build outputs a command wrote under `target/`,
+    /// and directories nested too deep to record (named `dir/`): undo does not
+    /// restore or remove them. Counted in full; the first 20 are named,
+    /// sorted. A change is told by the time of the inode's last change, which
+    /// no command can set back, not by the modification time, which `touch
+    /// -d`, `cp -p` or `tar x` do. Files a command deleted from ignored
+    /// directories are not seen, nor ignored files at all in a tree nested too
+    /// deep for git's library to walk.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
+        let too_deep: Vec<PathBuf> = self
+            .scanner
+            .iter()
+            .flat_map(|scanner| scanner.too_deep())
+            .map(|dir| dir.join(""))
+            .collect();
+        let mut changed = match self.ignored_changes() {
+            Ok(changed) => changed,
+            // What stopped libgit2 is what is reported instead.
+            Err(_) if !too_deep.is_empty() => Vec::new(),
+            Err(error) => return Err(error),
+        };
+        changed.extend(too_deep);
+        changed.sort();
+        let count = changed.len();
+        changed.truncate(crate::error::LISTED_PATHS);
+        Ok((count, changed))
+    }
+
+    /// The ignored files of [`Session::unrecorded_ignored_changes`].
+    fn ignored_changes(&self) -> Result<Vec<PathBuf>, Error> {
         let started = crate::record::time_of(self.record.started_ms);
         let mut options = git2::StatusOptions::new();
         options
@@ -582,10 +605,7 @@ impl Session {
                 changed.push(path);
             }
         }
-        changed.sort();
-        let count = changed.len();
-        changed.truncate(crate::error::LISTED_PATHS);
-        Ok((count, changed))
+        Ok(changed)
     }
 
     /// Records the end of the run: its outcome and how many steps it took.

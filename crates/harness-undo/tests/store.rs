@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 
 use common::Repo;
-use harness_undo::{BeginOptions, Force, Session, Tampering};
+use harness_undo::{BeginOptions, Force, Session, Tampering, Tracking};
 
 /// A project with uncommitted work of every kind: a modified tracked file, a
 /// staged change, an untracked file, an executable bit and a symlink.
@@ -874,5 +874,44 @@ fn undo_keeps_the_ignored_files_from_before_the_run_that_a_command_made_visible(
         }
         assert_eq!(repo.read("x"), "");
         assert_eq!(repo.read(".gitignore"), "precious.txt\nnotes/\n");
+    }
+}
+
+/// A command can nest directories deeper than a thread's stack could recurse, and deeper
+/// than libgit2 walks (100 levels). Checkpoints and undo must go on: the part too deep to
+/// record is left out, as an ignored directory would be, and the rest is undone.
+#[test]
+fn a_directory_nested_thousands_deep_is_left_out_and_undo_still_restores_the_rest() {
+    for tracking in [Tracking::Watch, Tracking::FullScan] {
+        let repo = Repo::with_files(&[("a.txt", "the user's\n")]);
+        let options = BeginOptions {
+            tracking,
+            ..BeginOptions::default()
+        };
+        let mut session = Session::begin(&repo.root, options).unwrap();
+        repo.write("a.txt", "the run's\n");
+        repo.write("new.txt", "the run's\n");
+        // Each level entered by its name alone: the whole path is longer than the system
+        // allows in one call.
+        shell(
+            &repo,
+            "python3 -c 'import os\nfor _ in range(3000): os.mkdir(\"d\"); os.chdir(\"d\")\nopen(\"f\", \"w\").write(\"x\")'",
+        );
+        session.checkpoint("a deep command").unwrap();
+        // Reported with what undo cannot restore: the first directory too deep to record.
+        let (count, listed) = session.unrecorded_ignored_changes().unwrap();
+        assert_eq!(count, 1, "{tracking:?}: {listed:?}");
+        let deep = listed[0].to_str().unwrap();
+        assert_eq!(deep, "d/".repeat(90), "{tracking:?}");
+        let restored = session.undo(Force::No).unwrap();
+        assert_eq!(repo.read("a.txt"), "the user's\n", "{tracking:?}");
+        assert!(!repo.root.join("new.txt").exists(), "{tracking:?}");
+        assert_eq!(
+            restored.changed,
+            [Path::new("a.txt"), Path::new("new.txt")],
+            "{tracking:?}"
+        );
+        // Left as it is: nothing of it was recorded.
+        assert!(repo.root.join("d/d/d").is_dir(), "{tracking:?}");
     }
 }

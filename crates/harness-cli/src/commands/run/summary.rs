@@ -190,7 +190,8 @@ impl<'a> Summary<'a> {
         let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
     }
 
-    /// `not undoable:  N ignored paths changed by commands: a, b, c and N-3 more`.
+    /// `not undoable:  N paths commands changed that no snapshot holds (...): a, b, c and
+    /// N-3 more`.
     fn not_undoable_line(&self) -> Option<Shown> {
         const NAMED: usize = 5;
         let (count, first) = &self.not_undoable;
@@ -204,7 +205,8 @@ impl<'a> Summary<'a> {
             .collect();
         let more = count - named.len();
         Some(shown!(
-            "not undoable:  {} ignored path{} changed by commands: {}{} (undo leaves them as they are)",
+            "not undoable:  {} path{} commands changed that no snapshot holds (ignored, or nested \
+             too deep to record): {}{} (undo leaves them as they are)",
             count,
             if *count == 1 { "" } else { "s" },
             Shown::join(&named, ", "),
