@@ -153,6 +153,7 @@
 mod clean;
 mod diff;
 mod error;
+mod fill;
 mod housekeeping;
 mod open;
 mod paths;

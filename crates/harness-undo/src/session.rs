@@ -9,6 +9,7 @@ use git2::{Oid, Repository};
 use crate::clean::Probe;
 use crate::diff::{self, Diff};
 use crate::error::GitContext;
+use crate::fill;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
 use crate::store::{self, Copying, Packer, Store};
@@ -406,6 +407,7 @@ impl Session {
             "checkpoints",
             commit,
             false,
+            self.last_tree,
             &format!("checkpoint {number}"),
         )?;
         let checkpoint = Checkpoint {
@@ -529,7 +531,13 @@ impl Session {
             &message,
             previous,
         )?;
-        self.set_run_ref("pre", protected.commit, true, &message)?;
+        self.set_run_ref(
+            "pre",
+            protected.commit,
+            true,
+            self.record.pre.tree,
+            &message,
+        )?;
         if self.mode == Mode::Workspace {
             self.repo
                 .reference(&tag_ref(&self.record.id), protected.commit, true, &message)
@@ -1034,7 +1042,7 @@ impl Session {
     fn save(&self, tree: Oid, index_tree: Oid, head: Oid, message: &str) -> Result<State, Error> {
         let previous = self.store.find_ref(&self.run_ref("saved"));
         let saved = state::record(&self.repo, tree, index_tree, head, message, previous)?;
-        self.set_run_ref("saved", saved.commit, true, message)?;
+        self.set_run_ref("saved", saved.commit, true, self.last_tree, message)?;
         Ok(saved)
     }
 
@@ -1086,6 +1094,7 @@ impl Session {
         leaf: &str,
         commit: Oid,
         with_parents: bool,
+        base: Oid,
         message: &str,
     ) -> Result<(), Error> {
         // libgit2's packer: this handle also reads the store's objects, which
@@ -1100,6 +1109,7 @@ impl Session {
         let name = self.run_ref(leaf);
         self.store.set_ref(&name, commit, message)?;
         if self.mode == Mode::Workspace {
+            fill_workspace_for(&self.repo, commit, with_parents, base)?;
             self.repo
                 .reference(&name, commit, true, message)
                 .context(format_args!("update {name}"))?;
@@ -1188,6 +1198,20 @@ fn read_store_objects(repo: &Repository, store: &Store) -> Result<(), Error> {
         .context("read the harness store's objects")
 }
 
+/// Writes into the workspace's own object directory what `commit` (with `with_parents`,
+/// its parents too) needs and it lacks ([`fill::fill_workspace`]), through a handle of
+/// the workspace's repository that does not read the store; `base` is a tree it has whole.
+fn fill_workspace_for(
+    repo: &Repository,
+    commit: Oid,
+    with_parents: bool,
+    base: Oid,
+) -> Result<(), Error> {
+    let own = Repository::open(repo.path()).context("open the workspace's repository")?;
+    fill::fill_workspace(repo, &own, commit, with_parents, Some(base))?;
+    Ok(())
+}
+
 /// The store's repository with the workspace at `root` as its working tree.
 fn store_view(store: &Store, root: &Path) -> Result<Repository, Error> {
     let repo = Repository::open_bare(store.dir()).context("open the harness store")?;
@@ -1261,6 +1285,11 @@ fn record_start(
         scanner.assume_current();
         state::clean(repo, head)?
     };
+    let head_tree = repo
+        .find_commit(head)
+        .context("find HEAD's commit")?
+        .tree_id();
+    fill_workspace_for(repo, pre.commit, true, head_tree)?;
     repo.reference(
         &run_ref(id, "pre"),
         pre.commit,

@@ -1,0 +1,115 @@
+//! Keeping the workspace's repository whole: every object a run's ref there points to is in
+//! the workspace's own object directory.
+//!
+//! A session reads the store's objects through the workspace's handle (the store is an
+//! alternate of its object database), and libgit2 does not write an object that any of
+//! its backends already has. So a tree or blob the store holds from an earlier run of the
+//! same workspace (one cloned again at the same path, or whose objects `git gc` pruned)
+//! was not written into the workspace, and a checkpoint there pointed at a tree only the
+//! store had: `git fsck` reported it missing and `git gc` stopped on it. Each commit a
+//! workspace ref is about to point to is filled in here first, through a handle that does
+//! not read the store.
+
+use std::collections::{HashMap, HashSet};
+
+use git2::{ObjectType, Oid, Repository};
+
+use crate::Error;
+use crate::error::GitContext;
+
+/// Writes into the workspace's repository `to` (opened without the store) every object of
+/// `commit` that it lacks, and with `with_parents` those of each parent and its tree (not
+/// the parents' parents), reading them from `from`, which reads the store too. Returns how
+/// many objects were written.
+///
+/// `base` is a tree `to` has whole (the last one filled, or HEAD's): a subtree the same as
+/// the base's at the same place is not looked into, so a checkpoint costs what changed.
+pub(crate) fn fill_workspace(
+    from: &Repository,
+    to: &Repository,
+    commit: Oid,
+    with_parents: bool,
+    base: Option<Oid>,
+) -> Result<usize, Error> {
+    let from_odb = from.odb().context("open the objects to read")?;
+    let to_odb = to.odb().context("open the workspace's objects")?;
+    let found = from.find_commit(commit).context("find a commit to keep")?;
+    let mut commits: Vec<Oid> = if with_parents {
+        found.parent_ids().collect()
+    } else {
+        Vec::new()
+    };
+    commits.push(commit);
+    let mut missing = Vec::new();
+    for &id in &commits {
+        let tree = from
+            .find_commit(id)
+            .context("find a commit to keep")?
+            .tree_id();
+        missing_in_tree(from, &to_odb, tree, base, &mut missing)?;
+    }
+    // Commits last, in the order given (parents first): a commit written always has its tree.
+    missing.extend(commits.into_iter().filter(|&id| !to_odb.exists(id)));
+    for &id in &missing {
+        let object = from_odb.read(id).context("read an object to keep")?;
+        to_odb
+            .write(object.kind(), object.data())
+            .context("write an object into the workspace")?;
+    }
+    Ok(missing.len())
+}
+
+/// Adds to `missing` the blobs and trees of `tree` that `to` lacks, children before the
+/// trees that hold them, not looking into a subtree that is the same as `base`'s at the
+/// same place. Each object once.
+fn missing_in_tree(
+    from: &Repository,
+    to: &git2::Odb<'_>,
+    tree: Oid,
+    base: Option<Oid>,
+    missing: &mut Vec<Oid>,
+) -> Result<(), Error> {
+    let mut trees = Vec::new();
+    let mut blobs = Vec::new();
+    let mut seen = HashSet::new();
+    let mut pending = vec![(tree, base)];
+    while let Some((tree, base)) = pending.pop() {
+        if Some(tree) == base || !seen.insert(tree) {
+            continue;
+        }
+        let found = from.find_tree(tree).context("find a tree to keep")?;
+        let before: HashMap<Vec<u8>, (Oid, Option<ObjectType>)> = match base {
+            Some(base) => from
+                .find_tree(base)
+                .context("find the tree to compare with")?
+                .iter()
+                .map(|entry| (entry.name_bytes().to_vec(), (entry.id(), entry.kind())))
+                .collect(),
+            None => HashMap::new(),
+        };
+        for entry in found.iter() {
+            let was = before.get(entry.name_bytes());
+            if was.is_some_and(|(id, _)| *id == entry.id()) {
+                continue;
+            }
+            match entry.kind() {
+                Some(ObjectType::Tree) => {
+                    let was_tree = was
+                        .filter(|(_, kind)| *kind == Some(ObjectType::Tree))
+                        .map(|(id, _)| *id);
+                    pending.push((entry.id(), was_tree));
+                }
+                Some(ObjectType::Blob) if seen.insert(entry.id()) && !to.exists(entry.id()) => {
+                    blobs.push(entry.id());
+                }
+                // A blob seen or there already; a submodule's commit, the submodule's to keep.
+                _ => {}
+            }
+        }
+        trees.push(tree);
+    }
+    missing.extend(blobs);
+    // Found parents first: written in reverse, every tree follows what it holds.
+    missing.extend(trees.into_iter().rev().filter(|&id| !to.exists(id)));
+    Ok(())
+}
