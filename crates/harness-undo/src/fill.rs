@@ -113,3 +113,101 @@ fn missing_in_tree(
     missing.extend(trees.into_iter().rev().filter(|&id| !to.exists(id)));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use git2::{Signature, TreeBuilder};
+
+    use super::*;
+
+    /// A workspace repository, a store beside it, and a handle of the workspace that also
+    /// reads the store, as a session's does.
+    struct Repos {
+        _dir: tempfile::TempDir,
+        workspace: Repository,
+        store: Repository,
+        from: Repository,
+    }
+
+    fn repos() -> Repos {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Repository::init(dir.path().join("ws")).unwrap();
+        let store = Repository::init_bare(dir.path().join("store")).unwrap();
+        let from = Repository::open(workspace.path()).unwrap();
+        from.odb()
+            .unwrap()
+            .add_disk_alternate(&store.path().join("objects").to_string_lossy())
+            .unwrap();
+        Repos {
+            _dir: dir,
+            workspace,
+            store,
+            from,
+        }
+    }
+
+    fn blob(repo: &Repository, text: &str) -> Oid {
+        repo.odb()
+            .unwrap()
+            .write(ObjectType::Blob, text.as_bytes())
+            .unwrap()
+    }
+
+    fn tree(repo: &Repository, entries: &[(&str, Oid, i32)]) -> Oid {
+        let mut builder: TreeBuilder<'_> = repo.treebuilder(None).unwrap();
+        for (name, id, mode) in entries {
+            builder.insert(name, *id, *mode).unwrap();
+        }
+        builder.write().unwrap()
+    }
+
+    fn commit(repo: &Repository, tree: Oid) -> Oid {
+        let signature = Signature::now("t", "t@x").unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        repo.commit(None, &signature, &signature, "c", &tree, &[])
+            .unwrap()
+    }
+
+    #[test]
+    fn what_only_the_store_has_is_written_and_nothing_twice() {
+        let repos = repos();
+        // `a` the workspace has already; the rest only the store.
+        let a = blob(&repos.workspace, "a");
+        blob(&repos.store, "a");
+        let b = blob(&repos.store, "b");
+        let dir = tree(&repos.store, &[("b", b, 0o100644)]);
+        let top = tree(&repos.store, &[("a", a, 0o100644), ("d", dir, 0o040000)]);
+        let tip = commit(&repos.store, top);
+        let to = Repository::open(repos.workspace.path()).unwrap();
+        // b, d, the top tree and the commit.
+        assert_eq!(
+            fill_workspace(&repos.from, &to, tip, false, None).unwrap(),
+            4
+        );
+        for id in [a, b, dir, top, tip] {
+            assert!(repos.workspace.odb().unwrap().exists(id));
+        }
+        assert_eq!(
+            fill_workspace(&repos.from, &to, tip, false, None).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_subtree_the_same_as_the_bases_is_not_looked_into() {
+        let repos = repos();
+        let b = blob(&repos.store, "b");
+        let dir = tree(&repos.store, &[("b", b, 0o100644)]);
+        let base = tree(&repos.store, &[("d", dir, 0o040000)]);
+        let a = blob(&repos.store, "a");
+        let top = tree(&repos.store, &[("a", a, 0o100644), ("d", dir, 0o040000)]);
+        let tip = commit(&repos.store, top);
+        let to = Repository::open(repos.workspace.path()).unwrap();
+        // The base is taken to be whole in the workspace: `d` and `b` are not looked at.
+        assert_eq!(
+            fill_workspace(&repos.from, &to, tip, false, Some(base)).unwrap(),
+            3
+        );
+        assert!(!repos.workspace.odb().unwrap().exists(b));
+    }
+}
