@@ -562,8 +562,9 @@ impl Session {
     /// sorted. A change is told by the time of the inode's last change, which
     /// no command can set back, not by the modification time, which `touch
     /// -d`, `cp -p` or `tar x` do. Files a command deleted from ignored
-    /// directories are not seen, nor ignored files at all in a tree nested too
-    /// deep for git's library to walk.
+    /// directories are not seen. An ignored tree nested too deep for libgit2
+    /// to walk leaves the ignored files unlisted: the directories too deep to
+    /// record are returned alone, or, with none, the error.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
         let too_deep: Vec<PathBuf> = self
             .scanner
@@ -573,7 +574,8 @@ impl Session {
             .collect();
         let mut changed = match self.ignored_changes() {
             Ok(changed) => changed,
-            // What stopped libgit2 is what is reported instead.
+            // The ignored files cannot be listed (an ignored tree nested too deep for
+            // libgit2); the directories too deep to record are known all the same.
             Err(_) if !too_deep.is_empty() => Vec::new(),
             Err(error) => return Err(error),
         };

@@ -971,3 +971,31 @@ fn every_object_the_runs_refs_need_is_in_the_workspace_even_when_the_store_had_i
     session.undo(Force::No).unwrap();
     assert_repository_whole(&repo);
 }
+
+/// An ignored tree nested deeper than libgit2 walks stops the listing of ignored changes;
+/// the directories too deep to record are still named when there are any.
+#[test]
+fn an_ignored_tree_too_deep_to_list_still_leaves_the_too_deep_directories_named() {
+    let repo = Repo::with_files(&[(".gitignore", "build/\n"), ("x", "")]);
+    let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+    let nest = |dir: &str, levels: usize| {
+        shell(
+            &repo,
+            &format!(
+                "python3 -c 'import os\nos.makedirs(\"{dir}\", exist_ok=True); os.chdir(\"{dir}\")\nfor _ in range({levels}): os.mkdir(\"n\"); os.chdir(\"n\")\nopen(\"f\", \"w\").write(\"x\")'"
+            ),
+        );
+    };
+    nest("build", 150);
+    session.checkpoint("an ignored deep tree").unwrap();
+    let error = session.unrecorded_ignored_changes().unwrap_err();
+    assert!(error.to_string().contains("too deep"), "{error}");
+    nest("d", 150);
+    session.checkpoint("a deep tree too").unwrap();
+    let (count, listed) = session.unrecorded_ignored_changes().unwrap();
+    assert_eq!(count, 1, "{listed:?}");
+    assert_eq!(
+        listed[0].to_str().unwrap(),
+        format!("d/{}", "n/".repeat(89))
+    );
+}
