@@ -209,5 +209,13 @@ mod tests {
             3
         );
         assert!(!repos.workspace.odb().unwrap().exists(b));
+        // A commit of the base itself (a clean start: the pre-run state is HEAD's tree)
+        // needs only the commit.
+        let same = commit(&repos.store, base);
+        assert_eq!(
+            fill_workspace(&repos.from, &to, same, false, Some(base)).unwrap(),
+            1
+        );
+        assert!(!repos.workspace.odb().unwrap().exists(base));
     }
 }
