@@ -44,7 +44,6 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
 /// is the walk for the paths the deny rules hide from commands, which on a large tree takes
 /// long enough that `harness run` does it beside its clean-tree check.
 pub(crate) struct Plan {
-    root: PathBuf,
     workspace: Workspace,
     choice: Choice,
     confinement: Confinement,
@@ -86,7 +85,6 @@ impl Plan {
             .test_code()
             .context("in the configuration's `tests`")?;
         Ok(Plan {
-            root: root.to_owned(),
             workspace,
             choice,
             confinement,
@@ -102,7 +100,6 @@ impl Plan {
     /// them; and the isolation tier they run under.
     pub(crate) fn build(self) -> (Toolbox, Choice) {
         let Plan {
-            root,
             workspace,
             choice,
             mut confinement,
@@ -112,18 +109,14 @@ impl Plan {
             max_timeout,
         } = self;
         if choice.tier != harness_exec::Tier::None {
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            let hidden = harness_exec::hidden_in_workspace(&root, home.as_deref(), |path| {
-                workspace.is_read_denied(path)
-            });
-            if hidden.truncated {
+            let truncated;
+            (confinement, truncated) =
+                confinement.hide_denied(|path| workspace.is_read_denied(path));
+            if truncated {
                 tracing::warn!(
                     "more than {} entries: deny rules hidden from commands only in those looked at",
                     harness_exec::WALK_LIMIT
                 );
-            }
-            for path in hidden.paths {
-                confinement = confinement.hide(path);
             }
         }
         let isolation = Isolation::new(choice.tier, confinement);

@@ -175,6 +175,17 @@ impl Confinement {
         self
     }
 
+    /// Hides every path in the workspace that `is_denied` refuses, as it is
+    /// now, with every other name (hard link) there of a file so hidden or of
+    /// a file in this confinement's home secrets: [`hidden_in_workspace`] over
+    /// this workspace and home. Also returns true if the walk stopped at
+    /// [`WALK_LIMIT`] entries, so that paths past it are not hidden.
+    pub fn hide_denied(mut self, is_denied: impl Fn(&Path) -> bool) -> (Confinement, bool) {
+        let found = hidden_in_workspace(&self.workspace, self.home.as_deref(), is_denied);
+        self.hidden.extend(found.paths);
+        (self, found.truncated)
+    }
+
     /// The home directory whose secret locations ([`HOME_SECRETS`]) are
     /// hidden, instead of this process's `$HOME`.
     pub fn home(mut self, home: impl Into<PathBuf>) -> Confinement {
@@ -463,6 +474,26 @@ mod tests {
                 root.join("notes")
             ]
         );
+    }
+
+    #[test]
+    fn hide_denied_hides_what_the_rule_refuses_and_its_other_names_in_this_home() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        let (workspace, home) = (root.join("ws"), root.join("home"));
+        std::fs::create_dir_all(&workspace).expect("ws");
+        std::fs::create_dir_all(home.join(".ssh")).expect("ssh");
+        std::fs::write(workspace.join(".env"), "A=1").expect("env");
+        std::fs::write(home.join(".ssh/key"), "k").expect("key");
+        std::fs::hard_link(home.join(".ssh/key"), workspace.join("key.txt")).expect("ln");
+        let (confinement, truncated) = Confinement::new(&workspace)
+            .home(&home)
+            .hide_denied(|path| path.ends_with(".env"));
+        assert!(!truncated);
+        let hidden = confinement.hidden_paths();
+        for path in [workspace.join(".env"), workspace.join("key.txt")] {
+            assert!(hidden.contains(&path), "{path:?} in {hidden:?}");
+        }
     }
 
     #[test]
