@@ -1,6 +1,7 @@
 //! Ctrl-C: once stops cleanly after the current tool call, twice stops at once; either way
 //! the run can be undone.
 
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -153,6 +154,19 @@ fn assert_none_outlived(token: &str, case: &str) {
     assert!(left.is_empty(), "{case}: {left:?} outlived the harness");
 }
 
+/// Once [`deaf`]'s sleeps of `token` run in the harness `child`, sends it signal `name`
+/// `presses` times, then asserts that it exited 130 and left none of them running.
+fn stop_and_check(child: Child, token: &str, name: &str, presses: usize, case: &str) {
+    wait_for_sleepers(token);
+    for _ in 0..presses {
+        signal(child.id(), name);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let run = Run::of(child.wait_with_output().expect("harness ends"));
+    assert_eq!(run.code, Some(130), "{case}\n{run}");
+    assert_none_outlived(token, case);
+}
+
 /// Under Landlock and with no tier nothing but the harness ends a command it started
 /// (under bwrap, `--die-with-parent` does too): whatever signal stops `harness tool`, under
 /// every tier, its command and the command's children are gone when it has exited.
@@ -172,15 +186,8 @@ fn no_command_of_harness_tool_outlives_a_signal_that_stops_it() {
                 "run_command",
                 &call,
             ]);
-            wait_for_sleepers(&token);
-            for _ in 0..presses {
-                signal(child.id(), name);
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            let run = Run::of(child.wait_with_output().expect("harness ends"));
             let case = format!("{sandbox}, SIG{name} ×{presses}");
-            assert_eq!(run.code, Some(130), "{case}\n{run}");
-            assert_none_outlived(&token, &case);
+            stop_and_check(child, &token, name, presses, &case);
         }
     }
 }
@@ -199,15 +206,13 @@ fn no_command_of_harness_run_outlives_a_second_ctrl_c_or_a_sigterm() {
             Turn::Text("never reached"),
         ]);
         let child = repo.spawn(&["run", "--sandbox", "landlock", "--host", &model.url(), "t"]);
-        wait_for_sleepers(&token);
-        for _ in 0..presses {
-            signal(child.id(), name);
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        let run = Run::of(child.wait_with_output().expect("harness ends"));
-        let case = format!("SIG{name} ×{presses}");
-        assert_eq!(run.code, Some(130), "{case}\n{run}");
-        assert_none_outlived(&token, &case);
+        stop_and_check(
+            child,
+            &token,
+            name,
+            presses,
+            &format!("SIG{name} ×{presses}"),
+        );
     }
 }
 

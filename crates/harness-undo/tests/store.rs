@@ -919,21 +919,7 @@ fn a_directory_nested_thousands_deep_is_left_out_and_undo_still_restores_the_res
 /// `git fsck` and `git gc` in the workspace, each of which fails on an object a ref needs
 /// and the repository lacks.
 fn assert_repository_whole(repo: &Repo) {
-    for args in [&["fsck", "--no-dangling"][..], &["gc", "-q"][..]] {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    shell(repo, "git fsck --no-dangling && git gc -q");
 }
 
 /// The store keeps what earlier runs at a path recorded; a repository made again at that

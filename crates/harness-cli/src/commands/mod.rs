@@ -191,10 +191,23 @@ pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("{} is not an existing directory", directory.display()))
 }
 
-/// How `undo` and the MCP `undo_run` introduce the files an undo left in place
-/// ([`harness_undo::Restored::kept`]).
-pub(crate) const KEPT: &str = "kept, as they were there before the run, when git ignored them \
-                               (a command changed the ignore rules): ";
+/// The line with which `undo` and the MCP `undo_run` name the files an undo kept
+/// ([`harness_undo::Restored::kept`]); `None` when it kept none.
+pub(crate) fn kept_line(restored: &harness_undo::Restored) -> Option<String> {
+    if restored.kept.is_empty() {
+        return None;
+    }
+    let kept: Vec<String> = restored
+        .kept
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    Some(format!(
+        "kept, as they were there before the run, when git ignored them (a command changed \
+         the ignore rules): {}",
+        kept.join(", ")
+    ))
+}
 
 /// Says what an undo or redo found changed in `.git` and put back, and, when the repository
 /// was gone, plainly what could not be restored.

@@ -65,9 +65,9 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             Shown::join(&displaced, ", ")
         ))?;
     }
-    if !restored.kept.is_empty() {
-        let kept: Vec<Shown> = restored.kept.iter().map(|p| p.display().shown()).collect();
-        out.line(&shown!("{}{}", super::KEPT, Shown::join(&kept, ", ")))?;
+    if let Some(kept) = super::kept_line(&restored) {
+        // Made visible as a whole: the paths in it are the workspace's.
+        out.line(&shown!("{}", kept))?;
     }
     report_limits(&restored, &session)?;
     out.line(&shown!(

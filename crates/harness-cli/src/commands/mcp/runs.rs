@@ -279,13 +279,9 @@ fn restored_text(verb: &str, session: &Session, restored: &harness_undo::Restore
         if paths.len() == 1 { "" } else { "s" },
         paths.join(", ")
     );
-    if !restored.kept.is_empty() {
-        let kept: Vec<String> = restored
-            .kept
-            .iter()
-            .map(|path| path.display().to_string())
-            .collect();
-        text.push_str(&format!("\n{}{}", crate::commands::KEPT, kept.join(", ")));
+    if let Some(kept) = crate::commands::kept_line(restored) {
+        text.push('\n');
+        text.push_str(&kept);
     }
     text
 }
