@@ -173,7 +173,15 @@ fn stop_and_check(child: Child, token: &str, name: &str, presses: usize, case: &
 #[test]
 fn no_command_of_harness_tool_outlives_a_signal_that_stops_it() {
     for sandbox in ["bwrap", "landlock", "none"] {
-        for (name, presses) in [("INT", 1), ("INT", 2), ("TERM", 1), ("HUP", 1)] {
+        // Ctrl-C, Ctrl-\, `kill`, a closed terminal, and a signal no one thinks of.
+        for (name, presses) in [
+            ("INT", 1),
+            ("INT", 2),
+            ("QUIT", 1),
+            ("TERM", 1),
+            ("HUP", 1),
+            ("USR1", 1),
+        ] {
             let token = token();
             let call = json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}).to_string();
             let repo = Repo::from_fixture("calc");

@@ -146,7 +146,7 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                  locations and deny rules (other projects, /etc)"
                     .to_owned(),
                 "a harness killed with SIGKILL leaves its running command to run on (Ctrl-C, \
-                 SIGTERM and SIGHUP kill it first)"
+                 SIGTERM and every other ending signal it can catch kill it first)"
                     .to_owned(),
             ];
             if abi < 4 {

@@ -16,7 +16,7 @@ pub(crate) const NOT_VERIFIED: u8 = 1;
 pub(crate) const USAGE: u8 = 2;
 /// The model server could not be reached, lacks the model, or answered unreadably.
 pub(crate) const MODEL_SERVER: u8 = 3;
-/// Stopped with Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as shells report Ctrl-C).
+/// Stopped by Ctrl-C or another ending signal (128 + SIGINT, as shells report Ctrl-C).
 pub(crate) const INTERRUPTED: u8 = 130;
 
 /// One exit status and what it means.
@@ -60,8 +60,10 @@ pub(crate) const STATUSES: [Status; 5] = [
     },
     Status {
         code: INTERRUPTED,
-        run: "interrupted (Ctrl-C, SIGTERM or SIGHUP)",
-        tool: Some("interrupted (Ctrl-C, SIGTERM or SIGHUP): the command was stopped"),
+        run: "interrupted (Ctrl-C, SIGTERM or another ending signal)",
+        tool: Some(
+            "interrupted (Ctrl-C, SIGTERM or another ending signal): the command was stopped",
+        ),
     },
 ];
 

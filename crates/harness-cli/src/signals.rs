@@ -1,28 +1,48 @@
-//! What a signal that ends the harness (Ctrl-C, `SIGTERM`, `SIGHUP`) does to the commands
-//! it is running: none outlives it.
+//! What a signal that ends the harness (Ctrl-C, Ctrl-\, `SIGTERM`, `SIGHUP`, and every
+//! other whose default is to end the process) does to the commands it is running: none
+//! outlives it.
 //!
-//! A command runs in a process group of its own, so the terminal's Ctrl-C, a `kill`, or a
-//! closed terminal reaches the harness and not the command. Under bwrap the command dies
-//! with the harness (`--die-with-parent`, its own PID namespace); under Landlock and with
-//! no tier nothing else would end it. So every command that runs commands (`run`, `tool`,
-//! `mcp`) handles the three signals, and kills its commands before it exits.
+//! A command runs in a process group of its own, so the terminal's Ctrl-C or Ctrl-\, a
+//! `kill`, or a closed terminal reaches the harness and not the command. Under bwrap the
+//! command dies with the harness (`--die-with-parent`, its own PID namespace); under
+//! Landlock and with no tier nothing else would end it. So every command that runs
+//! commands (`run`, `tool`, `mcp`) handles all of them, and kills its commands before it
+//! exits. `SIGKILL` cannot be handled; the faults of a crash (`SIGSEGV`, `SIGABRT`, ...)
+//! are not handled here either.
 
 use harness_exec::Interrupter;
+use signal_hook::consts::signal::{
+    SIGALRM, SIGHUP, SIGINT, SIGPROF, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU,
+    SIGXFSZ,
+};
+use signal_hook::iterator::Signals;
 
-/// Calls `handler` with the number of the signal received (1 for the first) on each
-/// SIGINT, SIGTERM or SIGHUP, from a thread of its own. One handler per process.
+/// Every signal whose default action ends the process and that a program may catch, but
+/// for the faults a crash raises and `SIGPIPE` (Rust ignores it, and a write reports it).
+pub(crate) const ENDING: [i32; 11] = [
+    SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+    SIGXFSZ,
+];
+
+/// Calls `handler` with the number of the signal received (1 for the first) on each of
+/// the [`ENDING`] signals, from a thread of its own. One handler per process.
 pub(crate) fn on_ending_signal(mut handler: impl FnMut(usize) + Send + 'static) {
-    let mut received = 0;
-    let installed = ctrlc::set_handler(move || {
-        received += 1;
-        handler(received);
+    let mut signals = match Signals::new(ENDING) {
+        Ok(signals) => signals,
+        Err(error) => {
+            tracing::warn!(
+                "cannot handle Ctrl-C, SIGTERM and the other ending signals ({error}): they \
+                 will end the harness at once, and under the landlock and none tiers a running \
+                 command goes on"
+            );
+            return;
+        }
+    };
+    std::thread::spawn(move || {
+        for (received, _) in signals.forever().enumerate() {
+            handler(received + 1);
+        }
     });
-    if let Err(error) = installed {
-        tracing::warn!(
-            "cannot handle Ctrl-C, SIGTERM and SIGHUP ({error}): they will end the harness at \
-             once, and under the landlock and none tiers a running command goes on"
-        );
-    }
 }
 
 /// Kills every command `interrupter` knows, then ends the process with `code`: the end of a

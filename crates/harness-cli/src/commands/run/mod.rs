@@ -369,7 +369,7 @@ pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
     }
 }
 
-/// Ctrl-C (or SIGTERM, SIGHUP) once: forward it to the running command and stop after the
+/// Ctrl-C (or another ending signal, [`signals::ENDING`]) once: forward it to the running command and stop after the
 /// current tool call. Twice: kill the running command and stop at once; the pre-run state
 /// is already recorded, so the run can be undone.
 fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) {
