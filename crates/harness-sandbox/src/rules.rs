@@ -164,6 +164,16 @@ fn refuse_unmatchable(rule: &str) -> Result<(), Error> {
              the workspace's top without `./` (a leading `/` keeps it to the top)",
         ));
     }
+    // A leading `/` anchors and a trailing one means a directory; any other empty name
+    // (`secrets//db.txt`) is in no path.
+    let names = path.strip_prefix('/').unwrap_or(path);
+    let names = names.strip_suffix('/').unwrap_or(names);
+    if !names.is_empty() && names.split('/').any(str::is_empty) {
+        return Err(unmatchable(
+            "no name in a workspace path is empty, so `//` matches nothing: separate names \
+             with one `/`",
+        ));
+    }
     if path == "~" || path.starts_with("~/") {
         return Err(unmatchable(
             "`~` is not your home here, so it matches nothing: rules match paths inside the \
@@ -470,6 +480,8 @@ mod tests {
         an_inner_dot_component_is_invalid: "secrets/./db.txt" => "no name in a workspace path is `.`";
         a_negated_dot_component_is_invalid: "!./keep" => "no name in a workspace path is `.`";
         a_negated_parent_component_is_invalid: "!../keep" => "never contain `..`";
+        a_double_slash_is_invalid: "secrets//db.txt" => "no name in a workspace path is empty";
+        a_double_slash_at_the_end_is_invalid: "/secrets//" => "no name in a workspace path is empty";
         a_home_path_is_invalid: "~/secrets" => "`~` is not your home here";
         a_bare_tilde_is_invalid: "~" => "`~` is not your home here";
         a_backslash_separator_is_invalid: "secrets\\db.txt" => "`\\d` is `d`";
