@@ -203,8 +203,8 @@ pub(crate) fn kept_line(restored: &harness_undo::Restored) -> Option<String> {
         .map(|path| path.display().to_string())
         .collect();
     Some(format!(
-        "kept, as they were there before the run, when git ignored them (a command changed \
-         the ignore rules): {}",
+        "kept, as they were there before the run, when git ignored them (a command made them \
+         visible): {}",
         kept.join(", ")
     ))
 }
