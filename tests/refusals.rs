@@ -219,8 +219,10 @@ fn sandbox_explain_prints_the_tested_table_of_the_tier_asked_for() {
         "isolation tier: landlock",
         "blocked  rm -rf .git (the undo path)",
         "harness-exec::rm_rf_git",
-        "allowed  python3: send a UDP datagram to 127.0.0.1",
-        "NOT      UDP, ICMP and raw sockets",
+        "blocked  python3: send a UDP datagram to 127.0.0.1",
+        "blocked  python3: connect to a Unix socket of a service outside",
+        "fails    python3: a multiprocessing pool (locks in /dev/shm)",
+        "NOT      --network lets commands reach everything you can through every kind of socket",
     ]);
     // The boundary statement comes first, whatever the tier.
     assert!(

@@ -11,8 +11,9 @@
 //! Placeholders in the argv and paths, filled in by the test:
 //! `{workspace}`, `{home}` (with a test key at `.ssh/id_ed25519`), `{token}`
 //! (digits unique to the test), `{port}` (a TCP and a UDP port on 127.0.0.1
-//! the test listens on), `{victim}` (a process the test started outside),
-//! `{harness_pid}` (the test process).
+//! the test listens on), `{unix_socket}` (the path of a Unix socket the
+//! test listens on, outside the workspace), `{victim}` (a process the test
+//! started outside), `{harness_pid}` (the test process).
 
 use crate::isolation::Tier;
 
@@ -66,6 +67,9 @@ pub enum Observe {
     ConnectsTcp,
     /// Got through if and only if the test's UDP socket received a datagram.
     SendsUdp,
+    /// Got through if and only if the test's Unix socket accepted a
+    /// connection.
+    ConnectsUnix,
     /// Got through if and only if the victim process is gone.
     KillsVictim,
     /// Got through if and only if a process whose command line contains
@@ -204,6 +208,13 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         [Allowed, Blocked, Blocked],
     ),
     row(
+        "create_harness_toml",
+        "create harness.toml where there is none",
+        &["sh", "-c", "echo 'verify = \"true\"' > harness.toml"],
+        Observe::Creates("{workspace}/harness.toml"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
         "read_ssh_key",
         "read ~/.ssh/id_ed25519",
         &["cat", "{home}/.ssh/id_ed25519"],
@@ -220,45 +231,36 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         [Allowed, Allowed, Blocked],
     ),
     needs(
-        from_abi(
-            row(
-                "tcp_bash",
-                "bash: connect to 127.0.0.1 via /dev/tcp",
-                &["bash", "-c", "echo hi > /dev/tcp/127.0.0.1/{port}"],
-                Observe::ConnectsTcp,
-                [Allowed, Blocked, Blocked],
-            ),
-            4,
+        row(
+            "tcp_bash",
+            "bash: connect to 127.0.0.1 via /dev/tcp",
+            &["bash", "-c", "echo hi > /dev/tcp/127.0.0.1/{port}"],
+            Observe::ConnectsTcp,
+            [Allowed, Blocked, Blocked],
         ),
         &["bash"],
     ),
     needs(
-        from_abi(
-            row(
-                "tcp_python",
-                "python3: TCP connect to 127.0.0.1",
-                &[
-                    "python3",
-                    "-c",
-                    "import socket; socket.create_connection(('127.0.0.1', {port}), 3)",
-                ],
-                Observe::ConnectsTcp,
-                [Allowed, Blocked, Blocked],
-            ),
-            4,
+        row(
+            "tcp_python",
+            "python3: TCP connect to 127.0.0.1",
+            &[
+                "python3",
+                "-c",
+                "import socket; socket.create_connection(('127.0.0.1', {port}), 3)",
+            ],
+            Observe::ConnectsTcp,
+            [Allowed, Blocked, Blocked],
         ),
         &["python3"],
     ),
     needs(
-        from_abi(
-            row(
-                "tcp_curl",
-                "curl http://127.0.0.1",
-                &["curl", "-s", "-m", "3", "http://127.0.0.1:{port}/"],
-                Observe::ConnectsTcp,
-                [Allowed, Blocked, Blocked],
-            ),
-            4,
+        row(
+            "tcp_curl",
+            "curl http://127.0.0.1",
+            &["curl", "-s", "-m", "3", "http://127.0.0.1:{port}/"],
+            Observe::ConnectsTcp,
+            [Allowed, Blocked, Blocked],
         ),
         &["curl"],
     ),
@@ -272,8 +274,50 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
                 "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))",
             ],
             Observe::SendsUdp,
-            [Allowed, Allowed, Blocked],
+            [Allowed, Blocked, Blocked],
         ),
+        &["python3"],
+    ),
+    needs(
+        row(
+            "keyring",
+            "python3: reach your kernel keyring (keyctl)",
+            &[
+                "python3",
+                "-c",
+                "import ctypes, os; keyctl = {'x86_64': 250, 'aarch64': 219}[os.uname().machine]; print('KEYRING' if ctypes.CDLL(None).syscall(keyctl, 0, -4, 1) >= 0 else 'refused')",
+            ],
+            Observe::Prints("KEYRING"),
+            [Allowed, Blocked, Blocked],
+        ),
+        &["python3"],
+    ),
+    needs(
+        row(
+            "unix_socket_outside",
+            "python3: connect to a Unix socket of a service outside",
+            &[
+                "python3",
+                "-c",
+                "import socket; socket.socket(socket.AF_UNIX).connect('{unix_socket}')",
+            ],
+            Observe::ConnectsUnix,
+            [Allowed, Blocked, Blocked],
+        ),
+        &["python3"],
+    ),
+    needs(
+        legitimate(row(
+            "socketpair",
+            "python3: a socket pair between its own processes",
+            &[
+                "python3",
+                "-c",
+                "import socket; a, b = socket.socketpair(); a.send(b'x'); assert b.recv(1) == b'x'",
+            ],
+            Observe::Succeeds,
+            [Allowed, Allowed, Allowed],
+        )),
         &["python3"],
     ),
     from_abi(
@@ -346,6 +390,22 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             &["python3", "-m", "unittest", "-q"],
             Observe::Succeeds,
             [Allowed, Allowed, Allowed],
+        ),
+        &["python3"],
+    )),
+    legitimate(needs(
+        row(
+            "python_multiprocessing",
+            "python3: a multiprocessing pool (locks in /dev/shm)",
+            &[
+                "python3",
+                "-c",
+                "import multiprocessing as m; print('POOL', m.Pool(2).map(abs, [-1, -2]))",
+            ],
+            Observe::Prints("POOL [1, 2]"),
+            // Landlock grants no write to the machine's shared /dev/shm; bwrap's
+            // /dev is the command's own.
+            [Allowed, Blocked, Allowed],
         ),
         &["python3"],
     )),

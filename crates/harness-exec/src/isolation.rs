@@ -8,6 +8,8 @@
 mod bwrap;
 mod hidden;
 mod landlock;
+mod protected;
+mod seccomp;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -24,6 +26,9 @@ use crate::error::Error;
 pub(crate) use self::bwrap::{find_bwrap, no_bwrap};
 pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
 pub(crate) use self::landlock::kernel_abi;
+pub use self::protected::SetAside;
+pub(crate) use self::protected::set_aside;
+pub(crate) use self::seccomp::Program;
 
 /// The secret locations in the home directory that a confined command can
 /// neither read nor write: keys, cloud and registry credentials.
@@ -43,6 +48,10 @@ pub const HOME_SECRETS: &[&str] = &[
     ".npmrc",
     ".pypirc",
 ];
+
+/// The names at the top of the workspace that commands may not write under a
+/// confining tier: the undo path and the harness's own configuration.
+const PROTECTED: [&str; 2] = [".git", "harness.toml"];
 
 /// A kernel isolation tier, strongest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -221,12 +230,18 @@ impl Confinement {
     /// writable path: the workspace's undo path (`.git`), the harness's own
     /// configuration, and those given to [`Confinement::read_only`].
     pub(crate) fn read_only_paths(&self) -> Vec<PathBuf> {
-        existing(
-            [".git", "harness.toml"]
-                .into_iter()
-                .map(|name| self.workspace.join(name))
-                .chain(self.read_only.iter().cloned()),
-        )
+        existing(self.protected().chain(self.read_only.iter().cloned()))
+    }
+
+    /// The workspace's protected paths that do not exist now, which a
+    /// command could create ([`protected`]).
+    pub(crate) fn missing_protected(&self) -> Vec<PathBuf> {
+        protected::missing(self.protected())
+    }
+
+    /// The workspace's undo path and the harness's own configuration.
+    fn protected(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        PROTECTED.into_iter().map(|name| self.workspace.join(name))
     }
 
     /// The existing extra writable paths, resolved.
@@ -303,6 +318,8 @@ impl Isolation {
         };
         match tier {
             Tier::Bwrap => {
+                let seccomp_filter = seccomp_filter(confinement, seccomp::Network::Namespace);
+                let missing_protected = confinement.missing_protected();
                 let mut command = bwrap::command(confinement, cwd)?;
                 command.arg("--");
                 if let Some(env) = bwrap::signal_resetter() {
@@ -313,19 +330,26 @@ impl Isolation {
                     command,
                     env: vec![("TMPDIR".into(), "/tmp".into())],
                     ruleset: None,
+                    seccomp_filter,
+                    missing_protected,
                     ignore_interrupt: true,
                     _private_tmp: None,
                 })
             }
             Tier::Landlock => {
+                let missing_protected = confinement.missing_protected();
                 let private_tmp = PrivateTmp::create()?;
                 let ruleset = landlock::ruleset(confinement, private_tmp.path())?;
+                let network = seccomp::Network::of(Tier::Landlock, kernel_abi());
+                let seccomp_filter = seccomp_filter(confinement, network);
                 let mut command = Command::new(executable);
                 command.arg0(program).args(args);
                 Ok(Prepared {
                     command,
                     env: vec![("TMPDIR".into(), private_tmp.path().into())],
                     ruleset: Some(ruleset),
+                    seccomp_filter,
+                    missing_protected,
                     ignore_interrupt: false,
                     _private_tmp: Some(private_tmp),
                 })
@@ -351,6 +375,13 @@ pub(crate) struct Prepared {
     pub(crate) env: Vec<(OsString, OsString)>,
     /// A Landlock ruleset the child enforces on itself before `exec`.
     pub(crate) ruleset: Option<OwnedFd>,
+    /// The seccomp filter of the sockets and keyrings the command may not
+    /// reach, which the child installs on itself before `exec` ([`seccomp`]).
+    pub(crate) seccomp_filter: Option<seccomp::Program>,
+    /// The workspace's protected paths missing when the command starts,
+    /// which the runner moves aside if the command creates one
+    /// ([`protected`]).
+    pub(crate) missing_protected: Vec<PathBuf>,
     /// Whether the started program (`bwrap`) must survive the `SIGINT` that
     /// interrupts a command: it is the process group's leader, and its death
     /// would kill the command at once instead of letting it stop.
@@ -365,10 +396,22 @@ impl Prepared {
             command,
             env: Vec::new(),
             ruleset: None,
+            seccomp_filter: None,
+            missing_protected: Vec::new(),
             ignore_interrupt: false,
             _private_tmp: None,
         }
     }
+}
+
+/// The seccomp filter of a command confined to `confinement`, whose network
+/// sockets the tier confines as `network`: with the network allowed, it
+/// leaves every socket alone.
+fn seccomp_filter(
+    confinement: &Confinement,
+    network: seccomp::Network,
+) -> Option<seccomp::Program> {
+    seccomp::program((!confinement.network).then_some(network))
 }
 
 /// A temporary directory for one run, removed with everything in it when

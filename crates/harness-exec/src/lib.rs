@@ -132,9 +132,17 @@
 //!   `no_new_privs`): writes only to the workspace's entries (not `.git`, not
 //!   `harness.toml`, and no new entries at its top), the private temporary
 //!   directory and harmless devices; reads everywhere except the hidden paths
-//!   and `/dev`; no TCP from Landlock ABI 4; no signals to, or abstract Unix
-//!   sockets of, processes outside from ABI 6.
+//!   and `/dev`; no TCP from Landlock ABI 4; no signals to processes outside
+//!   from ABI 6.
 //! - [`Tier::None`]: the command runs as the user.
+//!
+//! Under both real tiers a seccomp filter the command inherits refuses the
+//! kernel's keyrings and, unless the network is allowed, to create a Unix
+//! socket (a service outside listening on one, a D-Bus or `docker.sock`,
+//! would act for it), any socket of a family other than IP and netlink,
+//! under Landlock any IP socket but TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
+//! where there was none, which no tier can bind over, is moved aside once
+//! the command has ended ([`Outcome::set_aside`]).
 //!
 //! What each tier blocks and lets through is the table in [`corpus`], which
 //! the tests assert row by row.
@@ -179,7 +187,7 @@ pub use env::{EnvPolicy, is_secret_name};
 pub use error::Error;
 pub use interrupt::Interrupter;
 pub use isolation::{
-    Confinement, HOME_SECRETS, Hidden, Isolation, Tier, UnknownTier, WALK_LIMIT,
+    Confinement, HOME_SECRETS, Hidden, Isolation, SetAside, Tier, UnknownTier, WALK_LIMIT,
     hidden_in_workspace,
 };
 pub use limits::Limits;

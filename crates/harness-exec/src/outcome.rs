@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::isolation::SetAside;
+
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -31,6 +33,7 @@ pub struct Outcome {
     pub(crate) truncated: bool,
     pub(crate) total_bytes: u64,
     pub(crate) total_lines: u64,
+    pub(crate) set_aside: Vec<SetAside>,
 }
 
 impl Outcome {
@@ -73,12 +76,22 @@ impl Outcome {
         self.total_lines
     }
 
+    /// What the command created at a protected name of the workspace (`.git`,
+    /// `harness.toml`) where there was nothing when it started, which the
+    /// runner moved aside once every process of the command was gone. Empty
+    /// without isolation, and whenever the command created no such path.
+    pub fn set_aside(&self) -> &[SetAside] {
+        &self.set_aside
+    }
+
     /// The outcome as text for the model: a first line saying how the command
-    /// ended, then its output.
+    /// ended, then its output, then a line for each path [set aside].
     ///
     /// The first line is `exit=CODE`, `killed by signal N (NAME)`,
     /// `Error: command exceeded Ns and was killed.`, or
     /// `Error: command was interrupted by the user.`
+    ///
+    /// [set aside]: Outcome::set_aside
     pub fn to_model_text(&self) -> String {
         let first = match self.status {
             Status::Exited(code) => format!("exit={code}"),
@@ -93,12 +106,26 @@ impl Outcome {
             }
             Status::Interrupted => "Error: command was interrupted by the user.".to_owned(),
         };
+        let mut text = first;
         let output = self.output.trim_end();
-        if output.is_empty() {
-            first
-        } else {
-            format!("{first}\n{output}")
+        if !output.is_empty() {
+            text.push('\n');
+            text.push_str(output);
         }
+        for SetAside { created, moved_to } in &self.set_aside {
+            let name = created
+                .file_name()
+                .unwrap_or(created.as_os_str())
+                .to_string_lossy();
+            let done = match moved_to {
+                Ok(to) => format!("it was moved to {}, where nothing reads it", to.display()),
+                Err(error) => format!("it could not be moved aside ({error}) and must be removed"),
+            };
+            text.push_str(&format!(
+                "\nError: the command created {name}, which commands may not write; {done}."
+            ));
+        }
+        text
     }
 }
 
@@ -138,7 +165,32 @@ mod tests {
             truncated: false,
             total_bytes: output.len() as u64,
             total_lines: 1,
+            set_aside: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_path_set_aside_is_a_line_after_the_output() {
+        let mut moved = outcome(Status::Exited(0), "done\n");
+        moved.set_aside = vec![
+            SetAside {
+                created: "/w/harness.toml".into(),
+                moved_to: Ok("/w/harness.toml.refused-1".into()),
+            },
+            SetAside {
+                created: "/w/.git".into(),
+                moved_to: Err("Permission denied".to_owned()),
+            },
+        ];
+        assert_eq!(
+            moved.to_model_text(),
+            "exit=0\ndone\n\
+             Error: the command created harness.toml, which commands may not write; it was moved \
+             to /w/harness.toml.refused-1, where nothing reads it.\n\
+             Error: the command created .git, which commands may not write; it could not be \
+             moved aside (Permission denied) and must be removed."
+        );
+        assert_eq!(moved.set_aside().len(), 2);
     }
 
     #[test]

@@ -19,12 +19,14 @@ use rustix::io::{FdFlags, fcntl_setfd};
 use rustix::process::{Resource, Rlimit, setrlimit, setsid};
 use rustix::thread::set_no_new_privs;
 
+use crate::isolation::Program;
 use crate::limits::ChildLimits;
 
 /// Makes the child start a new session, set `limits` on itself, mark
 /// every descriptor but stdin, stdout and stderr close-on-exec and, last,
-/// enforce the Landlock `ruleset` on itself, before it executes the program;
-/// with `ignore_interrupt`, the program ignores `SIGINT`.
+/// enforce the Landlock `ruleset` and install the `seccomp_filter` on itself,
+/// before it executes the program; with `ignore_interrupt`, the program
+/// ignores `SIGINT`.
 ///
 /// The new session makes the child the leader of its own process group, so
 /// the whole group can be signalled, and leaves it without a controlling
@@ -40,15 +42,17 @@ pub(crate) fn prepare_child(
     command: &mut Command,
     limits: ChildLimits,
     ruleset: Option<&OwnedFd>,
+    seccomp_filter: Option<Program>,
     ignore_interrupt: bool,
 ) {
     let ruleset = ruleset.map(AsRawFd::as_raw_fd);
-    // SAFETY: the closure owns a `Copy` value and makes only raw system
-    // calls through rustix (`setsid`, `prlimit64`, `openat`, `getdents64`,
-    // `fcntl`, `prctl`) and libc's raw `syscall` (`landlock_restrict_self`),
-    // with a buffer on the stack: no allocation, no lock, nothing but
-    // async-signal-safe work. An error becomes an `io::Error` from its raw
-    // errno, which does not allocate either.
+    // SAFETY: the closure owns `Copy` values and a shared filter it only
+    // reads, and makes only raw system calls through rustix (`setsid`,
+    // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`) and libc's raw
+    // `syscall` (`landlock_restrict_self`, `seccomp`), with buffers on the
+    // stack: no allocation, no lock, nothing but async-signal-safe work. An
+    // error becomes an `io::Error` from its raw errno, which does not
+    // allocate either.
     unsafe {
         command.pre_exec(move || {
             setsid()?;
@@ -57,8 +61,11 @@ pub(crate) fn prepare_child(
             if ignore_interrupt {
                 ignore_sigint();
             }
-            match ruleset {
-                Some(ruleset) => restrict_self(ruleset),
+            if let Some(ruleset) = ruleset {
+                restrict_self(ruleset)?;
+            }
+            match &seccomp_filter {
+                Some(program) => install_seccomp_filter(program),
                 None => Ok(()),
             }
         });
@@ -127,6 +134,32 @@ fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     // (inherited from the parent, which holds it until the child has
     // started), with no flags and no memory passed.
     let result = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Installs the seccomp filter `program` on this (single-threaded) child,
+/// with `no_new_privs`, which the kernel requires of a process without
+/// `CAP_SYS_ADMIN`.
+fn install_seccomp_filter(program: &[libc::sock_filter]) -> io::Result<()> {
+    set_no_new_privs(true)?;
+    let fprog = libc::sock_fprog {
+        len: u16::try_from(program.len()).unwrap_or(u16::MAX),
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: `fprog` points at `program`, which outlives the call; the
+    // kernel copies the filter before it returns and writes nothing.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0u32,
+            &raw const fprog,
+        )
+    };
     if result == 0 {
         Ok(())
     } else {

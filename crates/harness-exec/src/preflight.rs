@@ -271,7 +271,8 @@ pub struct HostFacts {
     pub landlock_abi: u32,
     /// The kernel's active security modules.
     pub lsm: Option<String>,
-    /// The seccomp actions the kernel offers (none of the tiers needs seccomp).
+    /// The seccomp actions the kernel offers (both real tiers install a socket
+    /// filter, see `harness sandbox explain`).
     pub seccomp_actions: Option<String>,
     /// Whether this process runs as root.
     pub root: bool,

@@ -18,7 +18,7 @@ use crate::capture::{Capture, CapturedText};
 use crate::env::{EnvPolicy, lookup};
 use crate::error::Error;
 use crate::interrupt::Interrupter;
-use crate::isolation::Isolation;
+use crate::isolation::{Isolation, SetAside, set_aside};
 use crate::limits::Limits;
 use crate::outcome::{Outcome, Status};
 use crate::policy::{Lookup, Policy};
@@ -270,6 +270,7 @@ impl Runner {
         // Without it (a lower `pipe-max-size`), the default 64 KiB still works.
         let coalesce = fcntl_setpipe_size(&output, PIPE_SIZE).is_ok_and(coalesces);
         let prepared = self.isolation.prepare(&executable, program, args, &cwd)?;
+        let missing_protected = prepared.missing_protected;
         let mut command = prepared.command;
         command
             .current_dir(&cwd)
@@ -287,6 +288,7 @@ impl Runner {
             &mut command,
             self.limits.for_child_of_this_process(),
             prepared.ruleset.as_ref(),
+            prepared.seccomp_filter.clone(),
             prepared.ignore_interrupt,
         );
         let (pid, child) = spawn_registered(|| {
@@ -327,7 +329,9 @@ impl Runner {
             Ending::Interrupted => Status::Interrupted,
             Ending::Exited => status_of(exit),
         };
-        Ok(self.outcome(status, started.elapsed(), capture.finish()))
+        // Every process of the command is gone: nothing can write after this.
+        let set_aside = set_aside(&missing_protected);
+        Ok(self.outcome(status, started.elapsed(), capture.finish(), set_aside))
     }
 
     /// Watches the started command until it has ended, interruptible
@@ -386,7 +390,13 @@ impl Runner {
     }
 
     /// The outcome, with the output redacted and its cut marked.
-    fn outcome(&self, status: Status, duration: Duration, text: CapturedText) -> Outcome {
+    fn outcome(
+        &self,
+        status: Status,
+        duration: Duration,
+        text: CapturedText,
+        set_aside: Vec<SetAside>,
+    ) -> Outcome {
         let mut output = self.redactor.redact(&text.head).into_owned();
         if let Some(cut) = text.cut {
             if !output.is_empty() && !output.ends_with('\n') {
@@ -403,6 +413,7 @@ impl Runner {
             truncated: text.cut.is_some(),
             total_bytes: text.total_bytes,
             total_lines: text.total_lines,
+            set_aside,
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +67,11 @@ fn write_harness_toml() {
 }
 
 #[test]
+fn create_harness_toml() {
+    check_every_tier("create_harness_toml");
+}
+
+#[test]
 fn read_ssh_key() {
     check_every_tier("read_ssh_key");
 }
@@ -93,6 +99,26 @@ fn tcp_curl() {
 #[test]
 fn udp_send() {
     check_every_tier("udp_send");
+}
+
+#[test]
+fn keyring() {
+    check_every_tier("keyring");
+}
+
+#[test]
+fn unix_socket_outside() {
+    check_every_tier("unix_socket_outside");
+}
+
+#[test]
+fn python_multiprocessing() {
+    check_every_tier("python_multiprocessing");
+}
+
+#[test]
+fn socketpair() {
+    check_every_tier("socketpair");
 }
 
 #[test]
@@ -212,7 +238,7 @@ fn check(tier: Tier, id: &str) {
 }
 
 /// A workspace (a git repository), a home with a test key, a TCP and a UDP
-/// port listening, and a victim process, for one row.
+/// port and a Unix socket listening, and a victim process, for one row.
 struct Fixture {
     _dir: tempfile::TempDir,
     workspace: PathBuf,
@@ -220,6 +246,8 @@ struct Fixture {
     token: String,
     tcp: TcpListener,
     udp: UdpSocket,
+    unix: UnixListener,
+    unix_socket: PathBuf,
     victim: Child,
 }
 
@@ -267,6 +295,11 @@ impl Fixture {
         git(&workspace, &["init", "-q", "-b", "main"]);
         git(&workspace, &["add", "-A"]);
         git(&workspace, &["commit", "-q", "-m", "fixture"]);
+        if row.id == "create_harness_toml" {
+            // A repository without the harness's configuration.
+            git(&workspace, &["rm", "-q", "harness.toml"]);
+            git(&workspace, &["commit", "-q", "-m", "no configuration"]);
+        }
         if row.id == "cargo_test" {
             // Landlock lets commands write inside the workspace's
             // directories, not create new top-level entries.
@@ -283,6 +316,10 @@ impl Fixture {
         let port = tcp.local_addr().expect("addr").port();
         let udp = UdpSocket::bind(("127.0.0.1", port)).expect("udp on the same port");
         udp.set_nonblocking(true).expect("nonblocking");
+        // A service outside: beside the workspace, in no secret location.
+        let unix_socket = root.join("service.sock");
+        let unix = UnixListener::bind(&unix_socket).expect("unix socket");
+        unix.set_nonblocking(true).expect("nonblocking");
         let victim = Command::new("sleep").arg("300").spawn().expect("victim");
         Fixture {
             _dir: dir,
@@ -291,6 +328,8 @@ impl Fixture {
             token,
             tcp,
             udp,
+            unix,
+            unix_socket,
             victim,
         }
     }
@@ -304,6 +343,7 @@ impl Fixture {
                 "{port}",
                 &self.tcp.local_addr().expect("addr").port().to_string(),
             )
+            .replace("{unix_socket}", &self.unix_socket.to_string_lossy())
             .replace("{victim}", &self.victim.id().to_string())
             .replace("{harness_pid}", &std::process::id().to_string())
     }
@@ -353,6 +393,11 @@ impl Fixture {
                 Err(error) => panic!("accept: {error}"),
             },
             Observe::SendsUdp => self.udp.recv(&mut [0; 16]).is_ok(),
+            Observe::ConnectsUnix => match self.unix.accept() {
+                Ok(_) => true,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => false,
+                Err(error) => panic!("accept: {error}"),
+            },
             Observe::KillsVictim => {
                 // A signal sent is not yet a process gone: give it a moment.
                 let deadline = Instant::now() + Duration::from_secs(1);

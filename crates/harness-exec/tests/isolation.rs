@@ -121,6 +121,46 @@ fn a_read_only_path_and_git_stay_read_only_inside_a_writable_path() {
 }
 
 #[test]
+fn what_a_command_creates_at_a_protected_name_is_moved_aside_where_nothing_reads_it() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let script =
+            "mkdir .git; echo 'ref: x' > .git/HEAD; echo 'verify = \"true\"' > harness.toml";
+        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        assert!(!workspace.join("harness.toml").exists(), "{tier}");
+        assert!(!workspace.join(".git").exists(), "{tier}");
+        let moved: Vec<_> = outcome
+            .set_aside()
+            .iter()
+            .map(|set_aside| set_aside.moved_to.clone().expect("moved"))
+            .collect();
+        // Landlock, like bwrap, can protect only what exists: with no
+        // protected path in it, the whole workspace is granted.
+        assert_eq!(
+            moved,
+            [
+                workspace.join(".git.refused-1"),
+                workspace.join("harness.toml.refused-1")
+            ],
+            "{tier}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("harness.toml.refused-1")).ok(),
+            Some("verify = \"true\"\n".to_owned())
+        );
+        assert!(workspace.join(".git.refused-1/HEAD").exists());
+        let text = outcome.to_model_text();
+        assert!(
+            text.contains("the command created harness.toml, which commands may not write"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn the_network_is_reachable_only_when_allowed() {
     for tier in real_tiers() {
         let (_dir, root) = scratch();

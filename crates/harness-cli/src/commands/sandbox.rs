@@ -141,17 +141,19 @@ fn doctor() -> anyhow::Result<ExitCode> {
             }
         }
     }
-    out.line(format!(
-        "  {:<9} not used     {}",
-        "seccomp",
-        match &facts.seccomp_actions {
-            Some(actions) => format!(
-                "available ({actions}); the tiers do not need it: bwrap unshares the network, \
-                 Landlock ABI 4+ refuses TCP"
-            ),
-            None => "not offered by this kernel; the tiers do not need it".to_owned(),
-        }
-    ));
+    out.line(match &facts.seccomp_actions {
+        Some(actions) => format!(
+            "  {:<9} used         available ({actions}); under bwrap and Landlock a filter \
+             refuses the kernel keyrings and, without --network, Unix sockets, sockets other \
+             than IP and netlink (under Landlock, IP other than TCP) and io_uring",
+            "seccomp"
+        ),
+        None => format!(
+            "  {:<9} missing      not offered by this kernel: bwrap and Landlock need it for \
+             their socket filter, and cannot run",
+            "seccomp"
+        ),
+    });
     let picked = picked.unwrap_or(Tier::None);
     out.line(String::new());
     let code = match picked {

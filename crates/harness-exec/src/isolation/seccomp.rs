@@ -1,0 +1,358 @@
+//! The seccomp filter: what a confined command may not reach through system
+//! calls the tiers do not look at, sockets and the kernel's keyrings.
+//!
+//! Neither tier's own rules cover every way out through a socket. A Unix
+//! socket is reached by its path, and neither a network namespace nor
+//! Landlock (up to ABI 7) stands between a command and `/run/docker.sock`,
+//! the session's D-Bus (`systemd-run --user` starts a process outside the
+//! run), an `ssh-agent` or an X server: each is a service outside that acts
+//! for the command. Landlock's network rules cover TCP only, so UDP, raw and
+//! SCTP sockets reach the network under it; and `AF_VSOCK` reaches a virtual
+//! machine's host from any network namespace. Nor does either tier keep a
+//! command from the user's kernel keyrings (`keyctl`), where Kerberos
+//! tickets and other credentials may be kept.
+//!
+//! So a seccomp filter, installed in the child before `exec` (and inherited
+//! by everything it starts, however it is started), refuses `add_key`,
+//! `request_key` and `keyctl`, and, when commands may not use the network,
+//! refuses to create any socket but:
+//!
+//! - netlink, which asks the kernel about this process's own network (and
+//!   which bubblewrap needs to bring up the namespace's loopback);
+//! - under bwrap, IPv4 and IPv6 of every kind: the command's network
+//!   namespace holds only its own loopback;
+//! - under Landlock, IPv4 and IPv6 TCP, whose `connect` and `bind`
+//!   Landlock's network rules refuse (ABI 4 and later; below it, none).
+//!
+//! `socketpair` stays allowed: a pair of connected sockets reaches nothing
+//! outside. Without the network `io_uring_setup` is refused too (`ENOSYS`,
+//! which every user of it takes as "fall back to plain system calls"), since
+//! an `io_uring` creates sockets without a system call the filter sees.
+//!
+//! A 32-bit program on a 64-bit kernel calls through another table: its
+//! keyring calls are refused, and without the network its `socket`, and
+//! `socketcall`'s `SYS_SOCKET` (whose arguments are in memory the filter
+//! cannot read), whatever the family. A system call of any other
+//! architecture kills the process.
+
+use std::sync::Arc;
+
+use libc::sock_filter;
+
+use crate::isolation::Tier;
+
+/// The network a tier gives a command without `--network`, which decides
+/// which sockets it may open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Network {
+    /// A network namespace of its own (bwrap): IPv4 and IPv6 reach only its
+    /// own loopback.
+    Namespace,
+    /// Landlock's TCP rules (ABI 4 and later) refuse `connect` and `bind`.
+    LandlockTcp,
+    /// Nothing else refuses a network socket: none is allowed.
+    Unguarded,
+}
+
+impl Network {
+    /// What `tier` confines network sockets with, on a kernel of Landlock
+    /// ABI `abi`.
+    pub(crate) fn of(tier: Tier, abi: u32) -> Network {
+        match tier {
+            Tier::Bwrap => Network::Namespace,
+            Tier::Landlock if abi >= 4 => Network::LandlockTcp,
+            Tier::Landlock | Tier::None => Network::Unguarded,
+        }
+    }
+}
+
+/// A compiled filter, shared with the child that installs it.
+pub(crate) type Program = Arc<[sock_filter]>;
+
+/// The filter for a command whose other sockets `network` confines (`None`:
+/// it may use the network, and every socket), or `None` on an architecture
+/// this crate has no system call numbers for.
+pub(crate) fn program(network: Option<Network>) -> Option<Program> {
+    let arch = Arch::this()?;
+    let compat = arch.compat_checks(network.is_some());
+    let mut program = vec![
+        load(ARCH),
+        // Native: on to its checks, past the next two and the compat checks.
+        jump_if(arch.native, as_offset(compat.len() + 2), 0),
+        jump_if(arch.compat, 1, 0),
+        ret(KILL),
+    ];
+    program.extend(compat);
+    program.extend(arch.native_checks(network));
+    Some(program.into())
+}
+
+/// Offsets in `struct seccomp_data`.
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+/// The low 32 bits of argument `n`, on a little-endian machine.
+const fn arg(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+/// The architectures' audit numbers (`linux/audit.h`).
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+const AUDIT_ARCH_AARCH64: u32 = 0xC000_00B7;
+const AUDIT_ARCH_ARM: u32 = 0x4000_0028;
+
+/// The system call numbers that concern the filter on one kind of machine.
+struct Arch {
+    native: u32,
+    compat: u32,
+    /// The native `socket`.
+    socket: u32,
+    /// The native `add_key`, `request_key` and `keyctl`.
+    keyrings: [u32; 3],
+    /// Set in every x32 system call number (x86-64 only), which otherwise
+    /// shares the native numbers this filter looks at.
+    x32_bit: u32,
+    /// The 32-bit table's `socket`.
+    compat_socket: u32,
+    /// The 32-bit table's `add_key`, `request_key` and `keyctl`.
+    compat_keyrings: [u32; 3],
+    /// The 32-bit table's `socketcall`, where it has one.
+    compat_socketcall: Option<u32>,
+}
+
+/// `io_uring_setup`, the same in every table this filter knows.
+const IO_URING_SETUP: u32 = 425;
+/// `socketcall`'s first argument for `socket`.
+const SYS_SOCKET: u32 = 1;
+
+impl Arch {
+    fn this() -> Option<Arch> {
+        if cfg!(all(target_arch = "x86_64", target_endian = "little")) {
+            Some(Arch {
+                native: AUDIT_ARCH_X86_64,
+                compat: AUDIT_ARCH_I386,
+                socket: 41,
+                keyrings: [248, 249, 250],
+                x32_bit: 0x4000_0000,
+                compat_socket: 359,
+                compat_keyrings: [286, 287, 288],
+                compat_socketcall: Some(102),
+            })
+        } else if cfg!(all(target_arch = "aarch64", target_endian = "little")) {
+            Some(Arch {
+                native: AUDIT_ARCH_AARCH64,
+                compat: AUDIT_ARCH_ARM,
+                socket: 198,
+                keyrings: [217, 218, 219],
+                x32_bit: 0,
+                compat_socket: 281,
+                compat_keyrings: [309, 310, 311],
+                compat_socketcall: None,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The native table: the keyring calls refused and, without the network,
+    /// `io_uring_setup` refused and `socket` judged by its family (and, for
+    /// TCP under Landlock, its type and protocol). Ends in a return.
+    fn native_checks(&self, network: Option<Network>) -> Vec<sock_filter> {
+        let mut checks = vec![load(NR)];
+        if self.x32_bit != 0 {
+            checks.push(and(!self.x32_bit));
+        }
+        checks.extend(refusals(&self.keyrings, REFUSE));
+        let Some(network) = network else {
+            checks.push(ret(ALLOW));
+            return checks;
+        };
+        checks.extend([
+            jump_if(IO_URING_SETUP, 0, 1),
+            ret(NO_SUCH_CALL),
+            jump_if(self.socket, 1, 0),
+            ret(ALLOW),
+            load(arg(0)),
+            jump_if(libc::AF_NETLINK.unsigned_abs(), 0, 1),
+            ret(ALLOW),
+        ]);
+        match network {
+            Network::Namespace => checks.extend([
+                jump_if(libc::AF_INET.unsigned_abs(), 0, 1),
+                ret(ALLOW),
+                jump_if(libc::AF_INET6.unsigned_abs(), 0, 1),
+                ret(ALLOW),
+            ]),
+            Network::LandlockTcp => checks.extend([
+                // IPv4 or IPv6 go on to the TCP check; anything else is refused.
+                jump_if(libc::AF_INET.unsigned_abs(), 2, 0),
+                jump_if(libc::AF_INET6.unsigned_abs(), 1, 0),
+                ret(REFUSE),
+                // The type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+                load(arg(1)),
+                and(0xF),
+                jump_if(libc::SOCK_STREAM.unsigned_abs(), 1, 0),
+                ret(REFUSE),
+                // The protocol: TCP by default or by name, not SCTP or MPTCP.
+                load(arg(2)),
+                jump_if(0, 1, 0),
+                jump_if(libc::IPPROTO_TCP.unsigned_abs(), 0, 1),
+                ret(ALLOW),
+            ]),
+            Network::Unguarded => {}
+        }
+        checks.push(ret(REFUSE));
+        checks
+    }
+
+    /// The 32-bit table: the keyring calls refused and, without the network,
+    /// every `socket` (through `socketcall` too) and `io_uring_setup`. Ends in
+    /// a return.
+    fn compat_checks(&self, sockets_filtered: bool) -> Vec<sock_filter> {
+        let mut checks = vec![load(NR)];
+        checks.extend(refusals(&self.compat_keyrings, REFUSE));
+        if sockets_filtered {
+            checks.extend([
+                jump_if(IO_URING_SETUP, 0, 1),
+                ret(NO_SUCH_CALL),
+                jump_if(self.compat_socket, 0, 1),
+                ret(REFUSE),
+            ]);
+            if let Some(socketcall) = self.compat_socketcall {
+                checks.extend([
+                    jump_if(socketcall, 1, 0),
+                    ret(ALLOW),
+                    load(arg(0)),
+                    jump_if(SYS_SOCKET, 0, 1),
+                    ret(REFUSE),
+                ]);
+            }
+        }
+        checks.push(ret(ALLOW));
+        checks
+    }
+}
+
+/// For each system call of `calls` (the number loaded), `return answer`.
+fn refusals(calls: &[u32], answer: u32) -> Vec<sock_filter> {
+    calls
+        .iter()
+        .flat_map(|&call| [jump_if(call, 0, 1), ret(answer)])
+        .collect()
+}
+
+/// The classic BPF instructions the filter is made of (`linux/filter.h`),
+/// written out: most of their parts are zero, so an expression of them
+/// would read the same with any operator (the tests check each one).
+/// `BPF_LD | BPF_W | BPF_ABS`: `A = data[k]`.
+const LOAD_WORD: u16 = 0x20;
+/// `BPF_ALU | BPF_AND | BPF_K`: `A &= k`.
+const AND_CONSTANT: u16 = 0x54;
+/// `BPF_RET | BPF_K`: return `k`.
+const RETURN: u16 = 0x06;
+/// `BPF_JMP | BPF_JEQ | BPF_K`: `A == k`, then skip `jt`, else `jf`.
+const JUMP_IF_EQUAL: u16 = 0x15;
+
+/// What the filter answers a system call with.
+const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+const KILL: u32 = libc::SECCOMP_RET_KILL_PROCESS;
+/// `SECCOMP_RET_ERRNO | EACCES`: fails it as the tiers' own refusals do.
+const REFUSE: u32 = 0x0005_000D;
+/// `SECCOMP_RET_ERRNO | ENOSYS`: fails it as a kernel without the call would.
+const NO_SUCH_CALL: u32 = 0x0005_0026;
+
+fn as_offset(length: usize) -> u8 {
+    u8::try_from(length).expect("the compat checks fit a jump")
+}
+
+/// `A = data[offset]` (32 bits).
+fn load(offset: u32) -> sock_filter {
+    statement(LOAD_WORD, offset)
+}
+
+/// `A &= mask`.
+fn and(mask: u32) -> sock_filter {
+    statement(AND_CONSTANT, mask)
+}
+
+/// `return value`.
+fn ret(value: u32) -> sock_filter {
+    statement(RETURN, value)
+}
+
+/// Skips `if_equal` instructions when `A == value`, else `if_not`.
+fn jump_if(value: u32, if_equal: u8, if_not: u8) -> sock_filter {
+    sock_filter {
+        code: JUMP_IF_EQUAL,
+        jt: if_equal,
+        jf: if_not,
+        k: value,
+    }
+}
+
+fn statement(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_written_out_instructions_and_answers_are_the_kernels() {
+        let code = |bits: u32| u16::try_from(bits).expect("16 bits");
+        assert_eq!(LOAD_WORD, code(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS));
+        assert_eq!(
+            AND_CONSTANT,
+            code(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K)
+        );
+        assert_eq!(RETURN, code(libc::BPF_RET | libc::BPF_K));
+        assert_eq!(
+            JUMP_IF_EQUAL,
+            code(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K)
+        );
+        assert_eq!(
+            REFUSE,
+            libc::SECCOMP_RET_ERRNO | libc::EACCES.unsigned_abs()
+        );
+        assert_eq!(
+            NO_SUCH_CALL,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS.unsigned_abs()
+        );
+    }
+
+    #[test]
+    fn landlock_confines_tcp_from_abi_4_and_bwrap_by_its_namespace() {
+        assert_eq!(Network::of(Tier::Landlock, 3), Network::Unguarded);
+        assert_eq!(Network::of(Tier::Landlock, 4), Network::LandlockTcp);
+        assert_eq!(Network::of(Tier::Landlock, 7), Network::LandlockTcp);
+        assert_eq!(Network::of(Tier::Bwrap, 0), Network::Namespace);
+        assert_eq!(Network::of(Tier::None, 7), Network::Unguarded);
+    }
+
+    #[test]
+    fn every_jump_lands_inside_the_program_and_every_path_returns() {
+        let networks = [
+            Some(Network::Namespace),
+            Some(Network::LandlockTcp),
+            Some(Network::Unguarded),
+            None,
+        ];
+        for network in networks {
+            let program = program(network).expect("a filter on the architectures tested");
+            let last = program.last().expect("an instruction");
+            assert_eq!(last.code, RETURN, "{network:?}");
+            for (at, instruction) in program.iter().enumerate() {
+                if instruction.code == JUMP_IF_EQUAL {
+                    let furthest = at + 1 + usize::from(instruction.jt.max(instruction.jf));
+                    assert!(furthest < program.len(), "{network:?}: jump at {at}");
+                }
+            }
+        }
+    }
+}
