@@ -9,9 +9,10 @@
 //! there was none is read by the next run, which would then run with the
 //! command's settings (its own `verify = "true"`, say). So the runner looks
 //! after the command and everything it started are gone, and moves whatever
-//! now stands at such a name aside, to `harness.toml.refused-N` beside it:
-//! nothing reads it there, and nothing is deleted, since a command could as
-//! well have moved a file of the user's to that name.
+//! now stands at such a name aside, to `harness.toml.refused-N` beside it
+//! (a random name when a thousand such names are taken already): nothing
+//! reads it there, and nothing is deleted, since a command could as well
+//! have moved a file of the user's to that name.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,8 +29,9 @@ pub struct SetAside {
     pub moved_to: Result<PathBuf, String>,
 }
 
-/// How many names `<name>.refused-N` are tried before giving up.
-const ATTEMPTS: u32 = 1000;
+/// How many names `<name>.refused-N` are tried before a random one: a
+/// command that made them all first must not keep its file where it is.
+const NUMBERED: u32 = 1000;
 
 /// The paths among `protected` that do not exist now (not even as a dangling
 /// symlink).
@@ -56,21 +58,30 @@ pub(crate) fn set_aside(missing: &[PathBuf]) -> Vec<SetAside> {
         .collect()
 }
 
-/// Renames `path` to the first free `<path>.refused-N`, never replacing
-/// anything there.
+/// Renames `path` to the first free `<path>.refused-N`, or past
+/// [`NUMBERED`] to `<path>.refused-<random>`, never replacing anything there.
 fn move_aside(path: &Path) -> io::Result<PathBuf> {
-    let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
-    for n in 1..=ATTEMPTS {
+    let numbered = (1..=NUMBERED).map(|n| n.to_string());
+    // 128 random bits: no command can have made that name beforehand.
+    let random = std::iter::from_fn(|| random_hex().ok()).take(3);
+    for suffix in numbered.chain(random) {
         let mut name = path.as_os_str().to_owned();
-        name.push(format!(".refused-{n}"));
+        name.push(format!(".refused-{suffix}"));
         let to = PathBuf::from(name);
         match renameat_with(CWD, path, CWD, &to, RenameFlags::NOREPLACE) {
             Ok(()) => return Ok(to),
-            Err(rustix::io::Errno::EXIST) => last = io::Error::from(io::ErrorKind::AlreadyExists),
+            Err(rustix::io::Errno::EXIST) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }
-    Err(last)
+    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+}
+
+/// 16 random bytes from the kernel, in hex.
+fn random_hex() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 #[cfg(test)]
@@ -115,17 +126,31 @@ mod tests {
     }
 
     #[test]
-    fn a_name_that_cannot_be_moved_says_why() {
+    fn every_numbered_name_taken_beforehand_still_leaves_nothing_where_it_was() {
         let dir = tempfile::tempdir().expect("tempdir");
         let toml = dir.path().join("harness.toml");
         std::fs::write(&toml, "x").expect("write");
-        for n in 1..=ATTEMPTS {
+        for n in 1..=NUMBERED {
             std::fs::write(dir.path().join(format!("harness.toml.refused-{n}")), "")
                 .expect("write");
         }
         let moved = set_aside(std::slice::from_ref(&toml));
-        assert_eq!(moved.len(), 1);
-        assert!(moved[0].moved_to.is_err(), "{moved:?}");
-        assert!(toml.exists());
+        let to = moved[0].moved_to.clone().expect("moved");
+        let suffix = to
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(|name| name.strip_prefix("harness.toml.refused-"))
+            .expect("a refused name");
+        assert_eq!(suffix.len(), 32, "{suffix}");
+        assert!(suffix.chars().all(|c| c.is_ascii_hexdigit()), "{suffix}");
+        assert!(!toml.exists());
+        assert_eq!(std::fs::read_to_string(to).expect("kept"), "x");
+    }
+
+    #[test]
+    fn a_path_that_cannot_be_moved_says_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let error = move_aside(&dir.path().join("gone")).expect_err("nothing to move");
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
     }
 }
