@@ -103,6 +103,18 @@ fn udp_send() {
 
 #[test]
 fn keyring() {
+    // A container whose own seccomp profile refuses keyctl (Docker's default)
+    // has no keyring for a command to reach: nothing to assert there.
+    let argv = HOSTILE_COMMANDS
+        .iter()
+        .find(|row| row.id == "keyring")
+        .expect("the keyring row")
+        .argv;
+    let outside = Command::new(argv[0]).args(&argv[1..]).output();
+    if !outside.is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("KEYRING")) {
+        eprintln!("skipped: this machine's kernel keyring cannot be reached even outside a tier");
+        return;
+    }
     check_every_tier("keyring");
 }
 
