@@ -397,6 +397,43 @@ fn a_commands_read_of_another_name_of_a_hidden_file_is_refused_under_both_tiers(
     }
 }
 
+/// A rule names a place as the user spells it, through a link: `.env` linking to
+/// `config/settings.env`, a rule `config/secrets.yml` where `config` links to
+/// `shared/config`. Neither the file tools nor a command under either tier reads it, by
+/// the rule's spelling or by the real path.
+#[test]
+fn a_rule_holds_for_a_place_it_names_through_a_link() {
+    let repo = Repo::from_fixture("calc");
+    fs::create_dir_all(repo.root.join("config")).expect("mkdir");
+    fs::create_dir_all(repo.root.join("shared/settings")).expect("mkdir");
+    repo.file(
+        "config/app.env",
+        "plain-words-from-a-linked-dotenv
+",
+    );
+    repo.file(
+        "shared/settings/secrets.yml",
+        "plain-words-from-a-linked-dir
+",
+    );
+    std::os::unix::fs::symlink("config/app.env", repo.root.join(".env")).expect("link");
+    std::os::unix::fs::symlink("shared/settings", repo.root.join("settings")).expect("link");
+    repo.file("harness.toml", "deny = [\"settings/secrets.yml\"]\n");
+    for path in [".env", "settings/secrets.yml"] {
+        let call = format!(r#"{{"path": "{path}"}}"#);
+        let run = repo.harness(&["tool", "read_file", &call]);
+        assert!(!run.stdout.contains("plain-words-from"), "{path}\n{run}");
+        assert!(run.stdout.contains("deny rule"), "{path}\n{run}");
+    }
+    let call = r#"{"argv": ["sh", "-c", "cat .env config/app.env settings/secrets.yml shared/settings/secrets.yml"]}"#;
+    assert_no_confining_tier_reads(&repo, call);
+    repo.harness(&["tool", "--sandbox", "none", "run_command", call])
+        .assert_stdout_has(&[
+            "plain-words-from-a-linked-dotenv",
+            "plain-words-from-a-linked-dir",
+        ]);
+}
+
 /// `--writable` names what commands may write besides the workspace; the undo store and
 /// the workspace's `.git` stay read-only inside it, so a command cannot take the way back.
 #[test]

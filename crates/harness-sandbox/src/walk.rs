@@ -64,6 +64,12 @@ pub(crate) struct Located<'ws> {
     /// True when a name that came from a symbolic link's target was missing: creating the
     /// path would create the target of a dangling link.
     dangling: bool,
+    /// The other spellings of the same place the walk went through: at each symbolic
+    /// link it followed, the link's own path followed by what was left to walk, as
+    /// names relative to the root. A deny rule that names the place by one of them
+    /// (`.env` for a link `.env -> config/settings.env`, or `config/secrets.yml` through
+    /// a linked directory `config -> shared/config`) refuses it as well.
+    aliases: Vec<Vec<String>>,
 }
 
 impl Located<'_> {
@@ -83,6 +89,11 @@ impl Located<'_> {
     /// The resolved path's components, relative to the root, as a slice.
     pub(crate) fn names_slice(&self) -> &[String] {
         &self.names
+    }
+
+    /// The other spellings of the resolved path the walk went through (see the field).
+    pub(crate) fn aliases(&self) -> &[Vec<String>] {
+        &self.aliases
     }
 
     /// What the path ends at.
@@ -147,6 +158,7 @@ pub(crate) fn locate<'ws>(
             names: Vec::new(),
             end: End::Dir,
             dangling: false,
+            aliases: Vec::new(),
         },
     };
     walker.push(relative, Origin::Candidate)?;
@@ -285,7 +297,8 @@ impl Walker<'_, '_> {
         self.located.dangling |= origin == Origin::Link;
     }
 
-    /// Replaces the link `name` of the current directory by its target's components.
+    /// Replaces the link `name` of the current directory by its target's components,
+    /// recording the spelling through the link.
     fn follow_link(&mut self, name: &str) -> Result<(), Error> {
         self.links_left = self
             .links_left
@@ -293,6 +306,8 @@ impl Walker<'_, '_> {
             .ok_or_else(|| Error::SymlinkLoop {
                 candidate: self.candidate.to_owned(),
             })?;
+        let alias = self.spelling_through(name);
+        self.located.aliases.push(alias);
         // The raw target: cap-std's `read_link` would refuse an absolute one with its own
         // message, and ours names the candidate.
         let target = self
@@ -305,6 +320,23 @@ impl Walker<'_, '_> {
             path: error.as_path().to_string_lossy().into_owned(),
         })?;
         self.push(&target, Origin::Link)
+    }
+
+    /// The path through the link `name` of the current directory: the names resolved so
+    /// far, the link, then what is left to walk, with each `..` taking away the name
+    /// before it (none at the root: the walk itself refuses a path that climbs above it).
+    fn spelling_through(&self, name: &str) -> Vec<String> {
+        let mut names = self.located.names.clone();
+        names.push(name.to_owned());
+        for step in self.work.iter().rev() {
+            match &step.component {
+                Component::Name(next) => names.push(next.clone()),
+                Component::Parent => {
+                    names.pop();
+                }
+            }
+        }
+        names
     }
 
     fn not_a_directory(&self) -> Error {

@@ -206,7 +206,8 @@ impl Workspace {
         Ok(located)
     }
 
-    /// Refuses `access` to a located path when a deny rule covers it.
+    /// Refuses `access` to a located path when a deny rule covers it, under its resolved
+    /// name or any spelling of it through a symbolic link the walk followed.
     pub(crate) fn apply_rules(
         &self,
         located: &Located<'_>,
@@ -218,7 +219,11 @@ impl Workspace {
             End::Entry(_) => Kind::NotDir,
             End::Missing(_) => Kind::Unknown,
         };
-        self.refuse_denied(candidate, access, located.names_slice(), kind)
+        self.refuse_denied(candidate, access, located.names_slice(), kind)?;
+        for alias in located.aliases() {
+            self.refuse_denied(candidate, access, alias, kind)?;
+        }
+        Ok(())
     }
 
     /// Refuses `access` to the path made of `names` (a last name of `kind`) when a deny

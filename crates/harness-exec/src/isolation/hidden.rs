@@ -30,7 +30,8 @@ pub struct Hidden {
 }
 
 /// The paths under `root` to hide from commands: every entry `is_denied` matches, as it is
-/// now (a denied directory whole, not walked into for more rules), then every other name
+/// now (a denied directory whole, not walked into for more rules), also under the name a
+/// link to a directory in the workspace gives it (hidden at its real path), then every other name
 /// under `root` (a hard link) of each file so hidden and of each file in `home`'s secret
 /// locations ([`HOME_SECRETS`]). `root/.git` is not walked: it is read-only to commands,
 /// not secret.
@@ -102,10 +103,18 @@ struct Walk {
 
 impl Walk {
     /// Walks the workspace at `root`, sorting what it finds into denied paths and files.
+    ///
+    /// A rule names a place as the user spells it, and a link to a directory in the
+    /// workspace (`config -> shared/config`) gives everything below it a second spelling
+    /// (`config/secrets.yml`): the directory is walked again under the link's name, and
+    /// what a rule refuses under that name is hidden at its real path. Links met in that
+    /// second walk are not followed again; their own directory's walk follows them.
     fn workspace(&mut self, root: &Path, is_denied: impl Fn(&Path) -> bool) {
         let git = root.join(".git");
-        let mut pending = vec![root.to_owned()];
-        while let Some(directory) = pending.pop() {
+        let real_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+        // Each directory to list, with the spelling its entries are judged under.
+        let mut pending = vec![(root.to_owned(), root.to_owned(), false)];
+        while let Some((directory, spelled, through_link)) = pending.pop() {
             let Ok(entries) = std::fs::read_dir(&directory) else {
                 continue;
             };
@@ -120,12 +129,24 @@ impl Walk {
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
-                if is_denied(&path) {
+                let spelling = spelled.join(entry.file_name());
+                if is_denied(&spelling) {
                     self.denied.push(path);
                 } else if kind.is_dir() {
-                    pending.push(path);
+                    pending.push((path, spelling, through_link));
                 } else if kind.is_file() {
-                    self.files.push(path);
+                    if !through_link {
+                        self.files.push(path);
+                    }
+                } else if kind.is_symlink() && !through_link {
+                    let target = std::fs::canonicalize(&path)
+                        .ok()
+                        .filter(|target| target.is_dir() && target.starts_with(&real_root));
+                    if let Some(target) =
+                        target.filter(|target| !target.starts_with(real_root.join(".git")))
+                    {
+                        pending.push((target, spelling, true));
+                    }
                 }
             }
         }
@@ -204,6 +225,58 @@ mod tests {
     fn denied(root: &Path) -> impl Fn(&Path) -> bool {
         let private = root.join("private");
         move |path: &Path| path.ends_with(".env") || path == private
+    }
+
+    #[test]
+    fn what_a_rule_names_through_a_link_to_a_directory_is_hidden_at_its_real_path() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let base = directory.path().canonicalize().expect("canonical");
+        let (root, outside) = (base.join("repo"), base.join("outside"));
+        std::fs::create_dir_all(root.join(".git/objects")).expect("git");
+        std::fs::create_dir_all(root.join("shared/config/deep")).expect("shared");
+        std::fs::create_dir_all(&outside).expect("outside");
+        std::fs::write(root.join("shared/config/secrets.yml"), "s").expect("secret");
+        std::fs::write(root.join("shared/config/deep/plan.txt"), "p").expect("plan");
+        std::fs::write(root.join("shared/config/public.yml"), "p").expect("public");
+        std::fs::write(outside.join("secrets.yml"), "o").expect("outside");
+        std::os::unix::fs::symlink("shared/config", root.join("config")).expect("link");
+        std::os::unix::fs::symlink(&outside, root.join("elsewhere")).expect("link out");
+        // A loop, met again in the walk through `config`, is not followed twice.
+        std::os::unix::fs::symlink("..", root.join("shared/config/up")).expect("loop");
+        let rules = [
+            root.join("config/secrets.yml"),
+            root.join("config/deep"),
+            root.join("elsewhere/secrets.yml"),
+        ];
+        let found = hidden_within(
+            &root,
+            None,
+            |path| rules.iter().any(|rule| rule == path),
+            40,
+        );
+        assert!(!found.truncated, "{found:?}");
+        let mut hidden = found.paths;
+        hidden.sort();
+        // Outside the workspace nothing is walked: the file tools refuse such a path.
+        assert_eq!(
+            hidden,
+            [
+                root.join("shared/config/deep"),
+                root.join("shared/config/secrets.yml")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_link_to_git_is_not_walked_again() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        for n in 0..20 {
+            std::fs::create_dir_all(root.join(format!(".git/objects/{n:02}"))).expect("git");
+        }
+        std::os::unix::fs::symlink(".git", root.join("g")).expect("link");
+        let found = hidden_within(&root, None, |_| false, 10);
+        assert!(!found.truncated, "{found:?}");
     }
 
     #[test]

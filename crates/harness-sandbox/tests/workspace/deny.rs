@@ -1,4 +1,5 @@
-//! Deny rules as the operations apply them: on the resolved path, named in the message.
+//! Deny rules as the operations apply them: on the resolved path and on every spelling
+//! of it through a link the walk followed, named in the message.
 
 use std::fs;
 
@@ -155,7 +156,7 @@ fn git_internals_are_readable_but_not_writable() {
 }
 
 #[test]
-fn rules_judge_the_resolved_path_not_the_spelling() {
+fn rules_judge_the_resolved_path_and_every_spelling_through_a_link() {
     let fixture = Fixture::new();
     fixture.file(".env", "TOKEN=1");
     fixture.file(".git/config", "[core]\n");
@@ -189,9 +190,17 @@ fn rules_judge_the_resolved_path_not_the_spelling() {
         "read",
         ".env",
     );
-    // A link named like a secret that points at an ordinary file is an ordinary file.
+    // A link named like a secret is judged by that name too (a `.env` that links to
+    // `config/settings.env` is the secret it is named for); the file it points at stays
+    // readable under its own name.
+    assert_denied(
+        workspace.read("looks.key").map(drop),
+        "looks.key",
+        "read",
+        "*.key",
+    );
     assert_eq!(
-        workspace.read_to_string("looks.key").expect("readable"),
+        workspace.read_to_string("notes.txt").expect("readable"),
         "notes"
     );
     assert_eq!(
@@ -576,4 +585,72 @@ fn a_write_only_negation_does_not_lift_a_read_rule() {
         .build()
         .expect("workspace");
     workspace.write("app.log", "x").expect("re-included");
+}
+
+/// A rule names a place as the user spells it, and a symbolic link makes it one spelling
+/// among several: `.env` may be a link to `config/settings.env`, `config/` a link to
+/// `shared/config/`. Reached through the link the rule names, the place is refused,
+/// however many links lie between.
+#[test]
+fn a_rule_refuses_a_place_reached_through_the_link_it_names() {
+    let fixture = Fixture::new();
+    fixture.file("config/settings.env", "DB_PASS=1");
+    fixture.symlink("config/settings.env", ".env");
+    fixture.file("shared/config/secrets.yml", "token: 1");
+    fixture.symlink("shared/config", "config-link");
+    fixture.symlink("config-link", "settings");
+    fixture.file("shared/config/public.yml", "name: 1");
+    let workspace = Workspace::builder(&fixture.root)
+        .deny("/settings/secrets.yml")
+        .deny("config-link/private/")
+        .build()
+        .expect("workspace");
+    // The built-in `.env` rule, through a link to a file under another name.
+    for access in ["read", "write"] {
+        let result = match access {
+            "read" => workspace.read(".env").map(drop),
+            _ => workspace.write(".env", b"x").map(drop),
+        };
+        assert_denied(result, ".env", access, ".env");
+    }
+    // Through a chain of two directory links, also with a `..` after the link.
+    for candidate in ["settings/secrets.yml", "settings/public.yml/../secrets.yml"] {
+        let result = workspace.read(candidate).map(drop);
+        if candidate.contains("..") {
+            // `public.yml` is a file: the walk refuses to go through it.
+            assert!(
+                matches!(result, Err(Error::NotADirectory { .. })),
+                "{result:?}"
+            );
+        } else {
+            assert_denied(result, candidate, "read", "/settings/secrets.yml");
+        }
+    }
+    fixture.dir("shared/config/sub");
+    assert_denied(
+        workspace.read("settings/sub/../secrets.yml").map(drop),
+        "settings/sub/../secrets.yml",
+        "read",
+        "/settings/secrets.yml",
+    );
+    // A directory rule, through the link it names, for a path not there yet.
+    assert_denied(
+        workspace
+            .write("config-link/private/new.txt", b"x")
+            .map(drop),
+        "config-link/private/new.txt",
+        "write",
+        "config-link/private/",
+    );
+    // What no rule names stays readable through the same links.
+    assert_eq!(
+        workspace
+            .read_to_string("settings/public.yml")
+            .expect("readable"),
+        "name: 1"
+    );
+    assert_eq!(
+        fs::read_to_string(fixture.inside("config/settings.env")).expect("untouched"),
+        "DB_PASS=1"
+    );
 }
