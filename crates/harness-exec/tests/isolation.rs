@@ -3,34 +3,18 @@
 //! preflight. A tier this machine cannot run is skipped with the reason,
 //! unless `HARNESS_CI_ALL_TIERS=1` says every tier must run.
 
-#![allow(clippy::print_stderr)] // a skipped test says why, on stderr
-
 use std::io::Read;
 use std::net::TcpListener;
 use std::thread;
 use std::time::Duration;
 
+mod support;
+
+use support::real_tiers;
+
 use harness_exec::{
     Confinement, Isolation, Policy, RunOptions, Runner, Sandbox, Status, Tier, preflight,
 };
-
-/// The real tiers this machine can run (all of them on CI).
-fn real_tiers() -> Vec<Tier> {
-    [Tier::Bwrap, Tier::Landlock]
-        .into_iter()
-        .filter(|&tier| match preflight::probe(tier) {
-            Ok(()) => true,
-            Err(unavailable) => {
-                assert!(
-                    std::env::var_os("HARNESS_CI_ALL_TIERS").is_none_or(|value| value != "1"),
-                    "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
-                );
-                eprintln!("skipped: {unavailable}");
-                false
-            }
-        })
-        .collect()
-}
 
 fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
     // Outside /tmp, so that bwrap's private /tmp does not hide it.

@@ -10,13 +10,15 @@
 //! `HARNESS_CI_ALL_TIERS=1` says every tier must run.
 
 #![allow(unsafe_code)] // raw system calls, some through the 32-bit gate
-#![allow(clippy::print_stderr, clippy::print_stdout)] // the probe reports on stdout
+#![allow(clippy::print_stdout)] // the probe reports on stdout
 
 use std::collections::BTreeMap;
 
-use harness_exec::{
-    Confinement, EnvPolicy, Isolation, Policy, RunOptions, Runner, Tier, preflight,
-};
+mod support;
+
+use support::real_tiers;
+
+use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, RunOptions, Runner, Tier};
 
 const EACCES: &str = "13";
 const ENOSYS: &str = "38";
@@ -309,23 +311,5 @@ fn probe_under(tier: Tier, network: bool) -> BTreeMap<String, String> {
         .lines()
         .filter_map(|line| line.split_once('='))
         .map(|(name, result)| (name.to_owned(), result.to_owned()))
-        .collect()
-}
-
-/// The real tiers this machine can run (all of them on CI).
-fn real_tiers() -> Vec<Tier> {
-    [Tier::Bwrap, Tier::Landlock]
-        .into_iter()
-        .filter(|&tier| match preflight::probe(tier) {
-            Ok(()) => true,
-            Err(unavailable) => {
-                assert!(
-                    std::env::var_os("HARNESS_CI_ALL_TIERS").is_none_or(|value| value != "1"),
-                    "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
-                );
-                eprintln!("skipped: {unavailable}");
-                false
-            }
-        })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use harness_exec::{Outcome, RunOptions, Runner};
+use harness_exec::{Outcome, RunOptions, Runner, Tier, preflight};
 
 /// A scratch working directory and options to run in it with `timeout`.
 pub(crate) fn scratch(timeout: Duration) -> (tempfile::TempDir, RunOptions) {
@@ -50,3 +50,24 @@ pub(crate) fn pid_on_line(outcome: &Outcome, line: usize) -> u32 {
 /// A generous bound for "did not hang": the bugs these tests guard against
 /// would hang until a 30 s timeout.
 pub(crate) const NO_HANG: Duration = Duration::from_secs(10);
+
+/// The real tiers this machine can run (all of them on CI, where
+/// `HARNESS_CI_ALL_TIERS=1` makes a tier that cannot run a failure); a tier
+/// skipped here says why on stderr.
+#[allow(clippy::print_stderr)]
+pub(crate) fn real_tiers() -> Vec<Tier> {
+    [Tier::Bwrap, Tier::Landlock]
+        .into_iter()
+        .filter(|&tier| match preflight::probe(tier) {
+            Ok(()) => true,
+            Err(unavailable) => {
+                assert!(
+                    std::env::var_os("HARNESS_CI_ALL_TIERS").is_none_or(|value| value != "1"),
+                    "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
+                );
+                eprintln!("skipped: {unavailable}");
+                false
+            }
+        })
+        .collect()
+}
