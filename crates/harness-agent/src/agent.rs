@@ -41,6 +41,13 @@ const MAX_RESAMPLE: u32 = 3;
 /// The most empty answers in a row that are asked again rather than taken as they are.
 const MAX_EMPTY_IN_ROW: u32 = 2;
 
+/// Answers in one attempt that the model was told how to put right, after which the attempt
+/// ends when another is left: a fresh attempt, from the opening and sampled differently,
+/// does better than a third correction. (Measured with Qwen2.5-Coder-1.5B over 56 suite
+/// runs of three attempts, 2026-12-04: of the 17 attempts that went on past a second
+/// correction, none was verified; of those past one, 4 of 33.)
+const CORRECTIONS_PER_ATTEMPT: u32 = 2;
+
 /// A coding agent: a model, the tools it may call, and the rules of one run.
 ///
 /// ```no_run
@@ -177,6 +184,13 @@ impl<'a> Agent<'a> {
     }
 }
 
+/// Why an attempt ended whose last answer wrote the code as the files already hold it
+/// ([`blocks::Edits::changes_nothing`]), when another attempt is left. Such an answer is the
+/// fix the model believes it made; told it changes nothing, a small model says so again.
+/// (Measured with Qwen2.5-Coder-1.5B over 56 suite runs, 2026-12-04: of the 21 attempts told
+/// so, none was verified.)
+const CHANGED_NOTHING: &str = "the model's answer wrote the code as the files already hold it";
+
 /// The state of one run. Every field is needed by more than one step of the loop.
 struct Run<'a> {
     /// The model.
@@ -302,6 +316,8 @@ struct Progress {
     changed_in_turn: bool,
     /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
     empty_in_row: u32,
+    /// The answers of this attempt the model was told how to put right ([`Run::nudge`]).
+    corrections: u32,
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,
@@ -389,7 +405,7 @@ impl Run<'_> {
         }
         let limit = (context_window.saturating_sub(self.budgets.answer_reserve_tokens)) as usize;
         loop {
-            if let Some(end) = self.budget_exhausted() {
+            if let Some(end) = self.budget_exhausted().or_else(|| self.corrected_enough()) {
                 return end;
             }
             self.counts.step += 1;
@@ -903,6 +919,9 @@ impl Run<'_> {
             if found.problems.is_empty() || blocks == Blocks::BesideFailedCalls {
                 return None;
             }
+            if found.changes_nothing && self.another_attempt_left() {
+                return Some(TurnEnd::Ended(Outcome::Stuck, CHANGED_NOTHING.to_owned()));
+            }
             self.progress.failed_in_row += 1;
             if self.progress.failed_in_row >= self.budgets.max_failed_calls {
                 return Some(TurnEnd::Ended(
@@ -986,6 +1005,9 @@ impl Run<'_> {
         }
         let mut told = String::new();
         let repeated = std::mem::take(&mut self.progress.repeated);
+        if !repeated.is_empty() && self.another_attempt_left() {
+            return Some((Outcome::Stuck, CHANGED_NOTHING.to_owned()));
+        }
         if !repeated.is_empty() {
             told = format!("{} ", blocks::unchanged(&repeated));
         }
@@ -1073,7 +1095,8 @@ impl Run<'_> {
             result.text(),
         );
         self.messages.push(Message::tool_result(&call, framed));
-        self.nudge(prompt::verification_failed(
+        // The check's output is news for the model, not a correction of its answer.
+        self.tell(prompt::verification_failed(
             verification.command(),
             attempt,
             self.budgets.max_verifications,
@@ -1115,12 +1138,33 @@ impl Run<'_> {
     /// ([`Run::note_repeated_answer`]).
     fn same_answer_again(&self, reply: &Reply) -> Option<(Outcome, String)> {
         let repeated = reply.tool_calls.is_empty() && self.progress.resample > 0;
-        (repeated && self.attempt.number < self.budgets.attempts).then(|| {
+        (repeated && self.another_attempt_left()).then(|| {
             (
                 Outcome::Stuck,
                 "the model gave the same answer as the turn before".to_owned(),
             )
         })
+    }
+
+    /// Ends the attempt when the model was told [`CORRECTIONS_PER_ATTEMPT`] times how to
+    /// put its answer right and another attempt is left.
+    fn corrected_enough(&self) -> Option<(Outcome, String)> {
+        (self.progress.corrections >= CORRECTIONS_PER_ATTEMPT && self.another_attempt_left()).then(
+            || {
+                (
+                    Outcome::Stuck,
+                    format!(
+                        "the model was told {} times in this attempt how to put its answer right",
+                        self.progress.corrections
+                    ),
+                )
+            },
+        )
+    }
+
+    /// Whether an attempt after this one may begin, if this one ends unverified.
+    fn another_attempt_left(&self) -> bool {
+        self.attempt.number < self.budgets.attempts
     }
 
     /// Counts answers that are the same as the one before (the same text and calls): at a
@@ -1421,8 +1465,15 @@ impl Run<'_> {
         }
     }
 
-    /// Tells the model something about how it is working.
+    /// Tells the model how to put its answer right: one of the attempt's corrections
+    /// ([`CORRECTIONS_PER_ATTEMPT`]).
     fn nudge(&mut self, message: String) {
+        self.progress.corrections += 1;
+        self.tell(message);
+    }
+
+    /// Tells the model something about how it is working.
+    fn tell(&mut self, message: String) {
         self.observer.on_event(&Event::Nudged {
             step: self.counts.step,
             message: &message,

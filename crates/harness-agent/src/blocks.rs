@@ -101,6 +101,12 @@ pub(crate) struct Edits {
     /// problem by itself; but when the model says it is done while the check still fails,
     /// it is likely the fix it believes it made.
     pub(crate) repeated: BTreeSet<String>,
+    /// Whether the answer wrote code for files it names and none of it changes them: each
+    /// block holds what its file already holds, or is a part of the file with no place in
+    /// it. The model believes it wrote a fix and wrote none ([`unchanged`]), where a block
+    /// that could not be read (a search/replace block cut short, code under no path that
+    /// fits no file) is a slip of form it can put right when told.
+    pub(crate) changes_nothing: bool,
 }
 
 /// The workspace's files as an answer's blocks name them.
@@ -268,6 +274,7 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
     // and the fixed function, then "Now, let's change this in `settings.py`:" and a script
     // that would write it, or the test that calls it. The fix is made, and the other
     // block is no problem to report.
+    let slips_of_form = found.problems.len();
     for (path, problem) in refused {
         if !found
             .calls
@@ -277,6 +284,7 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
             found.problems.push(problem);
         }
     }
+    found.changes_nothing = found.calls.is_empty() && slips_of_form == 0 && !targets.is_empty();
     if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
         found.problems.push(unchanged(&targets));
     }
@@ -1037,6 +1045,10 @@ mod tests {
             assert!(found.calls.is_empty(), "{found:?}");
             assert_eq!(found.problems.len(), 1, "{found:?}");
             assert!(found.problems[0].contains(says), "{found:?}");
+            assert!(
+                found.changes_nothing,
+                "a part with no place is no fix: {found:?}"
+            );
         }
     }
 
@@ -1210,6 +1222,21 @@ mod tests {
             ),
             "{found:?}"
         );
+        assert!(
+            !found.changes_nothing,
+            "a slip of form, not a fix as it is: {found:?}"
+        );
+        // Beside a block for a file that repeats it as it is, the slip still asks to be put
+        // right.
+        let both = format!("calc.py\n```python\ndef add(a, b):\n    return a - b\n```\n{answer}");
+        let found = edits(
+            &both,
+            EditFormat::Auto,
+            &files(FILES),
+            &["calc.py".to_owned()],
+        );
+        assert!(found.calls.is_empty(), "{found:?}");
+        assert!(!found.changes_nothing, "{found:?}");
     }
 
     #[test]
@@ -1224,6 +1251,7 @@ mod tests {
             Edits {
                 calls: vec![],
                 problems: vec![unchanged(&["calc.py".to_owned()])],
+                changes_nothing: true,
                 ..Edits::default()
             }
         );
@@ -1417,6 +1445,7 @@ mod tests {
         let told = Edits {
             calls: vec![],
             problems: vec![unchanged(&["temperature.js".to_owned()])],
+            changes_nothing: true,
             ..Edits::default()
         };
         // As Qwen2.5-Coder-1.5B wrote it: the path as the block's first line, the function

@@ -519,3 +519,127 @@ fn an_empty_answer_is_asked_again_sampled_differently_and_is_not_taken_for_done(
     let ran = verified_after([empty(), empty(), empty()], budgets);
     assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(2));
 }
+
+#[test]
+fn an_answer_that_writes_the_code_as_it_is_ends_the_attempt_when_another_is_left() {
+    let as_it_is = || {
+        Reply::text(format!(
+            "Here is the fixed calc.py:\n\ncalc.py\n```python\n{BUGGY}```"
+        ))
+    };
+    let ran = verified_after([as_it_is()], budgets(2));
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    assert_eq!(next[0]["previous"], "stuck");
+    assert_eq!(
+        next[0]["reason"],
+        "the model's answer wrote the code as the files already hold it"
+    );
+    // Not told, not checked: the next request is the next attempt's first.
+    assert_eq!(ran.chat.requests().len(), 3);
+    assert_eq!(ran.report.verification.as_ref().map(|v| v.runs), Some(1));
+
+    // On the last attempt it is told, and asked again.
+    let ran = verified_after([as_it_is()], budgets(1));
+    let requests = ran.chat.requests();
+    assert_eq!(requests.len(), 3);
+    let told = user_text(&requests[1].messages);
+    assert!(
+        told.last()
+            .is_some_and(|m| m.contains("is what the file already holds")),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn a_done_on_the_code_as_it_is_while_the_check_fails_ends_the_attempt_when_another_is_left() {
+    // The model runs the check (it fails), then repeats the function as the file holds it
+    // under no path, which says it is done.
+    let opening = || {
+        [
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            Reply::call(
+                "run_command",
+                json!({"argv": ["grep", "-q", "a + b", "calc.py"]}),
+            ),
+            Reply::text(format!("The function is right:\n```python\n{BUGGY}```")),
+        ]
+    };
+    let mut three_checks = budgets(2);
+    three_checks.max_verifications = 3;
+    let ran = verified_after(opening(), three_checks.clone());
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    assert_eq!(
+        next[0]["reason"],
+        "the model's answer wrote the code as the files already hold it"
+    );
+    assert_eq!(ran.chat.requests().len(), 5);
+
+    // On the last attempt it is told the code changes nothing, and asked again.
+    three_checks.attempts = 1;
+    let ran = verified_after(opening(), three_checks);
+    let requests = ran.chat.requests();
+    assert_eq!(requests.len(), 5);
+    let told = user_text(&requests[3].messages);
+    assert!(
+        told.last()
+            .is_some_and(|m| m.contains("is what the file already holds")),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn an_attempt_ends_at_its_second_correction_when_another_is_left() {
+    let cut = |text: &str| Reply {
+        cut_off: true,
+        ..Reply::text(text)
+    };
+    let mut three_checks = budgets(2);
+    three_checks.max_verifications = 3;
+    let ran = verified_after([cut("First, the"), cut("Then, the")], three_checks.clone());
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    assert_eq!(next[0]["previous"], "stuck");
+    assert_eq!(
+        next[0]["reason"],
+        "the model was told 2 times in this attempt how to put its answer right"
+    );
+    assert_eq!(ran.chat.requests().len(), 4);
+
+    // A failed check is news, not a correction: two of them leave the attempt going.
+    let ran = verified_after(
+        [
+            Reply::text("Done."),
+            Reply::call(
+                "write_file",
+                json!({"path": "notes.txt", "content": "looked at add\n"}),
+            ),
+            Reply::text("Done, I think."),
+            cut("Now the"),
+        ],
+        three_checks.clone(),
+    );
+    assert_eq!(ran.report.attempts, 1, "{}", ran.report.reason);
+
+    // On the last attempt, corrections go on.
+    three_checks.attempts = 1;
+    let ran = verified_after(
+        [cut("First, the"), cut("Then, the"), cut("And the")],
+        three_checks,
+    );
+    assert_eq!(ran.report.attempts, 1);
+    assert_eq!(ran.chat.requests().len(), 5);
+}
