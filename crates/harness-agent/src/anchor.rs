@@ -216,6 +216,46 @@ pub(crate) fn place_part(
     })
 }
 
+/// The file whose text is `file` with the imports `snippet` adds, when the snippet is
+/// imports and nothing else (comments and blank lines aside), as small models answer a
+/// missing import: "add this line at the top of stats.py" and `import math`. Each import
+/// the file lacks goes where [`place`] puts a snippet's new imports; one it has is not
+/// added again, so the text may come back unchanged. `None` when the snippet holds anything
+/// but imports, and when the file itself is imports and nothing else: a block of imports
+/// may then be the whole file, with one taken out.
+pub(crate) fn add_imports(snippet: &str, file: &str) -> Option<String> {
+    let code = |text: &str| !text.is_empty() && !is_comment(text);
+    let wanted: Vec<&str> = snippet.lines().map(str::trim).filter(|t| code(t)).collect();
+    let more_than_imports = file
+        .lines()
+        .map(str::trim)
+        .any(|text| code(text) && !is_import(text));
+    if wanted.is_empty() || !wanted.iter().all(|text| is_import(text)) || !more_than_imports {
+        return None;
+    }
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
+    let has: HashSet<&str> = bodies.iter().map(|line| line.trim()).collect();
+    let mut missing: Vec<&str> = Vec::new();
+    for import in wanted {
+        if !has.contains(import) && !missing.contains(&import) {
+            missing.push(import);
+        }
+    }
+    let newline = if file.contains("\r\n") { "\r\n" } else { "\n" };
+    let at = import_insertion_line(&bodies);
+    let mut content: String = lines[..at].concat();
+    if !content.is_empty() && !content.ends_with('\n') {
+        content.push_str(newline);
+    }
+    for import in missing {
+        content.push_str(import);
+        content.push_str(newline);
+    }
+    content.push_str(&lines[at..].concat());
+    Some(content)
+}
+
 /// The smallest `edit_file` arguments that turn `old` into `new`: the whole lines that
 /// differ, widened by a line at a time until the old text is unique in `old`, so that the
 /// edit applies where it was meant. `None` when they are equal.
@@ -556,16 +596,51 @@ fn leading_whitespace(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
-/// The line before which new imports go: after the file's last top-level import, or at
-/// the top (after a `#!` line) when it has none.
+/// The line before which new imports go: after the file's last top-level import, or after
+/// what must open the file ([`header_end`]) when it has none.
 fn import_insertion_line(lines: &[&str]) -> usize {
     let last_import = lines
         .iter()
         .rposition(|line| indent_width(line) == 0 && is_import(line.trim()));
     match last_import {
         Some(at) => at + 1,
-        None => usize::from(lines.first().is_some_and(|line| line.starts_with("#!"))),
+        None => header_end(lines),
     }
+}
+
+/// The lines that open a file before any import: a `#!` line, then a Python module
+/// docstring, JavaScript's `"use strict"`, or Rust's inner docs and attributes (`//!`,
+/// `#![…]`). An import put above them would take their place: the docstring would no
+/// longer document the module, strict mode would be off.
+fn header_end(lines: &[&str]) -> usize {
+    let mut at = usize::from(lines.first().is_some_and(|line| line.starts_with("#!")));
+    if let Some(first) = lines.get(at) {
+        for quote in ["\"\"\"", "'''"] {
+            let Some(rest) = first.trim_start().strip_prefix(quote) else {
+                continue;
+            };
+            let closing = if rest.contains(quote) {
+                Some(at)
+            } else {
+                (at + 1..lines.len()).find(|&n| lines[n].contains(quote))
+            };
+            // An unclosed docstring is not one: nothing is skipped for it.
+            if let Some(closing) = closing {
+                at = closing + 1;
+            }
+        }
+    }
+    while lines.get(at).is_some_and(|line| {
+        let text = line.trim();
+        text.starts_with("//!")
+            || text.starts_with("#![")
+            || ["'use strict'", "\"use strict\""]
+                .iter()
+                .any(|strict| text.trim_end_matches(';') == *strict)
+    }) {
+        at += 1;
+    }
+    at
 }
 
 fn is_import(text: &str) -> bool {
@@ -719,6 +794,55 @@ mod tests {
             placed("import math\n\ndef f():\n    return math.pi", no_imports),
             "import math\ndef f():\n    return math.pi\n"
         );
+    }
+
+    #[test]
+    fn imports_alone_are_added_after_the_file_s_own_or_its_header() {
+        let stats =
+            "\"\"\"Summary statistics.\"\"\"\n\n\ndef mean(values):\n    return sum(values)\n";
+        assert_eq!(
+            add_imports("import math\n", stats).as_deref(),
+            Some(
+                "\"\"\"Summary statistics.\"\"\"\nimport math\n\n\ndef mean(values):\n    return sum(values)\n"
+            )
+        );
+        let long_docstring = "#!/usr/bin/env python3\n'''Stats.\n\nMore.\n'''\nX = 1\n";
+        assert_eq!(
+            add_imports("# the module it needs\nimport math", long_docstring).as_deref(),
+            Some("#!/usr/bin/env python3\n'''Stats.\n\nMore.\n'''\nimport math\nX = 1\n")
+        );
+        let strict = "'use strict';\r\n\r\nfunction f() {}\r\n";
+        assert_eq!(
+            add_imports("const fs = require('fs');", strict).as_deref(),
+            Some("'use strict';\r\nconst fs = require('fs');\r\n\r\nfunction f() {}\r\n")
+        );
+        let rust = "//! Sizes.\n#![forbid(unsafe_code)]\nuse std::fmt;\n\npub fn f() {}";
+        assert_eq!(
+            add_imports("use std::fmt;\nuse std::io;\nuse std::io;\n", rust).as_deref(),
+            Some(
+                "//! Sizes.\n#![forbid(unsafe_code)]\nuse std::fmt;\nuse std::io;\n\npub fn f() {}"
+            )
+        );
+        let no_header = "X = 1";
+        assert_eq!(
+            add_imports("import os", no_header).as_deref(),
+            Some("import os\nX = 1")
+        );
+        // One it has already: the file as it is.
+        assert_eq!(add_imports("use std::fmt;", rust).as_deref(), Some(rust));
+        // An unclosed docstring is no header.
+        assert_eq!(
+            add_imports("import os", "'''open\nX = 1\n").as_deref(),
+            Some("import os\n'''open\nX = 1\n")
+        );
+    }
+
+    #[test]
+    fn a_block_with_more_than_imports_or_a_file_of_imports_alone_adds_none() {
+        let file = "import os\n\ndef f():\n    return 1\n";
+        assert_eq!(add_imports("import sys\nprint(sys.argv)", file), None);
+        assert_eq!(add_imports("# nothing\n\n", file), None);
+        assert_eq!(add_imports("import sys", "import os\nimport re\n"), None);
     }
 
     #[test]

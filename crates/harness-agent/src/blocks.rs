@@ -409,6 +409,10 @@ fn whole_block(
             json!({"path": path, "content": content}),
         )]);
     };
+    // Imports and nothing else: added to the file's, not written over it.
+    if let Some(content) = anchor::add_imports(content, current) {
+        return Whole::from_calls(edit_call(path, current, &content));
+    }
     // Part of the file (a function or two): put in place, not written over the rest. A
     // block that redefines every function is the whole file only if it also begins as the
     // file does: small models give the functions alone and leave out the docstring,
@@ -1050,6 +1054,32 @@ mod tests {
                 "a part with no place is no fix: {found:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_import_alone_under_a_files_path_is_added_to_the_file() {
+        const STATS: &[(&str, &str)] = &[(
+            "stats.py",
+            "\"\"\"Summary statistics.\"\"\"\n\n\ndef stddev(values):\n    return math.sqrt(values[0])\n",
+        )];
+        // As Qwen2.5-Coder-1.5B answered the suite's missing import (py-stddev).
+        let answer = "To fix this, add the following line at the top of the `stats.py` file:\n\n\
+                      ```python\nimport math\n```\n\nSave the changes with edit_file.";
+        let found = edits(answer, EditFormat::Auto, &files(STATS), &[]);
+        assert_eq!(
+            found.calls,
+            vec![edit(
+                "stats.py",
+                "\"\"\"Summary statistics.\"\"\"\n",
+                "\"\"\"Summary statistics.\"\"\"\nimport math\n"
+            )],
+            "{found:?}"
+        );
+        assert!(found.problems.is_empty(), "{found:?}");
+        // One the file has already changes nothing, and says so.
+        let has = &[("stats.py", "import math\n\nX = math.pi\n")];
+        let found = edits(answer, EditFormat::Auto, &files(has), &[]);
+        assert!(found.calls.is_empty() && found.changes_nothing, "{found:?}");
     }
 
     #[test]
