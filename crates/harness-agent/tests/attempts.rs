@@ -157,6 +157,17 @@ fn verified_after(first: impl IntoIterator<Item = Reply>, budgets: Budgets) -> R
     ran
 }
 
+/// The one `next_attempt` event of a run that made two attempts.
+fn the_next_attempt(ran: &Ran) -> &Value {
+    let next: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["event"] == "next_attempt")
+        .collect();
+    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    next[0]
+}
+
 fn user_text(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
@@ -210,19 +221,11 @@ fn a_failed_attempt_is_reverted_and_the_next_starts_afresh_told_how_it_ended() {
     assert_eq!(requests[0].resample, 0);
     assert_eq!(requests[3].resample, 1);
 
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next.len(), 1, "{:?}", ran.events);
-    assert_eq!(next[0]["attempt"], 2);
-    assert_eq!(next[0]["of"], 2);
-    assert_eq!(next[0]["previous"], "verification_failed");
-    assert_eq!(
-        next[0]["reverted"], 2,
-        "calc.py rewritten, notes.txt removed"
-    );
+    let next = the_next_attempt(&ran);
+    assert_eq!(next["attempt"], 2);
+    assert_eq!(next["of"], 2);
+    assert_eq!(next["previous"], "verification_failed");
+    assert_eq!(next["reverted"], 2, "calc.py rewritten, notes.txt removed");
     assert!(
         ran.snapshot
             .labels
@@ -282,12 +285,7 @@ fn a_run_stuck_or_out_of_steps_is_tried_again_too() {
         "{}",
         ran.report.reason
     );
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next[0]["previous"], "step_limit");
+    assert_eq!(the_next_attempt(&ran)["previous"], "step_limit");
     assert!(
         user_text(&ran.chat.requests()[1].messages)[0].contains("ran out of steps"),
         "{:?}",
@@ -469,15 +467,10 @@ fn the_same_answer_twice_in_a_row_ends_an_attempt_when_another_is_left() {
     let mut budgets = budgets(2);
     budgets.max_verifications = 3;
     let ran = verified_after([unsure(), unsure()], budgets.clone());
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next.len(), 1, "{:?}", ran.events);
-    assert_eq!(next[0]["previous"], "stuck");
+    let next = the_next_attempt(&ran);
+    assert_eq!(next["previous"], "stuck");
     assert_eq!(
-        next[0]["reason"],
+        next["reason"],
         "the model gave the same answer as the turn before"
     );
     // The first attempt asked twice: the repeat ended it, with checks left.
@@ -528,15 +521,10 @@ fn an_answer_that_writes_the_code_as_it_is_ends_the_attempt_when_another_is_left
         ))
     };
     let ran = verified_after([as_it_is()], budgets(2));
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next.len(), 1, "{:?}", ran.events);
-    assert_eq!(next[0]["previous"], "stuck");
+    let next = the_next_attempt(&ran);
+    assert_eq!(next["previous"], "stuck");
     assert_eq!(
-        next[0]["reason"],
+        next["reason"],
         "the model's answer wrote the code as the files already hold it"
     );
     // Not told, not checked: the next request is the next attempt's first.
@@ -572,14 +560,9 @@ fn a_done_on_the_code_as_it_is_while_the_check_fails_ends_the_attempt_when_anoth
     let mut three_checks = budgets(2);
     three_checks.max_verifications = 3;
     let ran = verified_after(opening(), three_checks.clone());
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next.len(), 1, "{:?}", ran.events);
+    let next = the_next_attempt(&ran);
     assert_eq!(
-        next[0]["reason"],
+        next["reason"],
         "the model's answer wrote the code as the files already hold it"
     );
     assert_eq!(ran.chat.requests().len(), 5);
@@ -606,15 +589,10 @@ fn an_attempt_ends_at_its_second_correction_when_another_is_left() {
     let mut three_checks = budgets(2);
     three_checks.max_verifications = 3;
     let ran = verified_after([cut("First, the"), cut("Then, the")], three_checks.clone());
-    let next: Vec<&Value> = ran
-        .events
-        .iter()
-        .filter(|e| e["event"] == "next_attempt")
-        .collect();
-    assert_eq!(next.len(), 1, "{:?}", ran.events);
-    assert_eq!(next[0]["previous"], "stuck");
+    let next = the_next_attempt(&ran);
+    assert_eq!(next["previous"], "stuck");
     assert_eq!(
-        next[0]["reason"],
+        next["reason"],
         "the model was told 2 times in this attempt how to put its answer right"
     );
     assert_eq!(ran.chat.requests().len(), 4);
