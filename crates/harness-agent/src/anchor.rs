@@ -823,6 +823,19 @@ mod tests {
                 "//! Sizes.\n#![forbid(unsafe_code)]\nuse std::fmt;\nuse std::io;\n\npub fn f() {}"
             )
         );
+        let rust_without_imports =
+            "//! Sizes.\n//! In bytes.\n#![forbid(unsafe_code)]\n\npub fn f() {}";
+        assert_eq!(
+            add_imports("use std::io;", rust_without_imports).as_deref(),
+            Some(
+                "//! Sizes.\n//! In bytes.\n#![forbid(unsafe_code)]\nuse std::io;\n\npub fn f() {}"
+            )
+        );
+        let attribute_alone = "#![allow(dead_code)]\nfn f() {}\n";
+        assert_eq!(
+            add_imports("use std::io;", attribute_alone).as_deref(),
+            Some("#![allow(dead_code)]\nuse std::io;\nfn f() {}\n")
+        );
         let no_header = "X = 1";
         assert_eq!(
             add_imports("import os", no_header).as_deref(),
