@@ -107,6 +107,9 @@ pub(crate) struct Edits {
     /// that could not be read (a search/replace block cut short, code under no path that
     /// fits no file) is a slip of form it can put right when told.
     pub(crate) changes_nothing: bool,
+    /// Of an answer that changes nothing, whether a block was a part of its file with no
+    /// place in it rather than the file's code as it is.
+    pub(crate) unplaced: bool,
 }
 
 /// The workspace's files as an answer's blocks name them.
@@ -275,6 +278,7 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
     // that would write it, or the test that calls it. The fix is made, and the other
     // block is no problem to report.
     let slips_of_form = found.problems.len();
+    let unplaced = !refused.is_empty();
     for (path, problem) in refused {
         if !found
             .calls
@@ -285,6 +289,7 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
         }
     }
     found.changes_nothing = found.calls.is_empty() && slips_of_form == 0 && !targets.is_empty();
+    found.unplaced = found.changes_nothing && unplaced;
     if found.calls.is_empty() && found.problems.is_empty() && !targets.is_empty() {
         found.problems.push(unchanged(&targets));
     }
@@ -1053,6 +1058,7 @@ mod tests {
                 found.changes_nothing,
                 "a part with no place is no fix: {found:?}"
             );
+            assert!(found.unplaced, "{found:?}");
         }
     }
 

@@ -621,3 +621,33 @@ fn an_attempt_ends_at_its_second_correction_when_another_is_left() {
     assert_eq!(ran.report.attempts, 1);
     assert_eq!(ran.chat.requests().len(), 5);
 }
+
+#[test]
+fn an_answer_with_a_part_of_a_file_that_has_no_place_ends_the_attempt_saying_so() {
+    let (dir, toolbox) = workspace();
+    let longer = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
+    std::fs::write(dir.path().join("calc.py"), longer).expect("calc.py");
+    let fragment = Reply::text("calc.py\n```python\n    return a + b\n```");
+    let replies = std::iter::once(fragment)
+        .chain([
+            Reply::call(
+                "edit_file",
+                json!({"path": "calc.py", "old_text": "a - b\n\n", "new_text": "a + b\n\n"}),
+            ),
+            Reply::text("Fixed."),
+        ])
+        .collect();
+    let ran = run(&dir, &toolbox, replies, budgets(2));
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    let next = the_next_attempt(&ran);
+    assert_eq!(next["previous"], "stuck");
+    assert_eq!(
+        next["reason"],
+        "the model's answer showed part of a file with no one place in it, and changed nothing"
+    );
+}
