@@ -6,7 +6,7 @@
 use camino::Utf8Path;
 
 use crate::Error;
-use crate::matching::find_unique;
+use crate::matching::{find_all, find_unique};
 use crate::text::{TextFile, line_count, line_start};
 
 /// `file`'s text with the only occurrence of `old_text` replaced by `new_text`.
@@ -29,6 +29,34 @@ pub(crate) fn replace(
     body.push_str(&file.body[..at]);
     body.push_str(&new);
     body.push_str(&file.body[at + old.len()..]);
+    Ok(file.keep_ending(body))
+}
+
+/// `file`'s text with every occurrence of `old_text` replaced by `new_text`, taken left to
+/// right without overlaps (as [`str::replace`] takes them); at least one must exist.
+pub(crate) fn replace_all(
+    file: &TextFile,
+    path: &Utf8Path,
+    old_text: &str,
+    new_text: &str,
+) -> Result<String, Error> {
+    if old_text.is_empty() {
+        return Err(Error::EmptyOldText { path: path.into() });
+    }
+    let old = file.conform(old_text);
+    let new = file.conform(new_text);
+    if old == new {
+        return Err(Error::NothingToChange { path: path.into() });
+    }
+    let starts = find_all(path, &file.body, &old)?;
+    let mut body = String::with_capacity(file.body.len());
+    let mut copied = 0;
+    for at in starts {
+        body.push_str(&file.body[copied..at]);
+        body.push_str(&new);
+        copied = at + old.len();
+    }
+    body.push_str(&file.body[copied..]);
     Ok(file.keep_ending(body))
 }
 

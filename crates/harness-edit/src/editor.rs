@@ -193,6 +193,22 @@ impl<'w> Editor<'w> {
         self.save(path, relative, &file, body)
     }
 
+    /// Replaces every occurrence of `old_text` in the file at `path` with `new_text`: a
+    /// rename within a file, where [`Editor::replace`] would refuse the several matches.
+    ///
+    /// Occurrences are taken left to right, each after the one before it ends (`aa` occurs
+    /// once in `aaa` here). Text is matched and converted as for [`Editor::replace`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Editor::replace`], but for [`Error::AmbiguousMatch`], which is the point.
+    pub fn replace_all(&self, path: &str, old_text: &str, new_text: &str) -> Result<Change, Error> {
+        let relative = self.workspace.relative(path)?;
+        let file = self.load(path, &relative)?;
+        let body = edit::replace_all(&file, &relative, old_text, new_text)?;
+        self.save(path, relative, &file, body)
+    }
+
     /// Inserts `text` as whole lines after line `after_line` of the file at
     /// `path` (0: before the first line).
     ///

@@ -97,7 +97,7 @@ pub enum Error {
     #[error(
         "old_text matches {count} places in {path} (starting on lines {}); it must match \
          exactly once: add surrounding lines to old_text (and the same lines to new_text) \
-         until it does",
+         until it does, or, to change every one of them (a rename), set replace_all to true",
         LineList::new(.lines, *.count)
     )]
     AmbiguousMatch {
@@ -263,7 +263,8 @@ mod tests {
             ambiguous(2, vec![1, 2]),
             "old_text matches 2 places in f.py (starting on lines 1, 2); it must match \
              exactly once: add surrounding lines to old_text (and the same lines to \
-             new_text) until it does"
+             new_text) until it does, or, to change every one of them (a rename), set \
+             replace_all to true"
         );
     }
 

@@ -56,6 +56,9 @@
 //!   Several matches (overlapping ones count): the error lists their lines
 //!   and asks for more context. An empty `old_text`, or one equal to
 //!   `new_text`, is refused.
+//! - [`Editor::replace_all`]: every occurrence of `old_text`, left to right and
+//!   none inside another (a rename); at least one must exist, and the other
+//!   refusals of [`Editor::replace`] hold.
 //! - [`Editor::insert`]: whole lines after a line number (0: at the top).
 //! - [`Editor::create`]: a new file, with missing parent directories; an
 //!   existing file is refused.

@@ -70,6 +70,20 @@ pub(crate) fn find_unique(path: &Utf8Path, text: &str, needle: &str) -> Result<u
     }
 }
 
+/// The byte offset of every occurrence of `needle` in `text`, left to right, each one
+/// starting after the one before it ends; [`Error::NoMatch`] when there is none.
+pub(crate) fn find_all(path: &Utf8Path, text: &str, needle: &str) -> Result<Vec<usize>, Error> {
+    let starts: Vec<usize> =
+        memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).collect();
+    if starts.is_empty() {
+        return Err(Error::NoMatch {
+            path: path.into(),
+            closest: closest(text, needle),
+        });
+    }
+    Ok(starts)
+}
+
 /// The 1-based line of each of the ascending byte offsets `starts`.
 fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
     let mut line = 1;

@@ -94,6 +94,70 @@ fn replace_writes_the_file_and_returns_its_diff() {
 }
 
 #[test]
+fn replace_all_changes_every_occurrence_in_one_change() {
+    let fixture = Fixture::new();
+    fixture.put(
+        "user.js",
+        "function getName(u) {\r\n  return u.name;\r\n}\r\n\r\nmodule.exports = { getName };\r\n",
+    );
+    let change = fixture
+        .editor()
+        .replace_all("user.js", "getName", "displayName")
+        .expect("two matches, both replaced");
+    assert_eq!(
+        fixture.text("user.js"),
+        "function displayName(u) {\r\n  return u.name;\r\n}\r\n\r\nmodule.exports = { displayName };\r\n",
+        "every occurrence, and the file stays CRLF"
+    );
+    assert_eq!((change.added(), change.removed()), (2, 2));
+
+    // Text from the model is converted to the file's line endings before it is matched.
+    let change = fixture
+        .editor()
+        .replace_all("user.js", "u) {\n  return", "user) {\n  return")
+        .expect("one match is fine too");
+    assert_eq!((change.added(), change.removed()), (1, 1));
+    assert!(fixture.text("user.js").contains("displayName(user) {\r\n"));
+
+    // Occurrences are taken left to right, none inside the one before.
+    fixture.put("a.txt", "aaaaa\n");
+    fixture
+        .editor()
+        .replace_all("a.txt", "aa", "b")
+        .expect("two whole occurrences");
+    assert_eq!(fixture.text("a.txt"), "bba\n");
+}
+
+#[test]
+fn replace_all_refuses_what_replace_refuses_and_changes_nothing() {
+    let fixture = Fixture::new();
+    fixture.put("f.txt", "one two one\n");
+    let editor = fixture.editor();
+    let none = editor
+        .replace_all("f.txt", "three", "3")
+        .expect_err("no match");
+    assert!(matches!(none, Error::NoMatch { .. }), "{none:?}");
+    let empty = editor.replace_all("f.txt", "", "x").expect_err("empty");
+    assert!(matches!(empty, Error::EmptyOldText { .. }), "{empty:?}");
+    let same = editor.replace_all("f.txt", "one", "one").expect_err("same");
+    assert!(matches!(same, Error::NothingToChange { .. }), "{same:?}");
+    let outside = editor
+        .replace_all("../f.txt", "one", "1")
+        .expect_err("outside the workspace");
+    assert!(matches!(outside, Error::Workspace(_)), "{outside:?}");
+    assert_eq!(fixture.text("f.txt"), "one two one\n");
+
+    // Where replace refuses several matches, it says how to change them all.
+    let several = editor
+        .replace("f.txt", "one", "1")
+        .expect_err("two matches");
+    assert!(
+        several.to_string().ends_with("set replace_all to true"),
+        "{several}"
+    );
+}
+
+#[test]
 fn diff_headers_name_the_normalized_workspace_path() {
     let fixture = Fixture::new();
     fixture.put("src/a.txt", "x\n");

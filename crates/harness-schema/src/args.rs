@@ -89,16 +89,21 @@ pub struct WriteFile {
     pub overwrite: bool,
 }
 
-/// Arguments of `edit_file`: replace one exact, unique piece of text.
+/// Arguments of `edit_file`: replace one exact, unique piece of text, or every occurrence
+/// of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EditFile {
     /// The file, relative to the workspace root. Never empty.
     pub path: String,
-    /// The text to replace, which must occur exactly once. Never empty.
+    /// The text to replace, which must occur exactly once unless `replace_all`. Never empty.
     pub old_text: String,
     /// The replacement; empty deletes `old_text`.
     pub new_text: String,
+    /// Replace every occurrence (a rename) rather than the only one. `false` when the model
+    /// left it out.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub replace_all: bool,
 }
 
 /// Arguments of `list_dir`: a directory and how deep to list it.

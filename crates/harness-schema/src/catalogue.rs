@@ -117,7 +117,8 @@ static DEFINITIONS: [Definition; 6] = [
         description: "Replace one piece of text in an existing file. old_text must occur \
             exactly once in the file, character for character, whitespace and indentation \
             included: copy it from read_file output without the line numbers, and include \
-            enough surrounding lines to make it unique. Returns the diff of the change.",
+            enough surrounding lines to make it unique. To rename something everywhere in \
+            the file, set replace_all to true. Returns the diff of the change.",
         arguments: &[
             path(
                 "Path of the file to edit, relative to the workspace root.",
@@ -134,6 +135,13 @@ static DEFINITIONS: [Definition; 6] = [
                 description: "The text to put in its place. Empty to delete old_text.",
                 required: true,
                 kind: Kind::String,
+            },
+            Argument {
+                name: "replace_all",
+                description: "true to replace every occurrence of old_text, not just one. \
+                    Default false.",
+                required: false,
+                kind: Kind::Boolean,
             },
         ],
         example: r#"{"path": "src/lib.rs", "old_text": "let x = 1;", "new_text": "let x = 2;"}"#,
@@ -263,8 +271,9 @@ mod tests {
                     path: text("a.rs"),
                     old_text: text("main"),
                     new_text: text("start"),
+                    replace_all: true,
                 }),
-                json!({"path": "a.rs", "old_text": "main", "new_text": "start"}),
+                json!({"path": "a.rs", "old_text": "main", "new_text": "start", "replace_all": true}),
             ),
             (
                 ToolArgs::ListDir(ListDir {
@@ -386,7 +395,7 @@ mod tests {
             [
                 vec!["path", "start_line", "end_line"],
                 vec!["path", "content", "overwrite"],
-                vec!["path", "old_text", "new_text"],
+                vec!["path", "old_text", "new_text", "replace_all"],
                 vec!["path", "depth"],
                 vec!["pattern", "path", "glob"],
                 vec!["argv", "timeout_s"],

@@ -24,7 +24,7 @@
 //!     "edit_file",
 //!     &json!(r#"{"path": "src/lib.rs", "old_text": "a + b", "new_text": "a - b"}"#),
 //! )?;
-//! let ToolArgs::EditFile(EditFile { path, old_text, new_text }) = args else {
+//! let ToolArgs::EditFile(EditFile { path, old_text, new_text, .. }) = args else {
 //!     unreachable!("edit_file arguments are EditFile");
 //! };
 //! assert_eq!((path.as_str(), old_text.as_str(), new_text.as_str()), ("src/lib.rs", "a + b", "a - b"));
@@ -36,7 +36,7 @@
 //!     error.to_string(),
 //!     "edit_file: missing required argument \"old_text\"\n\
 //!      edit_file: missing required argument \"new_text\"\n\
-//!      edit_file: unknown argument \"line\" (expected: path, old_text, new_text)"
+//!      edit_file: unknown argument \"line\" (expected: path, old_text, new_text, replace_all)"
 //! );
 //! # Ok(())
 //! # }
@@ -48,7 +48,7 @@
 //! |---|---|
 //! | `read_file` | `path`, `start_line?`, `end_line?` (1-based, inclusive, ≥ 1) |
 //! | `write_file` | `path`, `content`, `overwrite?` (default `false`) |
-//! | `edit_file` | `path`, `old_text` (must match exactly once), `new_text` |
+//! | `edit_file` | `path`, `old_text` (must match exactly once), `new_text`; optional `replace_all` (every match) |
 //! | `list_dir` | `path?`, `depth?` (1 to 5) |
 //! | `search_text` | `pattern` (a regex), `path?`, `glob?` |
 //! | `run_command` | `argv` (array of at least one string), `timeout_s?` (1 to 600) |

@@ -134,10 +134,15 @@ mod edit_file {
     use super::*;
 
     accepted! {
-        minimal_is_maximal_and_new_text_may_be_empty: "edit_file"
+        minimal_and_new_text_may_be_empty: "edit_file"
             {"path": "a.rs", "old_text": "x", "new_text": ""}
             => ToolArgs::EditFile(EditFile {
-                path: text("a.rs"), old_text: text("x"), new_text: text(""),
+                path: text("a.rs"), old_text: text("x"), new_text: text(""), replace_all: false,
+            }),
+        maximal_replaces_every_occurrence: "edit_file"
+            {"path": "a.rs", "old_text": "x", "new_text": "y", "replace_all": true}
+            => ToolArgs::EditFile(EditFile {
+                path: text("a.rs"), old_text: text("x"), new_text: text("y"), replace_all: true,
             }),
     }
 
@@ -154,8 +159,10 @@ mod edit_file {
             => r#"edit_file: "old_text" must be a string, got object {"line": 3}"#,
         new_text_not_a_string: "edit_file" {"path": "a", "old_text": "x", "new_text": null}
             => r#"edit_file: "new_text" must be a string, got null"#,
-        unknown_argument: "edit_file" {"path": "a", "old_text": "x", "new_text": "y", "replace_all": true}
-            => r#"edit_file: unknown argument "replace_all" (expected: path, old_text, new_text)"#,
+        unknown_argument: "edit_file" {"path": "a", "old_text": "x", "new_text": "y", "all": true}
+            => r#"edit_file: unknown argument "all" (expected: path, old_text, new_text, replace_all)"#,
+        replace_all_not_a_boolean: "edit_file" {"path": "a", "old_text": "x", "new_text": "y", "replace_all": 1}
+            => r#"edit_file: "replace_all" must be a boolean, got number 1"#,
         empty_old_text: "edit_file" {"path": "a", "old_text": "", "new_text": "y"}
             => r#"edit_file: "old_text" must not be empty"#,
         empty_path: "edit_file" {"path": "", "old_text": "x", "new_text": "y"}
@@ -438,9 +445,9 @@ mod several_errors {
             => "edit_file: missing required argument \"path\"\n\
                 edit_file: missing required argument \"old_text\"\n\
                 edit_file: missing required argument \"new_text\"\n\
-                edit_file: unknown argument \"file\" (expected: path, old_text, new_text)\n\
-                edit_file: unknown argument \"new\" (expected: path, old_text, new_text)\n\
-                edit_file: unknown argument \"old\" (expected: path, old_text, new_text)",
+                edit_file: unknown argument \"file\" (expected: path, old_text, new_text, replace_all)\n\
+                edit_file: unknown argument \"new\" (expected: path, old_text, new_text, replace_all)\n\
+                edit_file: unknown argument \"old\" (expected: path, old_text, new_text, replace_all)",
     }
 
     #[test]

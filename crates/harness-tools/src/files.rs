@@ -36,9 +36,14 @@ pub(crate) fn write_file(editor: &Editor<'_>, args: &WriteFile) -> ToolResult {
     changed(ToolName::WriteFile.as_str(), &args.path, written)
 }
 
-/// One exact, unique replacement; the diff of the change.
+/// One exact, unique replacement, or with `replace_all` every occurrence; the diff of the
+/// change.
 pub(crate) fn edit_file(editor: &Editor<'_>, args: &EditFile) -> ToolResult {
-    let replaced = editor.replace(&args.path, &args.old_text, &args.new_text);
+    let replaced = if args.replace_all {
+        editor.replace_all(&args.path, &args.old_text, &args.new_text)
+    } else {
+        editor.replace(&args.path, &args.old_text, &args.new_text)
+    };
     changed(ToolName::EditFile.as_str(), &args.path, replaced)
 }
 

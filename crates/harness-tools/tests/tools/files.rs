@@ -278,6 +278,38 @@ fn test_edit_requires_a_unique_match() {
 }
 
 #[test]
+fn edit_file_with_replace_all_renames_every_occurrence() {
+    let fixture = Fixture::new();
+    fixture.file(
+        "user.js",
+        "function getUserName(u) {}\nmodule.exports = { getUserName };\n",
+    );
+    let result = fixture.call(
+        "edit_file",
+        json!({"path": "user.js", "old_text": "getUserName", "new_text": "displayName", "replace_all": true}),
+    );
+    assert!(!result.is_error(), "{}", result.text());
+    assert!(result.may_have_changed_workspace());
+    assert_eq!(result.summary().to_string(), "edit_file user.js  +2 −2");
+    assert_eq!(
+        fixture.read("user.js"),
+        "function displayName(u) {}\nmodule.exports = { displayName };\n"
+    );
+    // Without it, the same call is refused and says how to rename.
+    fixture.file("greet.js", "getUserName(getUserName)\n");
+    let refused = fixture.call(
+        "edit_file",
+        json!({"path": "greet.js", "old_text": "getUserName", "new_text": "displayName"}),
+    );
+    assert_error(
+        &refused,
+        "Error: old_text matches 2 places in greet.js (starting on lines 1, 1)",
+    );
+    assert!(refused.text().contains("set replace_all to true"));
+    assert_eq!(fixture.read("greet.js"), "getUserName(getUserName)\n");
+}
+
+#[test]
 fn edit_file_without_a_match_shows_the_closest_region() {
     let fixture = Fixture::new();
     fixture.file("f.py", "def f():\n    return 1\n");

@@ -47,6 +47,10 @@ fn test_files_and_rust_test_modules_are_refused_and_left_as_they_were() {
             "write_file",
             json!({"path": "src/lib.rs", "content": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n", "overwrite": true}),
         ),
+        (
+            "edit_file",
+            json!({"path": "src/lib.rs", "old_text": "add", "new_text": "plus", "replace_all": true}),
+        ),
     ] {
         let result = toolbox.call(tool, &arguments);
         assert!(result.is_error(), "{tool} {arguments}: {}", result.text());
