@@ -16,14 +16,7 @@ pub(crate) fn replace(
     old_text: &str,
     new_text: &str,
 ) -> Result<String, Error> {
-    if old_text.is_empty() {
-        return Err(Error::EmptyOldText { path: path.into() });
-    }
-    let old = file.conform(old_text);
-    let new = file.conform(new_text);
-    if old == new {
-        return Err(Error::NothingToChange { path: path.into() });
-    }
+    let (old, new) = conformed(file, path, old_text, new_text)?;
     let at = find_unique(path, &file.body, &old)?;
     let mut body = String::with_capacity(file.body.len() - old.len() + new.len());
     body.push_str(&file.body[..at]);
@@ -40,14 +33,7 @@ pub(crate) fn replace_all(
     old_text: &str,
     new_text: &str,
 ) -> Result<String, Error> {
-    if old_text.is_empty() {
-        return Err(Error::EmptyOldText { path: path.into() });
-    }
-    let old = file.conform(old_text);
-    let new = file.conform(new_text);
-    if old == new {
-        return Err(Error::NothingToChange { path: path.into() });
-    }
+    let (old, new) = conformed(file, path, old_text, new_text)?;
     let starts = find_all(path, &file.body, &old)?;
     let mut body = String::with_capacity(file.body.len());
     let mut copied = 0;
@@ -97,6 +83,25 @@ pub(crate) fn insert(
     }
     body.push_str(after);
     Ok(file.keep_ending(body))
+}
+
+/// `old_text` and `new_text` in `file`'s line-ending style, once it is clear that replacing
+/// one with the other would change something.
+fn conformed(
+    file: &TextFile,
+    path: &Utf8Path,
+    old_text: &str,
+    new_text: &str,
+) -> Result<(String, String), Error> {
+    if old_text.is_empty() {
+        return Err(Error::EmptyOldText { path: path.into() });
+    }
+    let old = file.conform(old_text);
+    let new = file.conform(new_text);
+    if old == new {
+        return Err(Error::NothingToChange { path: path.into() });
+    }
+    Ok((old, new))
 }
 
 #[cfg(test)]
