@@ -23,10 +23,16 @@ use crate::isolation::Program;
 use crate::limits::ChildLimits;
 
 /// Makes the child start a new session, set `limits` on itself, mark
-/// every descriptor but stdin, stdout and stderr close-on-exec and, last,
-/// enforce the Landlock `ruleset` and install the `seccomp_filter` on itself,
-/// before it executes the program; with `ignore_interrupt`, the program
-/// ignores `SIGINT`.
+/// every descriptor but stdin, stdout and stderr close-on-exec, take the
+/// default action for every signal and, last, enforce the Landlock `ruleset`
+/// and install the `seccomp_filter` on itself, before it executes the
+/// program; with `ignore_interrupt`, the program ignores `SIGINT`.
+///
+/// A signal this process ignores stays ignored across `exec`: a harness
+/// started where `SIGINT` is ignored (a background job of a script, `nohup`,
+/// some CI runners) would otherwise run every command with `SIGINT` ignored,
+/// and an interrupt would give it no chance to stop its own way before it is
+/// killed. (The standard library resets the signal mask and `SIGPIPE` only.)
 ///
 /// The new session makes the child the leader of its own process group, so
 /// the whole group can be signalled, and leaves it without a controlling
@@ -49,7 +55,8 @@ pub(crate) fn prepare_child(
     // SAFETY: the closure owns `Copy` values and a shared filter it only
     // reads, and makes only raw system calls through rustix (`setsid`,
     // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`) and libc's raw
-    // `syscall` (`landlock_restrict_self`, `seccomp`), with buffers on the
+    // `syscall` (`rt_sigaction`, `landlock_restrict_self`, `seccomp`), with
+    // buffers on the
     // stack: no allocation, no lock, nothing but async-signal-safe work. An
     // error becomes an `io::Error` from its raw errno, which does not
     // allocate either.
@@ -58,6 +65,7 @@ pub(crate) fn prepare_child(
             setsid()?;
             set_limits(limits)?;
             close_inherited_on_exec()?;
+            default_signal_actions();
             if ignore_interrupt {
                 ignore_sigint();
             }
@@ -118,6 +126,34 @@ fn close_inherited_on_exec() -> io::Result<()> {
         fcntl_setfd(fd, FdFlags::CLOEXEC)?;
     }
     Ok(())
+}
+
+/// Sets every signal to its default action, so that the program starts as if
+/// from a fresh shell whatever this process ignores.
+///
+/// Through the raw system call: the C library's `signal` refuses the signals it
+/// keeps for its threads (32 and 33 in glibc), and a parent may ignore those too
+/// (one running these tests did). Before `exec` the child has one thread and
+/// no use for them.
+fn default_signal_actions() {
+    /// The kernel's number of signals (`_NSIG`); they are numbered from 1.
+    const SIGNALS: libc::c_long = 64;
+    // The kernel's `struct sigaction`, all zero: SIG_DFL, no flags, no mask.
+    let default = [0u64; 4];
+    for signal in 1..=SIGNALS {
+        // SAFETY: a raw system call that reads 32 bytes from a buffer on the
+        // stack and writes nothing (no old action asked for). SIGKILL and
+        // SIGSTOP cannot be changed; their EINVAL is ignored.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                default.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8 as libc::c_long,
+            )
+        };
+    }
 }
 
 /// Makes this child, and the program it executes, ignore `SIGINT`.
