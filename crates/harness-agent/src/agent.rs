@@ -406,7 +406,7 @@ impl Run<'_> {
     /// the reason for it.
     fn go(&mut self, task: &str, context_window: u32) -> (Outcome, String) {
         match (self.attempt.after, self.opening.clone()) {
-            (Some(previous), Some(opening)) => self.reopen(task, opening, previous),
+            (Some(previous), Some(opening)) => self.reopen(opening, previous),
             (previous, _) => self.open(task, previous),
         }
         let limit = (context_window.saturating_sub(self.budgets.answer_reserve_tokens)) as usize;
@@ -526,7 +526,7 @@ impl Run<'_> {
             self.verification.is_some(),
             self.edit_format,
         )));
-        let opening_task = match previous {
+        let task = match previous {
             None => task.to_owned(),
             Some(previous) => format!(
                 "{task}\n\n{}",
@@ -534,7 +534,7 @@ impl Run<'_> {
             ),
         };
         self.push(Message::user(prompt::task_message(
-            &opening_task,
+            &task,
             &workspace,
             self.verification.as_ref(),
             head_start,
@@ -552,22 +552,21 @@ impl Run<'_> {
             read: self.progress.read.clone(),
             failure_stands: self.progress.failure_stands,
         });
-        self.push(Message::user(prompt::after_head_start(
-            task,
-            self.edit_format,
-        )));
+        self.push(Message::user(
+            prompt::after_head_start(self.edit_format).to_owned(),
+        ));
     }
 
     /// Opens a later attempt the way the first one opened ([`Opening`]), followed by how
     /// the attempt before it ended and what to do now.
-    fn reopen(&mut self, task: &str, opening: Opening, previous: Outcome) {
+    fn reopen(&mut self, opening: Opening, previous: Outcome) {
         self.messages = opening.messages;
         self.progress.read = opening.read;
         self.progress.failure_stands = opening.failure_stands;
         let note = prompt::next_attempt((self.attempt.number, self.budgets.attempts), previous);
         self.push(Message::user(format!(
             "{note}\n\n{}",
-            prompt::after_head_start(task, self.edit_format)
+            prompt::after_head_start(self.edit_format)
         )));
     }
 

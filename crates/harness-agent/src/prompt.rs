@@ -186,32 +186,24 @@ pub(crate) fn next_attempt((attempt, attempts): (u32, u32), previous: Outcome) -
 }
 
 /// What the model is told after the head start, so that its first turn acts instead of
-/// summing up: the task again, in the user's words, and the shape of the change, in one
-/// sentence.
-///
-/// The task comes again because the head start puts a few thousand tokens of listings,
-/// test output and files between the task and the model's answer, and a small model
-/// answers what it read last: Qwen2.5-Coder-1.5B, asked to "rename getUserName to
-/// displayName", read the failing test and set out to rename displayName back. One
-/// sentence, phrased as a request: the same model answered a closing sentence of its own
-/// ("To do it, change the code with edit_file.") with that very sentence, and "The harness
-/// has looked at the repository for you…" likewise. And it presumes no bug: a task may be
-/// a rename or a new function.
-pub(crate) fn after_head_start(task: &str, format: EditFormat) -> String {
-    let how = match format {
+/// summing up. Phrased as a request, not a statement a model could take for its own words:
+/// Qwen2.5-Coder-1.5B answered "The harness has looked at the repository for you…" with
+/// that very sentence.
+pub(crate) fn after_head_start(format: EditFormat) -> &'static str {
+    match format {
         EditFormat::Whole => {
-            "answer with the changed file, whole, its path on a line by itself right above it"
+            "Nothing has been changed yet. Now do the task: find what is wrong, then answer \
+             with the fixed file, its path on a line by itself right above it."
         }
         EditFormat::Diff => {
-            "answer with a search/replace block under the path of the file to change"
+            "Nothing has been changed yet. Now do the task: find what is wrong, then answer \
+             with a search/replace block under the path of the file to fix."
         }
-        _ => "change the code with edit_file",
-    };
-    format!(
-        "Nothing has been changed yet. Now do the task, \"{}\": find what to change, then \
-         {how}.",
-        task.trim()
-    )
+        _ => {
+            "Nothing has been changed yet. Now do the task: find what is wrong, then change \
+             the code with edit_file."
+        }
+    }
 }
 
 /// The one-line shape of an edit, for a model that described a change instead of making it.
@@ -517,7 +509,7 @@ mod tests {
                 task,
                 verification_failed("make test", 1, 3, true, format),
                 no_tools("edit_file", format),
-                after_head_start("fix it", format),
+                after_head_start(format).to_owned(),
                 cut_off(format).to_owned(),
             ] {
                 for tool in [
@@ -540,7 +532,7 @@ mod tests {
             EditFormat::Tools,
         );
         assert!(tools.contains("run it with run_command"), "{tools}");
-        assert!(after_head_start("fix it", EditFormat::Auto).ends_with("with edit_file."));
+        assert!(after_head_start(EditFormat::Auto).ends_with("with edit_file."));
         assert!(cut_off(EditFormat::Tools).contains("one tool call at a time"));
     }
 
