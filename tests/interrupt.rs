@@ -251,3 +251,26 @@ fn no_command_of_harness_mcp_outlives_a_sigterm() {
     assert_eq!(run.code, Some(130), "{run}");
     assert_none_outlived(&token, "mcp, SIGTERM");
 }
+
+/// A parent that ignores `SIGCHLD` passes that on across `exec`, and the kernel then reaps
+/// every child at once: before the harness set it back, each wait failed with "No child
+/// processes" and no command or sandbox probe could run.
+#[test]
+fn a_harness_started_ignoring_sigchld_still_runs_and_waits_for_its_commands() {
+    const IGNORING_SIGCHLD: &str = "import os, signal, sys; \
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])";
+    for sandbox in ["bwrap", "landlock", "none"] {
+        let repo = Repo::from_fixture("calc");
+        let call = json!({"argv": ["sh", "-c", "echo ran; exit 3"]}).to_string();
+        let run = repo.harness_through(
+            &["python3", "-c", IGNORING_SIGCHLD],
+            &["tool", "--sandbox", sandbox, "run_command", &call],
+        );
+        assert!(
+            run.stdout.starts_with("exit=3\nran\n"),
+            "{sandbox}: {} / {}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}

@@ -97,6 +97,26 @@ impl Repo {
         Run::of(self.command(args).output().expect("harness runs"))
     }
 
+    /// `harness ARGS` started by the program `wrapper` (its argv, the harness's after it),
+    /// with the environment of every other run: how a parent's state reaches the harness.
+    pub(crate) fn harness_through(&self, wrapper: &[&str], args: &[&str]) -> Run {
+        let harness = self.command(args);
+        let mut command = Command::new(wrapper[0]);
+        command
+            .args(&wrapper[1..])
+            .arg(harness.get_program())
+            .args(harness.get_args())
+            .current_dir(&self.root)
+            .stdin(Stdio::null());
+        for (key, value) in harness.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        Run::of(command.output().expect("the wrapper runs"))
+    }
+
     /// `harness ARGS` with the extra environment variables `vars`.
     pub(crate) fn harness_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
         let mut command = self.command(args);

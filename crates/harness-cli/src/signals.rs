@@ -24,6 +24,19 @@ pub(crate) const ENDING: [i32; 11] = [
     SIGXFSZ,
 ];
 
+/// Lets this process wait for its children, whatever it inherited: a parent that ignores
+/// `SIGCHLD` (a Python program that set it so, some service managers) passes that on across
+/// `exec`, and then the kernel reaps every child at once, so waiting for a command, a probe
+/// or `git` fails with "No child processes" and no command can run. The harness waits for
+/// every child it starts, so the default action, which keeps them until waited for, is the
+/// one it needs.
+#[allow(unsafe_code)]
+pub(crate) fn wait_for_children() {
+    // SAFETY: called at the start of `main`, before any thread or child exists; SIG_DFL
+    // installs no handler.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+}
+
 /// Calls `handler` with the number of the signal received (1 for the first) on each of
 /// the [`ENDING`] signals, from a thread of its own. One handler per process.
 pub(crate) fn on_ending_signal(mut handler: impl FnMut(usize) + Send + 'static) {
