@@ -274,3 +274,32 @@ fn a_harness_started_ignoring_sigchld_still_runs_and_waits_for_its_commands() {
         );
     }
 }
+
+/// A parent's blocked signals pass on across `exec`: before the harness emptied its mask,
+/// a harness started with `SIGINT` and `SIGTERM` blocked never saw Ctrl-C or `kill`, and
+/// its command ran on.
+#[test]
+fn a_harness_started_with_ending_signals_blocked_still_stops_on_them() {
+    const BLOCKING: &str = "import os, signal, sys; \
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM]); \
+        os.execv(sys.argv[1], sys.argv[1:])";
+    for (sandbox, name) in [("none", "INT"), ("landlock", "TERM")] {
+        let token = token();
+        let call = json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}).to_string();
+        let repo = Repo::from_fixture("calc");
+        let child = repo.spawn_through(
+            &["python3", "-c", BLOCKING],
+            &[
+                "tool",
+                "--sandbox",
+                sandbox,
+                "--timeout",
+                "120",
+                "run_command",
+                &call,
+            ],
+        );
+        let case = format!("{sandbox}, SIG{name} blocked by the parent");
+        stop_and_check(child, &token, name, 1, &case);
+    }
+}

@@ -100,21 +100,21 @@ impl Repo {
     /// `harness ARGS` started by the program `wrapper` (its argv, the harness's after it),
     /// with the environment of every other run: how a parent's state reaches the harness.
     pub(crate) fn harness_through(&self, wrapper: &[&str], args: &[&str]) -> Run {
-        let harness = self.command(args);
-        let mut command = Command::new(wrapper[0]);
-        command
-            .args(&wrapper[1..])
-            .arg(harness.get_program())
-            .args(harness.get_args())
-            .current_dir(&self.root)
-            .stdin(Stdio::null());
-        for (key, value) in harness.get_envs() {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
-            };
-        }
-        Run::of(command.output().expect("the wrapper runs"))
+        Run::of(
+            self.through(wrapper, args)
+                .output()
+                .expect("the wrapper runs"),
+        )
+    }
+
+    /// [`Repo::harness_through`], started and left running, its output piped, for a
+    /// wrapper that `exec`s the harness (so the child's pid is the harness's).
+    pub(crate) fn spawn_through(&self, wrapper: &[&str], args: &[&str]) -> Child {
+        self.through(wrapper, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the wrapper starts")
     }
 
     /// `harness ARGS` with the extra environment variables `vars`.
@@ -183,6 +183,25 @@ impl Repo {
             .stderr(Stdio::piped())
             .spawn()
             .expect("harness starts")
+    }
+
+    /// The command of `wrapper` starting `harness ARGS` as [`Repo::command`] would.
+    fn through(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        let harness = self.command(args);
+        let mut command = Command::new(wrapper[0]);
+        command
+            .args(&wrapper[1..])
+            .arg(harness.get_program())
+            .args(harness.get_args())
+            .current_dir(&self.root)
+            .stdin(Stdio::null());
+        for (key, value) in harness.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        command
     }
 
     fn command(&self, args: &[&str]) -> Command {

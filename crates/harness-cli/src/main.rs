@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.
     let cli = cli::Cli::parse();
     init_logging(cli.verbose);
-    signals::wait_for_children();
+    signals::reset_inherited();
     match commands::run(cli.command) {
         Ok(code) => code,
         // The reader went away (`harness runs | head -1`): nothing more to say.

@@ -24,17 +24,26 @@ pub(crate) const ENDING: [i32; 11] = [
     SIGXFSZ,
 ];
 
-/// Lets this process wait for its children, whatever it inherited: a parent that ignores
-/// `SIGCHLD` (a Python program that set it so, some service managers) passes that on across
-/// `exec`, and then the kernel reaps every child at once, so waiting for a command, a probe
-/// or `git` fails with "No child processes" and no command can run. The harness waits for
-/// every child it starts, so the default action, which keeps them until waited for, is the
-/// one it needs.
+/// Undoes what a parent may pass on across `exec` that would stop the harness from doing
+/// its job. Called at the start of `main`, before any thread or child exists.
+///
+/// - A parent that ignores `SIGCHLD` (a Python program that set it so, some service
+///   managers) has the kernel reap every child at once, so waiting for a command, a probe
+///   or `git` fails with "No child processes" and no command can run. The harness waits
+///   for every child it starts: the default action is the one it needs.
+/// - A parent that blocks signals passes on its mask: with `SIGINT` and `SIGTERM` blocked,
+///   Ctrl-C and `kill` stayed pending, the harness never stopped, and its command ran on.
+///   Every thread starts from this mask, so [`on_ending_signal`] sees them all.
 #[allow(unsafe_code)]
-pub(crate) fn wait_for_children() {
-    // SAFETY: called at the start of `main`, before any thread or child exists; SIG_DFL
-    // installs no handler.
-    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+pub(crate) fn reset_inherited() {
+    // SAFETY: no thread or child exists yet; SIG_DFL installs no handler, and the mask is
+    // an empty set initialized by `sigemptyset` on the stack.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        let mut none = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(none.as_mut_ptr());
+        libc::sigprocmask(libc::SIG_SETMASK, none.as_ptr(), std::ptr::null_mut());
+    }
 }
 
 /// Calls `handler` with the number of the signal received (1 for the first) on each of
