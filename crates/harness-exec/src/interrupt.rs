@@ -3,8 +3,6 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rustix::process::Signal;
-
 use crate::tree::Tree;
 
 /// Interrupts the commands a [`Runner`](crate::Runner) is running, as Ctrl-C
@@ -12,8 +10,8 @@ use crate::tree::Tree;
 ///
 /// Each command runs in its own process group, so the terminal's Ctrl-C
 /// reaches the harness but not the command. The program forwards it by calling
-/// [`Interrupter::interrupt`], from a signal-handling thread for example. The
-/// command's process group gets `SIGINT`; a command still running 1 s later is
+/// [`Interrupter::interrupt`], from a signal-handling thread for example. Every
+/// process of the command gets `SIGINT`; a command still running 1 s later is
 /// ended as on a timeout (`SIGTERM`, then `SIGKILL` 1 s later), and its run
 /// reports [`Status::Interrupted`](crate::Status::Interrupted).
 ///
@@ -37,15 +35,15 @@ pub struct Interrupter {
 struct Running {
     /// Tells this registration apart from the others.
     id: u64,
-    /// Signals the command's process group.
+    /// Every process of the command.
     group: Arc<Tree>,
     /// An eventfd that wakes the thread watching the command.
     wake: Arc<OwnedFd>,
 }
 
 impl Interrupter {
-    /// Sends `SIGINT` to every command running through the runner and
-    /// returns how many there were.
+    /// Sends `SIGINT` to every process of every command running through the
+    /// runner and returns how many commands there were.
     pub fn interrupt(&self) -> usize {
         let running = self.lock();
         for command in running.iter() {
@@ -55,7 +53,7 @@ impl Interrupter {
             // the same wake-up as the note, not before it). The eventfd counter only
             // grows; a failed write (the counter is full) still leaves it woken.
             let _ = rustix::io::write(&*command.wake, &1u64.to_ne_bytes());
-            command.group.signal_group(Signal::INT);
+            command.group.interrupt();
         }
         running.len()
     }

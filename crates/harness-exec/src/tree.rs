@@ -227,6 +227,15 @@ impl Tree {
         let _ = kill_process_group(self.group, signal);
     }
 
+    /// Sends `SIGINT` to every live process of the run, without waiting.
+    ///
+    /// Not to the process group alone, as a terminal's Ctrl-C: under bwrap the
+    /// command runs in a session of its own (`--new-session`, which keeps it
+    /// from the terminal), outside the group, and would never see it.
+    pub(crate) fn interrupt(&self) {
+        self.signal(Signal::INT);
+    }
+
     /// Sends `signal` to every live process of the run, without waiting.
     pub(crate) fn signal(&self, signal: Signal) {
         // The group in one system call first: it also reaches members that
