@@ -126,13 +126,12 @@ fn born_before(
 /// displaced ones, which are removed to make room (save them first). The
 /// index is written only `with_index` (without a repository there is none).
 pub(crate) fn apply(
-    scanner: &Scanner,
+    scanner: &mut Scanner,
     root: &Path,
     plan: Plan,
     target: &State,
     with_index: bool,
 ) -> Result<Vec<PathBuf>, Error> {
-    let repo = scanner.repo();
     // Removals first, displaced files included (they are saved), so that a
     // file can take the place of a directory and the other way round.
     for path in plan.removed.iter().chain(&plan.displaced) {
@@ -143,7 +142,7 @@ pub(crate) fn apply(
     }
 
     if with_index {
-        write_index(repo, target)?;
+        write_index(scanner.repo(), target)?;
     }
     let mut changed = plan.removed;
     changed.extend(plan.written);

@@ -49,13 +49,18 @@ pub enum Tracking {
 pub(crate) struct Scanner {
     /// The working tree's top level.
     root: PathBuf,
-    /// A handle on the repository whose index is `index`, so that libgit2's
-    /// add, ignore and checkout logic see the scanner's view, not the user's.
+    /// A handle on the repository whose index is `index` once it is read, so
+    /// that libgit2's add, ignore and checkout logic see the scanner's view,
+    /// not the user's.
     repo: Repository,
-    /// The working tree as of the last snapshot.
+    /// The working tree as of the last snapshot; empty while `unread`.
     index: Index,
-    /// Where libgit2 writes `index` when it writes it (a full scan may, to
-    /// refresh stat data); never the user's index.
+    /// Set until [`Scanner::load`] has read the copy of the user's index at
+    /// `index_path` into `index`.
+    unread: Option<Unread>,
+    /// Where the copy of the user's index is, and where libgit2 writes `index`
+    /// when it writes it (a full scan may, to refresh stat data); never the
+    /// user's index.
     index_path: PathBuf,
     /// The temporary directory holding `index_path`, removed on drop.
     _index_dir: tempfile::TempDir,
@@ -70,6 +75,17 @@ pub(crate) struct Scanner {
     too_deep: BTreeSet<PathBuf>,
 }
 
+/// What [`Scanner::load`] still has to do: the copy of the user's index is
+/// made when the scanner is, but read when first needed, because reading it is
+/// slow (some 50 ms for 100,000 files, as long again on a busy machine) and a
+/// run's clean-tree check and first model request do not need it: the walk
+/// that comes first needs it only at an ignored directory, and a clean tree's
+/// first snapshot comes after the model's first answer.
+struct Unread {
+    /// The tree whose content the index then takes, if any.
+    base: Option<Oid>,
+}
+
 /// How many directories down the scanner records files; a directory this deep
 /// is left out with what it holds. libgit2 refuses to walk a working tree
 /// nested deeper than 100 levels (its own limit), and git itself cannot check
@@ -79,7 +95,8 @@ pub(crate) const MAX_DEPTH: usize = 90;
 impl Scanner {
     /// A scanner of the working tree at `root`, whose private index starts as a
     /// copy of the user's and then, if given, takes the content of tree `base`
-    /// (keeping the stat data of entries that are the same in both).
+    /// (keeping the stat data of entries that are the same in both). The copy
+    /// is made here and read when first needed ([`Scanner::load`]).
     ///
     /// With [`Tracking::Watch`] the directories are watched from here on, so
     /// create the scanner before looking at the tree by other means.
@@ -101,11 +118,6 @@ impl Scanner {
         if user_index.exists() {
             fs::copy(&user_index, &index_path).map_err(|e| Error::io(&user_index, e))?;
         }
-        let mut index = Index::open(&index_path).context("read a copy of the index")?;
-        if let Some(base) = base {
-            let tree = repo.find_tree(base).context("find the snapshot tree")?;
-            index.read_tree(&tree).context("load the snapshot tree")?;
-        }
         let own = Repository::open(repo.path()).context("open the repository")?;
         // The same objects (the store's included) and working tree as `repo`,
         // which may be the store's repository lent the workspace.
@@ -115,11 +127,11 @@ impl Scanner {
             own.set_workdir(root, false)
                 .context("use the workspace as the working tree")?;
         }
-        own.set_index(&mut index).context("use a private index")?;
         let mut scanner = Scanner {
             root: root.to_path_buf(),
             repo: own,
-            index,
+            index: Index::new().context("make an index")?,
+            unread: Some(Unread { base }),
             index_path,
             _index_dir: index_dir,
             watcher: None,
@@ -132,6 +144,28 @@ impl Scanner {
             scanner.walk(Path::new(""), None)?;
         }
         Ok(scanner)
+    }
+
+    /// Reads the private index, if it is not read yet: the copy of the user's
+    /// index the scanner made, with the content of its base tree.
+    fn load(&mut self) -> Result<(), Error> {
+        let Some(Unread { base }) = self.unread else {
+            return Ok(());
+        };
+        let mut index = Index::open(&self.index_path).context("read a copy of the index")?;
+        if let Some(base) = base {
+            let tree = self
+                .repo
+                .find_tree(base)
+                .context("find the snapshot tree")?;
+            index.read_tree(&tree).context("load the snapshot tree")?;
+        }
+        self.repo
+            .set_index(&mut index)
+            .context("use a private index")?;
+        self.index = index;
+        self.unread = None;
+        Ok(())
     }
 
     /// Tells the scanner that its index already matches the working tree (the
@@ -152,14 +186,16 @@ impl Scanner {
         self.watcher.is_some()
     }
 
-    /// The repository handle whose index is the scanner's.
+    /// The repository handle whose index is the scanner's once it is read
+    /// (its objects and working tree are the workspace's either way).
     pub(crate) fn repo(&self) -> &Repository {
         &self.repo
     }
 
     /// Writes the files at `paths` as tree `tree` has them, the way `git
     /// checkout` writes files (filters, executable bit, symlinks).
-    pub(crate) fn checkout(&self, tree: Oid, paths: &[PathBuf]) -> Result<(), Error> {
+    pub(crate) fn checkout(&mut self, tree: Oid, paths: &[PathBuf]) -> Result<(), Error> {
+        self.load()?;
         // libgit2's checkout reasons from HEAD's tree when the index has a
         // file on disk, and from an empty tree otherwise. HEAD has nothing to
         // do with the states restored here (reasoning from it, checkout left
@@ -191,6 +227,7 @@ impl Scanner {
     /// Brings the private index up to date with the working tree and returns
     /// the tree it describes.
     pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
+        self.load()?;
         let changes = match self.watcher.as_mut().map(Watcher::drain) {
             Some(Ok(changes)) => changes,
             Some(Err(_)) => {
@@ -382,16 +419,18 @@ impl Scanner {
             };
             for entry in entries {
                 let entry = entry.map_err(|e| Error::io(&full, e))?;
-                let path = dir.join(entry.file_name());
                 let file_type = entry.file_type().map_err(|e| Error::io(&entry.path(), e))?;
+                // A path is made only for what needs one: a walk that only
+                // watches meets 100 files for every directory.
                 if file_type.is_dir() {
+                    let path = dir.join(entry.file_name());
                     if entry.file_name() != ".git" && self.is_visible_dir(&path)? {
                         pending.push(path);
                     }
                 } else if let Some(files) = files.as_deref_mut()
                     && (file_type.is_file() || file_type.is_symlink())
                 {
-                    files.push(path);
+                    files.push(dir.join(entry.file_name()));
                 }
             }
         }
@@ -427,14 +466,19 @@ impl Scanner {
     }
 
     /// True if and only if git looks inside directory `dir`: it is not a nested
-    /// repository, and it holds recorded files or is not ignored.
-    fn is_visible_dir(&self, dir: &Path) -> Result<bool, Error> {
+    /// repository, and it is not ignored or holds recorded files.
+    fn is_visible_dir(&mut self, dir: &Path) -> Result<bool, Error> {
         if fs::symlink_metadata(self.root.join(dir).join(".git")).is_ok() {
             return Ok(false);
         }
+        if !self.is_ignored(dir)? {
+            return Ok(true);
+        }
+        // Only here is the index needed, so the first walk reads it no sooner.
+        self.load()?;
         let mut prefix = dir.as_os_str().to_os_string();
         prefix.push("/");
-        Ok(self.index.find_prefix(Path::new(&prefix)).is_ok() || !self.is_ignored(dir)?)
+        Ok(self.index.find_prefix(Path::new(&prefix)).is_ok())
     }
 
     /// True if and only if every proper ancestor of `path` is a real directory
@@ -546,6 +590,27 @@ mod tests {
         assert!(scanner.rescan_due);
         scanner.assume_current();
         assert!(!scanner.rescan_due);
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere there is no walk to read it.
+    #[test]
+    fn the_copy_of_the_index_is_read_when_first_needed() {
+        let (dir, repo) = repo();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("sub/file")).unwrap();
+        index.write().unwrap();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        assert!(
+            scanner.unread.is_some(),
+            "read by a walk that met no ignored directory"
+        );
+        scanner.snapshot().unwrap();
+        assert!(scanner.unread.is_none());
+        assert!(scanner.is_tracked(Path::new("sub/file")));
+        // An ignored directory that holds a tracked file is watched: its walk reads it.
+        fs::write(dir.path().join(".gitignore"), "sub/\n").unwrap();
+        let scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        assert!(scanner.unread.is_none());
     }
 
     fn repo() -> (tempfile::TempDir, Repository) {

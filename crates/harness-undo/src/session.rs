@@ -702,7 +702,7 @@ impl Session {
             return Err(self.head_moved("the start", pre.head, head));
         }
         self.refuse_locked_index()?;
-        let (scanner, tree) = self.full_snapshot(pre.tree)?;
+        let (mut scanner, tree) = self.full_snapshot(pre.tree)?;
         let index_tree = self.current_index_tree(pre.index_tree)?;
         if tree == pre.tree && index_tree == pre.index_tree {
             return Ok(Restored {
@@ -715,7 +715,7 @@ impl Session {
             });
         }
         let current = (tree, index_tree, head.unwrap_or(pre.head));
-        let mut restored = self.replace(&scanner, current, &pre, Direction::Undo)?;
+        let mut restored = self.replace(&mut scanner, current, &pre, Direction::Undo)?;
         restored.repaired = repaired;
         Ok(restored)
     }
@@ -757,7 +757,7 @@ impl Session {
         self.refuse_locked_index()?;
         let pre = self.record.pre;
         // The state undo left: the pre-run state, unless something changed.
-        let (scanner, tree) = self.full_snapshot(pre.tree)?;
+        let (mut scanner, tree) = self.full_snapshot(pre.tree)?;
         let index_tree = self.current_index_tree(pre.index_tree)?;
         if force == Force::No && (tree != pre.tree || index_tree != pre.index_tree) {
             return Err(Error::ChangedSinceUndo {
@@ -765,7 +765,7 @@ impl Session {
             });
         }
         let current = (tree, index_tree, head.unwrap_or(redo.head));
-        let mut restored = self.replace(&scanner, current, &redo, Direction::Redo)?;
+        let mut restored = self.replace(&mut scanner, current, &redo, Direction::Redo)?;
         restored.repaired = repaired;
         Ok(restored)
     }
@@ -904,7 +904,7 @@ impl Session {
     /// then restores `target`.
     fn replace(
         &mut self,
-        scanner: &Scanner,
+        scanner: &mut Scanner,
         (tree, index_tree, head): (Oid, Oid, Oid),
         target: &State,
         direction: Direction,
@@ -950,7 +950,7 @@ impl Session {
     /// is not ignored now (a tracked one a command moved) stays removed.
     fn put_back_ignored(
         &self,
-        scanner: &Scanner,
+        scanner: &mut Scanner,
         saved_tree: Oid,
         from_before: Vec<PathBuf>,
     ) -> Result<Vec<PathBuf>, Error> {
