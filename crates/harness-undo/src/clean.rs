@@ -4,9 +4,14 @@
 //! threads and may use the untracked cache, where libgit2 walks alone (measured in
 //! `benches/undo.rs`). libgit2 stays as the way to ask where git is not installed.
 //!
-//! Neither way takes the index lock or writes the index.
+//! Neither way takes the user's index lock or writes the user's index. git runs on a
+//! private copy of it ([`private_index`]), which it may write: the stat data it
+//! refreshes and the untracked cache it keeps there spare the next check in the same
+//! workspace most of its work.
 
 use std::ffi::{OsStr, OsString};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -75,10 +80,26 @@ impl Probe {
 /// there is no idle core for the second command and both read the index.
 fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut command = Command::new(program);
+    match private_index(git_dir) {
+        Some(index) => {
+            command
+                // The untracked cache: git keeps each directory's listing with its
+                // stat data, and lists again only the directories that changed.
+                .args(["-c", "core.untrackedCache=true"])
+                // A split index would write its shared part beside the user's.
+                .args(["-c", "core.splitIndex=false"])
+                .env("GIT_INDEX_FILE", index);
+        }
+        None => {
+            // Plain `git status` may rewrite the index to refresh its stat
+            // data; the user's index is not ours to touch. (A GIT_INDEX_FILE
+            // set by a git hook would point status at another index.)
+            command
+                .arg("--no-optional-locks")
+                .env_remove("GIT_INDEX_FILE");
+        }
+    }
     command
-        // Plain `git status` may rewrite the index to refresh its stat data; the
-        // user's index is not ours to touch.
-        .arg("--no-optional-locks")
         .arg("--git-dir")
         .arg(git_dir)
         .arg("--work-tree")
@@ -94,8 +115,6 @@ fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBu
             "--no-renames",
         ])
         .current_dir(root)
-        // Set by git hooks; it would point status at another index.
-        .env_remove("GIT_INDEX_FILE")
         .stdin(Stdio::null());
     let output = command
         .output()
@@ -108,6 +127,94 @@ fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBu
         });
     }
     parse_porcelain_v2(&output.stdout)
+}
+
+/// The copy of the user's index at `git_dir` that `git status` may write, made for
+/// this version of it if there is none yet: `.git/harness/status-index-<identity>`,
+/// named by the user's index's device, inode, size, change times and checksum, so
+/// that any change to it (git replaces it whole, under a new inode) makes a new
+/// copy, and an old copy (staging since undone, say) is never taken for it. Copies
+/// of other versions are removed.
+///
+/// `None`, and the check reads the user's index without writing it, when there is
+/// no index, when it changed while it was copied, and where the copy cannot be made.
+fn private_index(git_dir: &Path) -> Option<PathBuf> {
+    let mut user = File::open(git_dir.join("index")).ok()?;
+    let identity = identity(&user)?;
+    let dir = git_dir.join("harness");
+    let name = format!("{PRIVATE_INDEX}{identity}");
+    let path = dir.join(&name);
+    if path.is_file() {
+        return Some(path);
+    }
+    fs::create_dir_all(&dir).ok()?;
+    let mut copy = tempfile::Builder::new()
+        .prefix(PRIVATE_INDEX_NEW)
+        .tempfile_in(&dir)
+        .ok()?;
+    io::copy(&mut user, copy.as_file_mut()).ok()?;
+    // git takes an entry changed in the same tick as the index was written for one
+    // that may have changed since, and compares its content: the copy must keep the
+    // time of the index it copies for git to tell the same entries.
+    let written = user
+        .metadata()
+        .and_then(|metadata| metadata.modified())
+        .ok()?;
+    copy.as_file().set_modified(written).ok()?;
+    // Written in place meanwhile (git never does): the copy may be of neither version.
+    if self::identity(&user)? != identity {
+        return None;
+    }
+    copy.persist(&path).ok()?;
+    for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let other = entry.file_name();
+        if other != *name && other.to_string_lossy().starts_with(PRIVATE_INDEX) {
+            // Another harness may be using it: git then writes it anew, and the
+            // next check removes it again.
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+    Some(path)
+}
+
+/// The start of the names of the private indexes ([`private_index`]).
+const PRIVATE_INDEX: &str = "status-index-";
+
+/// The start of the name of a private index being copied: also [`PRIVATE_INDEX`]'s,
+/// so that one left behind by a harness that died is removed with the old copies.
+const PRIVATE_INDEX_NEW: &str = "status-index-new-";
+
+/// What tells one version of the index open as `file` from every other: device,
+/// inode, size, modification and change times, and its last 32 bytes (git's
+/// checksum of the rest); `None` where that cannot be read.
+#[cfg(unix)]
+fn identity(file: &File) -> Option<String> {
+    use std::fmt::Write as _;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let metadata = file.metadata().ok()?;
+    let mut tail = [0u8; 32];
+    let start = metadata.size().checked_sub(tail.len() as u64)?;
+    file.read_exact_at(&mut tail, start).ok()?;
+    let mut identity = format!(
+        "{:x}-{:x}-{:x}-{}.{}-{}.{}-",
+        metadata.dev(),
+        metadata.ino(),
+        metadata.size(),
+        metadata.mtime(),
+        metadata.mtime_nsec(),
+        metadata.ctime(),
+        metadata.ctime_nsec(),
+    );
+    for byte in tail {
+        let _ = write!(identity, "{byte:02x}");
+    }
+    Some(identity)
+}
+
+/// Elsewhere there is no identity to trust, so no private index.
+#[cfg(not(unix))]
+fn identity(_: &File) -> Option<String> {
+    None
 }
 
 /// The paths of `git status --porcelain=v2 -z --no-renames` output.
@@ -280,6 +387,148 @@ mod tests {
             let want = ["a.txt", "sub/c.txt", "z.txt"].map(PathBuf::from);
             assert_eq!(got, want, "{probe:?}");
         }
+    }
+
+    /// git's probe, where git is installed.
+    fn git() -> Option<Probe> {
+        Some(Probe::detect(OsStr::new("git"))).filter(|probe| *probe != Probe::Libgit2)
+    }
+
+    /// The private indexes in the harness's directory of `repo`'s git directory.
+    fn private_indexes(repo: &Repository) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = fs::read_dir(repo.path().join("harness"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.to_string_lossy().contains(PRIVATE_INDEX))
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn git_runs_on_a_private_copy_of_the_index_with_its_time_and_an_untracked_cache() {
+        let Some(git) = git() else { return };
+        let (dir, repo) = fixture();
+        let user_index = repo.path().join("index");
+        let before = fs::read(&user_index).unwrap();
+        let written = fs::metadata(&user_index).unwrap().modified().unwrap();
+        fs::write(dir.path().join("new.txt"), "n").unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                git.dirty_paths(&repo, dir.path()).unwrap(),
+                [PathBuf::from("new.txt")]
+            );
+        }
+        // The user's index is neither written nor touched.
+        assert_eq!(fs::read(&user_index).unwrap(), before);
+        assert_eq!(
+            fs::metadata(&user_index).unwrap().modified().unwrap(),
+            written
+        );
+        let copies = private_indexes(&repo);
+        assert_eq!(copies.len(), 1, "{copies:?}");
+        let copy = fs::read(&copies[0]).unwrap();
+        assert!(
+            copy.windows(4).any(|window| window == b"UNTR"),
+            "the copy holds no untracked cache"
+        );
+    }
+
+    #[test]
+    fn a_copy_keeps_the_time_of_the_index_it_copies() {
+        let (dir, repo) = fixture();
+        let user_index = repo.path().join("index");
+        let copy = private_index(repo.path()).unwrap();
+        assert_eq!(
+            fs::metadata(&copy).unwrap().modified().unwrap(),
+            fs::metadata(&user_index).unwrap().modified().unwrap()
+        );
+        assert_eq!(fs::read(&copy).unwrap(), fs::read(&user_index).unwrap());
+        // The same version of the index, the same copy.
+        assert_eq!(private_index(repo.path()), Some(copy.clone()));
+        drop(dir);
+    }
+
+    #[test]
+    fn a_new_version_of_the_index_gets_a_new_copy_and_the_old_one_goes() {
+        let (_dir, repo) = fixture();
+        let first = private_index(repo.path()).unwrap();
+        let mut index = repo.index().unwrap();
+        index.remove_path(Path::new("a.txt")).unwrap();
+        index.write().unwrap();
+        let second = private_index(repo.path()).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(private_indexes(&repo), [second]);
+    }
+
+    #[test]
+    fn without_an_index_there_is_no_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        assert_eq!(private_index(repo.path()), None);
+    }
+
+    type Change = fn(&Path, &Repository);
+
+    /// What each change makes the second check find, after a first check made the
+    /// private copy and its untracked cache on the clean tree.
+    macro_rules! a_second_check_sees {
+        ($($name:ident: $change:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let Some(git) = git() else { return };
+                let change: Change = $change;
+                let want: Vec<PathBuf> = sorted($want.iter().map(PathBuf::from).collect());
+                let (dir, repo) = fixture();
+                assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), Vec::<PathBuf>::new());
+                change(dir.path(), &repo);
+                assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), want);
+            }
+        )*};
+    }
+
+    a_second_check_sees! {
+        second_check_a_file_changed_to_the_same_size: |root, _| {
+            fs::write(root.join("a.txt"), "z\n").unwrap();
+        } => ["a.txt"];
+        second_check_a_staged_deletion: |_, repo| {
+            let mut index = repo.index().unwrap();
+            index.remove_path(Path::new("a.txt")).unwrap();
+            index.write().unwrap();
+        } => ["a.txt"];
+        second_check_a_new_file_in_a_listed_directory: |root, _| {
+            fs::write(root.join("sub/new.txt"), "n").unwrap();
+        } => ["sub/new.txt"];
+        second_check_a_new_directory_of_files: |root, _| {
+            fs::create_dir_all(root.join("sub/deeper")).unwrap();
+            fs::write(root.join("sub/deeper/new.txt"), "n").unwrap();
+        } => ["sub/deeper/"];
+        second_check_a_file_among_ignored_ones: |root, _| {
+            fs::create_dir_all(root.join("build")).unwrap();
+            fs::write(root.join("build/out"), "o").unwrap();
+            fs::write(root.join("x.log"), "l").unwrap();
+        } => Vec::<&str>::new();
+    }
+
+    #[test]
+    fn a_second_check_sees_a_file_a_rule_outside_the_tree_no_longer_ignores() {
+        let Some(git) = git() else { return };
+        let (dir, repo) = fixture();
+        let exclude = repo.path().join("info/exclude");
+        fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        fs::write(&exclude, "*.tmp\n").unwrap();
+        fs::write(dir.path().join("notes.tmp"), "n").unwrap();
+        assert_eq!(
+            git.dirty_paths(&repo, dir.path()).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        fs::write(&exclude, "").unwrap();
+        assert_eq!(
+            git.dirty_paths(&repo, dir.path()).unwrap(),
+            [PathBuf::from("notes.tmp")]
+        );
     }
 
     /// Both probes, or only libgit2 where git is not installed.
