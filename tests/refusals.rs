@@ -167,6 +167,30 @@ fn a_dead_model_server_exits_3_with_a_clear_message_and_records_no_run() {
 }
 
 #[test]
+fn an_explicit_tier_that_cannot_run_stops_a_run_first_and_records_nothing() {
+    let repo = Repo::from_fixture("calc");
+    let url = harness_stub_server::closed_port_url().unwrap();
+    // No bwrap on this PATH, and no model server at the URL: the run is begun beside the
+    // probe of bwrap, then discarded, and the tier's refusal is the one reported.
+    let no_bwrap = [("PATH", "/nonexistent")];
+    let args = ["run", "--sandbox", "bwrap", "--host", &url, "t"];
+    let refused = "the bwrap sandbox cannot run here: no `bwrap` program on PATH";
+    repo.harness_with_env(&args, &no_bwrap)
+        .assert_exit(2)
+        .assert_stderr_has(&[refused]);
+    assert!(!repo.runs_dir().exists() || fs::read_dir(repo.runs_dir()).unwrap().count() == 0);
+    assert_eq!(
+        repo.git(&["for-each-ref", "refs/harness", "refs/tags/harness"]),
+        ""
+    );
+    // Before the tree's refusal too, as every refusal of the toolbox.
+    repo.file("calc.py", "changed\n");
+    let run = repo.harness_with_env(&args, &no_bwrap);
+    run.assert_exit(2).assert_stderr_has(&[refused]);
+    assert!(!run.stderr.contains("uncommitted"), "{run}");
+}
+
+#[test]
 fn an_unknown_configuration_key_names_the_file_and_the_key() {
     let repo = Repo::from_fixture("calc");
     repo.file("harness.toml", "model = \"m\"\nmax_stepz = 3\n");

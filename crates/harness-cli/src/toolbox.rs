@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use harness_exec::preflight::{self, Choice};
+use harness_exec::preflight::{self, Choice, Sandbox};
 use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, Runner};
 use harness_sandbox::Workspace;
 use harness_tools::{TestCode, Toolbox};
@@ -35,17 +35,18 @@ pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
 ///
 /// # Errors
 ///
-/// Those of [`Plan::check`].
+/// Those of [`Plan::check`] and [`Plan::build`].
 pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(Toolbox, Choice)> {
-    Ok(Plan::check(root, settings)?.build())
+    Plan::check(root, settings)?.build()
 }
 
-/// A toolbox whose every refusal has been checked and that is not built yet: what is left
-/// is the walk for the paths the deny rules hide from commands, which on a large tree takes
-/// long enough that `harness run` does it beside its clean-tree check.
+/// A toolbox whose refusals but one have been checked and that is not built yet: what is
+/// left is to choose the isolation tier (which starts bwrap, to see that it works) and the
+/// walk for the paths the deny rules hide from commands, which on a large tree take long
+/// enough that `harness run` does them beside its clean-tree check.
 pub(crate) struct Plan {
     workspace: Workspace,
-    choice: Choice,
+    sandbox: Sandbox,
     confinement: Confinement,
     tests: Option<TestCode>,
     policy: Policy,
@@ -59,8 +60,7 @@ impl Plan {
     /// # Errors
     ///
     /// A deny rule that is not valid, a root that cannot be opened, one that holds the
-    /// harness itself, an explicitly asked-for isolation tier that cannot run here, or a
-    /// `tests` glob that is not valid.
+    /// harness itself, or a `tests` glob that is not valid.
     pub(crate) fn check(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<Plan> {
         let mut builder = Workspace::builder(root);
         // The model may not rewrite the configuration of its own next run.
@@ -72,7 +72,6 @@ impl Plan {
             .build()
             .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
         guard::refuse_own_harness(&workspace)?;
-        let choice = preflight::choose(settings.sandbox)?;
         let mut confinement = Confinement::new(root).network(settings.network);
         for path in &settings.writable {
             confinement = confinement.writable(path);
@@ -86,7 +85,7 @@ impl Plan {
             .context("in the configuration's `tests`")?;
         Ok(Plan {
             workspace,
-            choice,
+            sandbox: settings.sandbox,
             confinement,
             tests,
             policy: settings.policy(),
@@ -98,16 +97,21 @@ impl Plan {
     /// The toolbox, its commands confined to the root, the extra writable paths and, if
     /// asked, the network, with the files the workspace's deny rules match hidden from
     /// them; and the isolation tier they run under.
-    pub(crate) fn build(self) -> (Toolbox, Choice) {
+    ///
+    /// # Errors
+    ///
+    /// An explicitly asked-for isolation tier that cannot run here.
+    pub(crate) fn build(self) -> anyhow::Result<(Toolbox, Choice)> {
         let Plan {
             workspace,
-            choice,
+            sandbox,
             mut confinement,
             tests,
             policy,
             timeout,
             max_timeout,
         } = self;
+        let choice = preflight::choose(sandbox)?;
         if choice.tier != harness_exec::Tier::None {
             let truncated;
             (confinement, truncated) =
@@ -132,7 +136,7 @@ impl Plan {
         if let Some(timeout) = max_timeout {
             toolbox = toolbox.max_timeout(timeout);
         }
-        (toolbox.build(), choice)
+        Ok((toolbox.build(), choice))
     }
 }
 

@@ -183,19 +183,20 @@ impl RunCommand {
     /// Checks the toolbox's refusals, then records the state before the run while the
     /// toolbox is built and the model server asked, side by side: on a large repository
     /// each takes a noticeable part of the time to the first model request (the clean
-    /// check, as long as a `git status`; the walk for the paths the deny rules hide from
-    /// commands; the server's answer), and none needs another.
+    /// check, as long as a `git status`; the probe of bwrap and the walk for the paths the
+    /// deny rules hide from commands; the server's answer), and none needs another.
     ///
     /// The errors come in the order of the steps run one after another: the toolbox's (a
-    /// workspace that holds the harness, an isolation tier that cannot run here), which
-    /// are found before anything is recorded; then the tree's (dirty, or no repository),
-    /// whatever the state of the server and without waiting for it; then the server's, after which the run begun is
-    /// discarded, so it leaves nothing to list or undo. With `--init` the server is asked
-    /// before the begin, which changes the directory.
+    /// workspace that holds the harness, found before anything is recorded; an isolation
+    /// tier that cannot run here); then the tree's (dirty, or no repository), whatever the
+    /// state of the server and without waiting for it; then the server's. A run begun
+    /// beside a toolbox or server that failed is discarded, so it leaves nothing to list
+    /// or undo. With `--init` the server is asked before the begin, which changes the
+    /// directory.
     fn prepare(&self, root: &Path, settings: &Settings) -> anyhow::Result<Prepared> {
         let plan = toolbox::Plan::check(root, &settings.toolbox)?;
         if self.init {
-            let (toolbox, isolation) = plan.build();
+            let (toolbox, isolation) = plan.build()?;
             let (client, model) = ask_the_model_server(settings)?;
             let session = self.begin(root, settings)?;
             return Ok(Prepared {
@@ -212,11 +213,20 @@ impl RunCommand {
             let settings = settings.clone();
             thread::spawn(move || ask_the_model_server(&settings))
         };
-        let ((toolbox, isolation), begun) = thread::scope(|scope| {
+        let (built, begun) = thread::scope(|scope| {
             let building = scope.spawn(|| plan.build());
             let begun = self.begin(root, settings);
             (joined(building.join()), begun)
         });
+        let (toolbox, isolation) = match built {
+            Ok(built) => built,
+            Err(error) => {
+                if let Ok(session) = begun {
+                    discard(session);
+                }
+                return Err(error);
+            }
+        };
         let session = begun?;
         match joined(asking.join()) {
             Ok((client, model)) => Ok(Prepared {
@@ -227,10 +237,7 @@ impl RunCommand {
                 model,
             }),
             Err(error) => {
-                let run = session.id().clone();
-                if let Err(discarding) = session.discard() {
-                    tracing::warn!(%run, "the run could not be discarded: {discarding}");
-                }
+                discard(session);
                 Err(error)
             }
         }
@@ -260,6 +267,15 @@ struct Prepared {
     session: Session,
     client: Client,
     model: ModelProbe,
+}
+
+/// Removes the run `session` began, which will not take place, so that nothing of it is
+/// left to list or undo.
+fn discard(session: Session) {
+    let run = session.id().clone();
+    if let Err(discarding) = session.discard() {
+        tracing::warn!(%run, "the run could not be discarded: {discarding}");
+    }
 }
 
 /// What a joined thread returned; its panic goes on in this thread.
