@@ -213,6 +213,9 @@ fn identity(file: &File) -> Option<String> {
 
 /// Elsewhere there is no identity to trust, so no private index.
 #[cfg(not(unix))]
+// Not compiled where mutation testing runs (Linux), so its mutants could not
+// fail a test; `mutants::skip` (a no-op attribute) tells cargo-mutants.
+#[cfg_attr(test, mutants::skip)]
 fn identity(_: &File) -> Option<String> {
     None
 }
@@ -472,63 +475,76 @@ mod tests {
 
     type Change = fn(&Path, &Repository);
 
-    /// What each change makes the second check find, after a first check made the
-    /// private copy and its untracked cache on the clean tree.
-    macro_rules! a_second_check_sees {
-        ($($name:ident: $change:expr => $want:expr;)*) => {$(
-            #[test]
-            fn $name() {
-                let Some(git) = git() else { return };
-                let change: Change = $change;
-                let want: Vec<PathBuf> = sorted($want.iter().map(PathBuf::from).collect());
-                let (dir, repo) = fixture();
-                assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), Vec::<PathBuf>::new());
-                change(dir.path(), &repo);
-                assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), want);
-            }
-        )*};
-    }
-
-    a_second_check_sees! {
-        second_check_a_file_changed_to_the_same_size: |root, _| {
-            fs::write(root.join("a.txt"), "z\n").unwrap();
-        } => ["a.txt"];
-        second_check_a_staged_deletion: |_, repo| {
-            let mut index = repo.index().unwrap();
-            index.remove_path(Path::new("a.txt")).unwrap();
-            index.write().unwrap();
-        } => ["a.txt"];
-        second_check_a_new_file_in_a_listed_directory: |root, _| {
-            fs::write(root.join("sub/new.txt"), "n").unwrap();
-        } => ["sub/new.txt"];
-        second_check_a_new_directory_of_files: |root, _| {
-            fs::create_dir_all(root.join("sub/deeper")).unwrap();
-            fs::write(root.join("sub/deeper/new.txt"), "n").unwrap();
-        } => ["sub/deeper/"];
-        second_check_a_file_among_ignored_ones: |root, _| {
-            fs::create_dir_all(root.join("build")).unwrap();
-            fs::write(root.join("build/out"), "o").unwrap();
-            fs::write(root.join("x.log"), "l").unwrap();
-        } => Vec::<&str>::new();
-    }
+    /// What the second check finds after each change, made after a first check built
+    /// the private copy and its untracked cache on a clean tree (with `before` made
+    /// first).
+    const SECOND_CHECKS: &[(&str, Change, Change, &[&str])] = &[
+        (
+            "a file changed to the same size",
+            |_, _| {},
+            |root, _| fs::write(root.join("a.txt"), "z\n").unwrap(),
+            &["a.txt"],
+        ),
+        (
+            "a staged deletion",
+            |_, _| {},
+            |_, repo| {
+                let mut index = repo.index().unwrap();
+                index.remove_path(Path::new("a.txt")).unwrap();
+                index.write().unwrap();
+            },
+            &["a.txt"],
+        ),
+        (
+            "a new file in a listed directory",
+            |_, _| {},
+            |root, _| fs::write(root.join("sub/new.txt"), "n").unwrap(),
+            &["sub/new.txt"],
+        ),
+        (
+            "a new directory of files",
+            |_, _| {},
+            |root, _| {
+                fs::create_dir_all(root.join("sub/deeper")).unwrap();
+                fs::write(root.join("sub/deeper/new.txt"), "n").unwrap();
+            },
+            &["sub/deeper/"],
+        ),
+        (
+            "new ignored files",
+            |_, _| {},
+            |root, _| {
+                fs::create_dir_all(root.join("build")).unwrap();
+                fs::write(root.join("build/out"), "o").unwrap();
+                fs::write(root.join("x.log"), "l").unwrap();
+            },
+            &[],
+        ),
+        (
+            "a file a rule outside the tree no longer ignores",
+            |root, repo| {
+                let exclude = repo.path().join("info/exclude");
+                fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+                fs::write(&exclude, "*.tmp\n").unwrap();
+                fs::write(root.join("notes.tmp"), "n").unwrap();
+            },
+            |_, repo| fs::write(repo.path().join("info/exclude"), "").unwrap(),
+            &["notes.tmp"],
+        ),
+    ];
 
     #[test]
-    fn a_second_check_sees_a_file_a_rule_outside_the_tree_no_longer_ignores() {
+    fn a_second_check_sees_every_change_made_since_the_first_built_its_cache() {
         let Some(git) = git() else { return };
-        let (dir, repo) = fixture();
-        let exclude = repo.path().join("info/exclude");
-        fs::create_dir_all(exclude.parent().unwrap()).unwrap();
-        fs::write(&exclude, "*.tmp\n").unwrap();
-        fs::write(dir.path().join("notes.tmp"), "n").unwrap();
-        assert_eq!(
-            git.dirty_paths(&repo, dir.path()).unwrap(),
-            Vec::<PathBuf>::new()
-        );
-        fs::write(&exclude, "").unwrap();
-        assert_eq!(
-            git.dirty_paths(&repo, dir.path()).unwrap(),
-            [PathBuf::from("notes.tmp")]
-        );
+        for (what, before, change, want) in SECOND_CHECKS {
+            let (dir, repo) = fixture();
+            before(dir.path(), &repo);
+            let first = git.dirty_paths(&repo, dir.path()).unwrap();
+            assert_eq!(first, Vec::<PathBuf>::new(), "{what}: before");
+            change(dir.path(), &repo);
+            let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
+            assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), want, "{what}");
+        }
     }
 
     /// Both probes, or only libgit2 where git is not installed.
