@@ -40,10 +40,10 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
     Plan::check(root, settings)?.build()
 }
 
-/// A toolbox whose refusals but one have been checked and that is not built yet: what is
-/// left is to choose the isolation tier (which starts bwrap, to see that it works) and the
-/// walk for the paths the deny rules hide from commands, which on a large tree take long
-/// enough that `harness run` does them beside its clean-tree check.
+/// A toolbox checked for every refusal but the isolation tier's, and not built yet: what is
+/// left is to choose the tier (which starts bwrap, to see that it works) and to walk for
+/// the paths the deny rules hide from commands, which on a large tree take long enough that
+/// `harness run` does them beside its clean-tree check.
 pub(crate) struct Plan {
     workspace: Workspace,
     sandbox: Sandbox,
