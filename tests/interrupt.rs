@@ -93,6 +93,24 @@ fn deaf(token: &str) -> String {
     format!("trap '' INT TERM HUP; (trap '' INT TERM HUP; sleep {token}) & sleep {token}")
 }
 
+/// The `run_command` call of [`deaf`]`(token)`, allowed 120 s.
+fn deaf_call(token: &str) -> String {
+    json!({"argv": ["sh", "-c", deaf(token)], "timeout_s": 120}).to_string()
+}
+
+/// `harness tool` making `call` under `sandbox`, the tool's own limit as long as the call's.
+fn deaf_tool<'a>(sandbox: &'a str, call: &'a str) -> [&'a str; 7] {
+    [
+        "tool",
+        "--sandbox",
+        sandbox,
+        "--timeout",
+        "120",
+        "run_command",
+        call,
+    ]
+}
+
 /// A length of sleep no other test or process uses: found in `/proc/*/cmdline`, it names
 /// the processes of one command whatever PID namespace they run in.
 fn token() -> String {
@@ -183,17 +201,9 @@ fn no_command_of_harness_tool_outlives_a_signal_that_stops_it() {
             ("USR1", 1),
         ] {
             let token = token();
-            let call = json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}).to_string();
+            let call = deaf_call(&token);
             let repo = Repo::from_fixture("calc");
-            let child = repo.spawn(&[
-                "tool",
-                "--sandbox",
-                sandbox,
-                "--timeout",
-                "120",
-                "run_command",
-                &call,
-            ]);
+            let child = repo.spawn(&deaf_tool(sandbox, &call));
             let case = format!("{sandbox}, SIG{name} ×{presses}");
             stop_and_check(child, &token, name, presses, &case);
         }
@@ -285,20 +295,9 @@ fn a_harness_started_with_ending_signals_blocked_still_stops_on_them() {
         os.execv(sys.argv[1], sys.argv[1:])";
     for (sandbox, name) in [("none", "INT"), ("landlock", "TERM")] {
         let token = token();
-        let call = json!({"argv": ["sh", "-c", deaf(&token)], "timeout_s": 120}).to_string();
+        let call = deaf_call(&token);
         let repo = Repo::from_fixture("calc");
-        let child = repo.spawn_through(
-            &["python3", "-c", BLOCKING],
-            &[
-                "tool",
-                "--sandbox",
-                sandbox,
-                "--timeout",
-                "120",
-                "run_command",
-                &call,
-            ],
-        );
+        let child = repo.spawn_through(&["python3", "-c", BLOCKING], &deaf_tool(sandbox, &call));
         let case = format!("{sandbox}, SIG{name} blocked by the parent");
         stop_and_check(child, &token, name, 1, &case);
     }
