@@ -88,6 +88,11 @@ fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBu
                 .args(["-c", "core.untrackedCache=true"])
                 // A split index would write its shared part beside the user's.
                 .args(["-c", "core.splitIndex=false"])
+                // The cache trusts a directory whose stat data is unchanged. Its
+                // change time is the part no command can set back (`touch -r`
+                // sets back the modification time of a directory a new file went
+                // into): compared whatever the user's configuration says.
+                .args(["-c", "core.trustctime=true", "-c", "core.checkStat=default"])
                 .env("GIT_INDEX_FILE", index);
         }
         None => {
@@ -544,6 +549,42 @@ mod tests {
             change(dir.path(), &repo);
             let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
             assert_eq!(git.dirty_paths(&repo, dir.path()).unwrap(), want, "{what}");
+        }
+    }
+
+    /// A command can make a file and set its directory's modification time back
+    /// (`touch -r`); the cache must still see the file, even for a user whose
+    /// configuration tells git not to trust change times.
+    #[test]
+    fn a_new_file_is_seen_in_a_directory_whose_time_was_set_back() {
+        let Some(git) = git() else { return };
+        for config in ["", "[core]\n\ttrustctime = false\n\tcheckStat = minimal\n"] {
+            let (dir, repo) = fixture();
+            let mut file = fs::OpenOptions::new()
+                .append(true)
+                .open(repo.path().join("config"))
+                .unwrap();
+            std::io::Write::write_all(&mut file, config.as_bytes()).unwrap();
+            let sub = dir.path().join("sub");
+            // Well before the cache is made, so that git does not take it for racy.
+            let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+            File::open(&sub).unwrap().set_modified(before).unwrap();
+            for _ in 0..2 {
+                assert_eq!(
+                    git.dirty_paths(&repo, dir.path()).unwrap(),
+                    Vec::<PathBuf>::new()
+                );
+            }
+            // git compares whole seconds: a change time in the second the cache was
+            // made looks unchanged (a window the README states).
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            fs::write(sub.join("planted.txt"), "p").unwrap();
+            File::open(&sub).unwrap().set_modified(before).unwrap();
+            assert_eq!(
+                git.dirty_paths(&repo, dir.path()).unwrap(),
+                [PathBuf::from("sub/planted.txt")],
+                "{config:?}"
+            );
         }
     }
 
