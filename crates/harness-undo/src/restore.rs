@@ -72,10 +72,9 @@ pub(crate) fn plan(
 impl Plan {
     /// The files this plan removes that were there before the run began at `started`.
     ///
-    /// The pre-run state lacks such a file under its name because git ignored it then (a
-    /// command that changes the ignore rules, emptying `.gitignore` or adding a `!` rule,
-    /// makes it visible, and one that renames it gives it a name git does not ignore; a
-    /// checkpoint records it), or because a command moved it. Going back to the start must not delete it;
+    /// The pre-run state lacks such a file only because git ignored it then: a command
+    /// that changes the ignore rules (empties `.gitignore`, adds a `!` rule) makes it
+    /// visible, and a checkpoint records it. Going back to the start must not delete it;
     /// see [`Session::undo`](crate::Session::undo).
     ///
     /// A file was there before when its birth time is earlier than `started`; where the

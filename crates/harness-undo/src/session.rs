@@ -79,11 +79,9 @@ pub struct Restored {
     /// removed; they are in the `saved` commit, and redo puts them back.
     pub displaced: Vec<PathBuf>,
     /// Files the pre-run state lacks that an undo kept, as they were, because
-    /// they were there before the run and no snapshot holds their content: git
-    /// ignored them then, and a command's change to the ignore rules made them
-    /// visible since or a command renamed them to a name git does not ignore; or
-    /// a command moved a tracked file and changed it. Sorted. What a command
-    /// wrote into one is not undone.
+    /// they were there before the run: git ignored them then, and a command's
+    /// change to the ignore rules made them visible since. Sorted. What a
+    /// command wrote into one is not undone.
     pub kept: Vec<PathBuf>,
     /// True if and only if the workspace's repository was gone or unreadable,
     /// so that only the working tree came back, from the harness's store: not
@@ -933,7 +931,7 @@ impl Session {
         self.runs.write(&self.record)?;
         let with_index = self.mode == Mode::Workspace;
         let mut changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
-        let kept = self.put_back_from_before(scanner, (saved_tree, target.tree), from_before)?;
+        let kept = self.put_back_ignored(scanner, saved_tree, from_before)?;
         changed.retain(|path| !kept.contains(path));
         Ok(Restored {
             changed,
@@ -947,23 +945,13 @@ impl Session {
 
     /// Writes back, as they were before the restore (from `saved_tree`), the files among
     /// `from_before` (files that were there before the run, which the restore removed)
-    /// whose content would otherwise be lost. Returns them, sorted. Two kinds:
-    ///
-    /// - a file the restored ignore rules ignore: git ignored it when the run began, and a
-    ///   command's change to the rules made it visible since;
-    /// - a file whose content is nowhere in `target`: one git ignored when the run began,
-    ///   which a command *renamed* to a name git does not ignore (its old name is in no
-    ///   snapshot, so it is kept under the new one), or a tracked one a command moved and
-    ///   changed.
-    ///
-    /// A file whose content `target` holds (a tracked one a command moved) goes: the
-    /// restore writes that content back where it was. Neither is written over a path the
-    /// restored tree needs (its name a directory there, or under one of its files): it is
-    /// then only in the state before the restore, which redo brings back.
-    fn put_back_from_before(
+    /// that the restored ignore rules ignore: files git ignored when the run began, made
+    /// visible since by a command's change to the rules. Returns them, sorted. A file that
+    /// is not ignored now (a tracked one a command moved) stays removed.
+    fn put_back_ignored(
         &self,
         scanner: &mut Scanner,
-        (saved_tree, target): (Oid, Oid),
+        saved_tree: Oid,
         from_before: Vec<PathBuf>,
     ) -> Result<Vec<PathBuf>, Error> {
         if from_before.is_empty() {
@@ -977,35 +965,12 @@ impl Session {
                 .set_workdir(&self.root, false)
                 .context("use the workspace as the working tree")?;
         }
-        let saved = self
-            .repo
-            .find_tree(saved_tree)
-            .context("find the saved tree")?;
-        let target = self
-            .repo
-            .find_tree(target)
-            .context("find the restored tree")?;
-        let mut restored_contents = None;
         let mut kept = Vec::new();
         for path in from_before {
-            if !has_room(&target, &path) {
-                continue;
-            }
-            let ignored = fresh
+            if fresh
                 .is_path_ignored(&path)
-                .context(format_args!("check whether {} is ignored", path.display()))?;
-            let keep = ignored || {
-                let content = saved
-                    .get_path(&path)
-                    .context(format_args!("find {} in the saved tree", path.display()))?
-                    .id();
-                let restored = match &mut restored_contents {
-                    Some(restored) => restored,
-                    None => restored_contents.insert(blobs_of(&target)?),
-                };
-                !restored.contains(&content)
-            };
-            if keep {
+                .context(format_args!("check whether {} is ignored", path.display()))?
+            {
                 kept.push(path);
             }
         }
@@ -1405,30 +1370,6 @@ fn delete_refs(repo: &Repository, id: &RunId) {
 fn is_ignored_even_if_missing(repo: &Repository, path: &Path) -> Result<bool, Error> {
     repo.is_path_ignored(path)
         .context(format_args!("check whether git ignores {}", path.display()))
-}
-
-/// True if `path` can hold a file in `tree`: nothing is at the path, and no file stands
-/// where one of its directories must be.
-fn has_room(tree: &git2::Tree<'_>, path: &Path) -> bool {
-    // The path's own ancestors include the path: absent, it passes as a directory would.
-    tree.get_path(path).is_err()
-        && path.ancestors().all(|dir| {
-            tree.get_path(dir)
-                .map_or(true, |entry| entry.kind() == Some(git2::ObjectType::Tree))
-        })
-}
-
-/// The contents (blob ids) of every file and symlink in `tree`.
-fn blobs_of(tree: &git2::Tree<'_>) -> Result<HashSet<Oid>, Error> {
-    let mut blobs = HashSet::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
-        if entry.kind() == Some(git2::ObjectType::Blob) {
-            blobs.insert(entry.id());
-        }
-        git2::TreeWalkResult::Ok
-    })
-    .context("list the contents of the restored tree")?;
-    Ok(blobs)
 }
 
 /// `path` as UTF-8 text when it is relative and made of plain names only

@@ -877,63 +877,6 @@ fn undo_keeps_the_ignored_files_from_before_the_run_that_a_command_made_visible(
     }
 }
 
-/// A file git ignored when the run began is in no snapshot. A command that renames it to a
-/// name git does not ignore must not have undo, or the revert between attempts, delete the
-/// only copy: a file from before the run whose content the pre-run state does not hold is
-/// kept under its new name. One whose content it holds (a tracked file moved) goes, since
-/// the restore writes that content back, and no kept file takes a path the restored tree
-/// needs.
-#[test]
-fn undo_keeps_a_file_from_before_the_run_that_a_command_renamed_out_of_the_ignored_ones() {
-    for revert in [false, true] {
-        let repo = Repo::with_files(&[
-            (".gitignore", "*.env\n*.key\n*.log\n"),
-            ("x", "tracked\n"),
-            ("y", "also tracked\n"),
-            ("dir/a.txt", "in a directory\n"),
-            ("file", "a file\n"),
-        ]);
-        repo.write("secret.env", "TOKEN=mine\n");
-        repo.write("old.key", "the key\n");
-        repo.write("trace.log", "the trace\n");
-        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
-        // Renamed to visible names: one plainly, one where a directory of the pre-run tree
-        // was, one under where a file of the pre-run tree was. A tracked file moved as it
-        // is, another moved and changed.
-        shell(
-            &repo,
-            "mv secret.env notes.txt; rm -r dir; mv old.key dir; \
-             rm file; mkdir file; mv trace.log file/trace.txt; \
-             mv x moved.txt; mv y changed.txt; echo more >> changed.txt",
-        );
-        session.checkpoint("a command").unwrap();
-        let restored = if revert {
-            session.revert_to_start().unwrap()
-        } else {
-            session.undo(Force::No).unwrap()
-        };
-        assert_eq!(
-            restored.kept,
-            [Path::new("changed.txt"), Path::new("notes.txt")],
-            "revert: {revert}"
-        );
-        assert_eq!(repo.read("notes.txt"), "TOKEN=mine\n");
-        assert_eq!(repo.read("changed.txt"), "also tracked\nmore\n");
-        // The pre-run tree is back whole.
-        assert_eq!(repo.read("x"), "tracked\n");
-        assert_eq!(repo.read("y"), "also tracked\n");
-        assert_eq!(repo.read("dir/a.txt"), "in a directory\n");
-        assert_eq!(repo.read("file"), "a file\n");
-        assert!(!repo.root.join("moved.txt").exists(), "revert: {revert}");
-        assert!(
-            !restored
-                .changed
-                .iter()
-                .any(|path| restored.kept.contains(path))
-        );
-    }
-}
-
 /// A command can nest directories deeper than a thread's stack could recurse, and deeper
 /// than libgit2 walks (100 levels). Checkpoints and undo must go on: the part too deep to
 /// record is left out, as an ignored directory would be, and the rest is undone.

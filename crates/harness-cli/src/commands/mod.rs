@@ -203,9 +203,8 @@ pub(crate) fn kept_line(restored: &harness_undo::Restored) -> Option<String> {
         .map(|path| path.display().to_string())
         .collect();
     Some(format!(
-        "kept, as they were there before the run and no snapshot holds what is in them (git \
-         ignored them until a command made them visible or renamed them, or a command moved and \
-         changed them): {}",
+        "kept, as they were there before the run, when git ignored them (a command made them \
+         visible): {}",
         kept.join(", ")
     ))
 }
