@@ -877,6 +877,30 @@ fn undo_keeps_the_ignored_files_from_before_the_run_that_a_command_made_visible(
     }
 }
 
+/// A file from before the run that no snapshot holds is not kept by undo for that alone: a
+/// command could then leave a file of its choosing behind (move a tracked file to a name
+/// a tool loads, such as `conftest.py`, and rewrite it; the inode keeps its birth time).
+#[test]
+fn undo_leaves_no_file_a_command_made_from_a_moved_tracked_file() {
+    for revert in [false, true] {
+        let repo = Repo::with_files(&[("README.md", "the user's readme\n")]);
+        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        shell(
+            &repo,
+            "mv README.md conftest.py; printf 'import os\\n' > conftest.py",
+        );
+        session.checkpoint("a command").unwrap();
+        let restored = if revert {
+            session.revert_to_start().unwrap()
+        } else {
+            session.undo(Force::No).unwrap()
+        };
+        assert!(restored.kept.is_empty(), "revert: {revert}");
+        assert!(!repo.root.join("conftest.py").exists(), "revert: {revert}");
+        assert_eq!(repo.read("README.md"), "the user's readme\n");
+    }
+}
+
 /// A command can nest directories deeper than a thread's stack could recurse, and deeper
 /// than libgit2 walks (100 levels). Checkpoints and undo must go on: the part too deep to
 /// record is left out, as an ignored directory would be, and the rest is undone.
