@@ -262,6 +262,55 @@ fn no_command_of_harness_mcp_outlives_a_sigterm() {
     assert_none_outlived(&token, "mcp, SIGTERM");
 }
 
+/// `SIGKILL` gives no process a chance to stop its commands, and the kernel's out-of-memory
+/// killer sends it too. The harness runs under a reaper, its parent, that stays behind:
+/// whichever of the two is killed so, under every tier, no command outlives it.
+#[test]
+fn no_command_outlives_a_harness_killed_with_sigkill() {
+    for sandbox in ["bwrap", "landlock", "none"] {
+        for killed in ["harness", "reaper"] {
+            let token = token();
+            let call = deaf_call(&token);
+            let repo = Repo::from_fixture("calc");
+            let child = repo.spawn(&deaf_tool(sandbox, &call));
+            let case = format!("{sandbox}, SIGKILL to the {killed}");
+            wait_for_sleepers(&token);
+            let harness = only_child(child.id());
+            let victim = if killed == "harness" {
+                harness
+            } else {
+                child.id()
+            };
+            signal(victim, "KILL");
+            let run = Run::of(child.wait_with_output().expect("the reaper ends"));
+            assert_eq!(run.code, None, "{case}: killed by a signal\n{run}");
+            // Killed, the reaper leaves the harness its SIGTERM to act on: its commands get
+            // the grace period it gives them.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !sleeping(&token).is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert_none_outlived(&token, &case);
+        }
+    }
+}
+
+/// The one child of process `pid` (the harness, of its reaper), whichever thread forked it.
+fn only_child(pid: u32) -> u32 {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("threads") {
+        let listed = std::fs::read_to_string(task.expect("a thread").path().join("children"))
+            .unwrap_or_default();
+        children.extend(
+            listed
+                .split_whitespace()
+                .map(|child| child.parse::<u32>().expect("pid")),
+        );
+    }
+    assert_eq!(children.len(), 1, "one child, the harness: {children:?}");
+    children[0]
+}
+
 /// A parent that ignores `SIGCHLD` passes that on across `exec`, and the kernel then reaps
 /// every child at once: before the harness set it back, each wait failed with "No child
 /// processes" and no command or sandbox probe could run.

@@ -126,7 +126,9 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
             "the way back: a command can delete the undo store ($XDG_STATE_HOME/harness) or \
              .git, and a run's work can then no longer be undone"
                 .into(),
-            "a harness killed with SIGKILL leaves its running command to run on".into(),
+            "a harness killed with SIGKILL together with its reaper (kill -9 of its process \
+             group) leaves its running command to run on"
+                .into(),
         ],
         Tier::Bwrap => vec![
             "reads: commands can read every file you can outside the hidden secret locations \
@@ -144,8 +146,10 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 "reads: commands can read every file you can outside the hidden secret \
                  locations and deny rules (other projects, /etc)"
                     .to_owned(),
-                "a harness killed with SIGKILL leaves its running command to run on (Ctrl-C, \
-                 SIGTERM and every other ending signal it can catch kill it first)"
+                "a harness killed with SIGKILL together with its reaper (kill -9 of its \
+                 process group) leaves its running command to run on (Ctrl-C, SIGTERM and \
+                 every other ending signal it can catch kill it first; the reaper, what a \
+                 harness killed alone left)"
                     .to_owned(),
             ];
             if abi < 6 {

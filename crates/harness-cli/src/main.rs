@@ -31,6 +31,16 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging(cli.verbose);
     signals::reset_inherited();
+    if cli.command.runs_commands() {
+        // Before any thread: the reaper forks. Without it a command still runs, but
+        // under landlock and none outlives a harness killed with SIGKILL.
+        if let Err(error) = harness_exec::run_under_reaper() {
+            tracing::warn!(
+                "cannot leave a reaper behind ({error}): if the harness is killed with \
+                 SIGKILL, a running command goes on"
+            );
+        }
+    }
     match commands::run(cli.command) {
         Ok(code) => code,
         // The reader went away (`harness runs | head -1`): nothing more to say.

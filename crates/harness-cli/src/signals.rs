@@ -7,8 +7,10 @@
 //! command dies with the harness (`--die-with-parent`, its own PID namespace); under
 //! Landlock and with no tier nothing else would end it. So every command that runs
 //! commands (`run`, `tool`, `mcp`) handles all of them, and kills its commands before it
-//! exits. `SIGKILL` cannot be handled; the faults of a crash (`SIGSEGV`, `SIGABRT`, ...)
-//! are not handled here either.
+//! exits. `SIGKILL` cannot be handled: for it, `main` starts these commands under a reaper
+//! (`harness_exec::run_under_reaper`), which kills what is left once the harness is gone.
+//! The faults of a crash (`SIGSEGV`, `SIGABRT`, ...) are not handled here, and the reaper
+//! covers them the same way.
 
 use harness_exec::Interrupter;
 use signal_hook::consts::signal::{

@@ -69,6 +69,12 @@
 //! the run (`systemd-run`, `at`, an already running `tmux` server) is out of
 //! reach.
 //!
+//! All of this needs the program alive: one killed with `SIGKILL` stops
+//! nothing. [`run_under_reaper`], called at the start of `main`, leaves a
+//! parent behind that kills whatever the program's commands left once the
+//! program is gone, however it ended (the harness CLI does so for `run`,
+//! `tool` and `mcp`).
+//!
 //! # Output
 //!
 //! The output is captured as it streams, in memory bounded by the output
@@ -176,6 +182,7 @@ mod policy;
 mod poll;
 mod pre_exec;
 pub mod preflight;
+mod reaper;
 mod redact;
 mod resolve;
 mod runner;
@@ -194,6 +201,7 @@ pub use limits::Limits;
 pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
 pub use preflight::{Sandbox, Unavailable};
+pub use reaper::run_under_reaper;
 pub use redact::{REDACTED, Redactor, redact};
 pub use runner::{RunOptions, Runner};
 pub use tree::enable_subreaper;

@@ -273,15 +273,11 @@ impl Tree {
                 .collect();
             victims.append(&mut earlier);
             self.signal_group(Signal::KILL);
-            for victim in &victims {
-                // ESRCH: it has exited meanwhile.
-                let _ = pidfd_send_signal(victim, Signal::KILL);
-            }
             if victims.is_empty() {
                 return;
             }
             // Adopted victims become zombies: the next pass reaps them.
-            wait_until_gone(&victims, Instant::now() + KILL_WAIT);
+            kill_and_wait(&victims);
         }
     }
 
@@ -338,14 +334,7 @@ impl Tree {
             }
         }
         // Everything a member started is the run's too, however far down.
-        let mut pending: Vec<Pid> = members.iter().copied().collect();
-        while let Some(parent) = pending.pop() {
-            for &child in children.get(&parent).into_iter().flatten() {
-                if members.insert(child) {
-                    pending.push(child);
-                }
-            }
-        }
+        add_descendants(&mut members, &children);
         members
     }
 
@@ -356,6 +345,65 @@ impl Tree {
                 .split(|&byte| byte == 0)
                 .any(|entry| entry == self.marker.as_slice())
         })
+    }
+}
+
+/// Kills every live descendant of this process, however deep, and waits until
+/// they are gone: what is left to do once the process a reaper watched has
+/// ended ([`crate::run_under_reaper`]), its orphans re-parented here. Those
+/// left as zombies are reaped by init once the reaper has ended too.
+///
+/// Each pass stops every descendant it finds, then kills them, as
+/// [`Tree::kill`] does; it ends at a pass that finds none, or after 16.
+pub(crate) fn kill_descendants() {
+    for _ in 0..KILL_PASSES {
+        let processes: HashMap<Pid, Stat> = all_pids()
+            .filter_map(|pid| Some((pid, Stat::read(pid)?)))
+            .collect();
+        let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
+        for (&pid, stat) in &processes {
+            if let (false, Some(parent)) = (stat.exited(), stat.parent) {
+                children.entry(parent).or_default().push(pid);
+            }
+        }
+        let mut descendants = HashSet::from([getpid()]);
+        add_descendants(&mut descendants, &children);
+        descendants.remove(&getpid());
+        let victims: Vec<OwnedFd> = descendants
+            .into_iter()
+            .filter_map(|pid| open_same(pid, processes.get(&pid).map(|seen| seen.started)))
+            .collect();
+        if victims.is_empty() {
+            break;
+        }
+        for victim in &victims {
+            // ESRCH: it has exited meanwhile.
+            let _ = pidfd_send_signal(victim, Signal::STOP);
+        }
+        kill_and_wait(&victims);
+    }
+}
+
+/// Kills every process of `victims`, then waits until they are gone, at most
+/// 2 s.
+fn kill_and_wait(victims: &[OwnedFd]) {
+    for victim in victims {
+        // ESRCH: it has exited meanwhile.
+        let _ = pidfd_send_signal(victim, Signal::KILL);
+    }
+    wait_until_gone(victims, Instant::now() + KILL_WAIT);
+}
+
+/// Adds to `set` every process that descends from one in it, through
+/// `children` (each parent's live children), however far down.
+fn add_descendants(set: &mut HashSet<Pid>, children: &HashMap<Pid, Vec<Pid>>) {
+    let mut pending: Vec<Pid> = set.iter().copied().collect();
+    while let Some(parent) = pending.pop() {
+        for &child in children.get(&parent).into_iter().flatten() {
+            if set.insert(child) {
+                pending.push(child);
+            }
+        }
     }
 }
 

@@ -38,6 +38,14 @@ pub(crate) enum Command {
     Sandbox(sandbox::SandboxCommand),
 }
 
+impl Command {
+    /// True for the subcommands that run the model's commands (`run`, `tool`, `mcp`):
+    /// those that start under a reaper, so that none of their commands outlives them.
+    pub(crate) fn runs_commands(&self) -> bool {
+        matches!(self, Command::Run(_) | Command::Tool(_) | Command::Mcp(_))
+    }
+}
+
 /// Runs `command`. An `Err` is a usage or configuration problem (exit status 2) or a model
 /// server problem (3); the exit status of everything else is the subcommand's.
 pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
