@@ -458,6 +458,73 @@ fn a_rule_holds_for_a_place_it_names_through_a_link() {
         ]);
 }
 
+/// The place a rule names through a link is refused by the file tools under its real path
+/// too, under both confining tiers (found by the walk that hides it from commands): a
+/// `.env` that links to `config/app.env` makes `config/app.env` the secret it is. Under
+/// `none` nothing is walked, and a command reads it anyway.
+#[test]
+fn the_file_tools_refuse_a_place_a_rule_names_through_a_link_under_its_real_path() {
+    let repo = Repo::from_fixture("calc");
+    fs::create_dir_all(repo.root.join("config")).expect("mkdir");
+    fs::create_dir_all(repo.root.join("shared/settings")).expect("mkdir");
+    repo.file("config/app.env", "plain-words-from-a-linked-dotenv\n");
+    repo.file(
+        "shared/settings/secrets.yml",
+        "plain-words-from-a-linked-dir\n",
+    );
+    std::os::unix::fs::symlink("config/app.env", repo.root.join(".env")).expect("link");
+    std::os::unix::fs::symlink("shared/settings", repo.root.join("settings")).expect("link");
+    repo.file("harness.toml", "deny = [\"settings/secrets.yml\"]\n");
+    let calls = [
+        ("read_file", r#"{"path": "config/app.env"}"#),
+        ("read_file", r#"{"path": "shared/settings/secrets.yml"}"#),
+        ("search_text", r#"{"pattern": "plain-words-from"}"#),
+        (
+            "write_file",
+            r#"{"path": "config/app.env", "content": "x\n"}"#,
+        ),
+        (
+            "edit_file",
+            r#"{"path": "shared/settings/secrets.yml", "old_text": "plain", "new_text": "x"}"#,
+        ),
+    ];
+    for sandbox in ["bwrap", "landlock"] {
+        for (tool, call) in calls {
+            let run = repo.harness(&["tool", "--sandbox", sandbox, tool, call]);
+            assert!(
+                !run.stdout.contains("from-a-linked"),
+                "{sandbox} {tool} {call}\n{run}"
+            );
+            if tool != "search_text" {
+                assert!(
+                    run.stdout.contains("refused under every name"),
+                    "{sandbox} {tool} {call}\n{run}"
+                );
+            }
+        }
+        let listed = repo.harness(&[
+            "tool",
+            "--sandbox",
+            sandbox,
+            "list_dir",
+            r#"{"path": "config"}"#,
+        ]);
+        assert!(!listed.stdout.contains("app.env"), "{sandbox}\n{listed}");
+    }
+    assert_eq!(
+        fs::read_to_string(repo.root.join("config/app.env")).expect("kept"),
+        "plain-words-from-a-linked-dotenv\n"
+    );
+    repo.harness(&[
+        "tool",
+        "--sandbox",
+        "none",
+        "read_file",
+        r#"{"path": "config/app.env"}"#,
+    ])
+    .assert_stdout_has(&["plain-words-from-a-linked-dotenv"]);
+}
+
 /// `--writable` names what commands may write besides the workspace; the undo store and
 /// the workspace's `.git` stay read-only inside it, so a command cannot take the way back.
 #[test]

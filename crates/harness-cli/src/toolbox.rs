@@ -103,7 +103,7 @@ impl Plan {
     /// An explicitly asked-for isolation tier that cannot run here.
     pub(crate) fn build(self) -> anyhow::Result<(Toolbox, Choice)> {
         let Plan {
-            workspace,
+            mut workspace,
             sandbox,
             mut confinement,
             tests,
@@ -113,14 +113,20 @@ impl Plan {
         } = self;
         let choice = preflight::choose(sandbox)?;
         if choice.tier != harness_exec::Tier::None {
-            let truncated;
-            (confinement, truncated) =
-                confinement.hide_denied(|path| workspace.is_read_denied(path));
-            if truncated {
+            let hidden;
+            (confinement, hidden) = confinement.hide_denied(|path| workspace.is_read_denied(path));
+            if hidden.truncated {
                 tracing::warn!(
                     "more than {} entries: deny rules hidden from commands only in those looked at",
                     harness_exec::WALK_LIMIT
                 );
+            }
+            // What commands cannot see, the file tools refuse under every name: the
+            // target of a link a rule refuses by the link's name (`.env -> config/x.env`)
+            // is otherwise readable as `config/x.env`. Under `none` a command reads it
+            // anyway, so there is no walk to pay for.
+            for place in &hidden.paths {
+                workspace.deny_place(place);
             }
         }
         let isolation = Isolation::new(choice.tier, confinement);

@@ -187,12 +187,14 @@ impl Confinement {
     /// Hides every path in the workspace that `is_denied` refuses, as it is
     /// now, with every other name (hard link) there of a file so hidden or of
     /// a file in this confinement's home secrets: [`hidden_in_workspace`] over
-    /// this workspace and home. Also returns true if the walk stopped at
-    /// [`WALK_LIMIT`] entries, so that paths past it are not hidden.
-    pub fn hide_denied(mut self, is_denied: impl Fn(&Path) -> bool) -> (Confinement, bool) {
+    /// this workspace and home. Also returns what it found, for the file tools
+    /// to refuse the same places (a link's target among them), and whether
+    /// the walk stopped at [`WALK_LIMIT`] entries, so that paths past it are
+    /// not hidden.
+    pub fn hide_denied(mut self, is_denied: impl Fn(&Path) -> bool) -> (Confinement, Hidden) {
         let found = hidden_in_workspace(&self.workspace, self.home.as_deref(), is_denied);
-        self.hidden.extend(found.paths);
-        (self, found.truncated)
+        self.hidden.extend(found.paths.iter().cloned());
+        (self, found)
     }
 
     /// The home directory whose secret locations ([`HOME_SECRETS`]) are
@@ -529,10 +531,14 @@ mod tests {
         std::fs::write(workspace.join(".env"), "A=1").expect("env");
         std::fs::write(home.join(".ssh/key"), "k").expect("key");
         std::fs::hard_link(home.join(".ssh/key"), workspace.join("key.txt")).expect("ln");
-        let (confinement, truncated) = Confinement::new(&workspace)
+        let (confinement, found) = Confinement::new(&workspace)
             .home(&home)
             .hide_denied(|path| path.ends_with(".env"));
-        assert!(!truncated);
+        assert!(!found.truncated);
+        assert_eq!(
+            found.paths,
+            [workspace.join(".env"), workspace.join("key.txt")]
+        );
         let hidden = confinement.hidden_paths();
         for path in [workspace.join(".env"), workspace.join("key.txt")] {
             assert!(hidden.contains(&path), "{path:?} in {hidden:?}");

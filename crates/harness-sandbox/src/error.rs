@@ -45,6 +45,20 @@ pub enum Error {
         access: Access,
     },
 
+    /// A deny rule refuses the place under another of its names, a link to it
+    /// ([`Workspace::deny_place`](crate::Workspace::deny_place)): it is refused under every
+    /// name.
+    #[error(
+        "refusing to {access} {candidate}: a deny rule refuses it under another of its names \
+         (a link to it), so it is refused under every name; leave this path alone"
+    )]
+    DeniedUnderOtherName {
+        /// The path as the caller gave it.
+        candidate: String,
+        /// What was refused.
+        access: Access,
+    },
+
     /// The file has more than one hard link: another of its names may lie outside the
     /// workspace or be a file the workspace protects, so it is neither read nor written
     /// through this one.
@@ -213,6 +227,7 @@ impl Error {
         match self {
             Error::Escape { .. }
             | Error::Denied { .. }
+            | Error::DeniedUnderOtherName { .. }
             | Error::HardLink { .. }
             | Error::DanglingSymlink { .. }
             | Error::Within { .. } => io::ErrorKind::PermissionDenied,
@@ -259,6 +274,8 @@ mod tests {
         escape_is_permission_denied: escape("../x", Utf8Path::new("/w")) => PermissionDenied,
         denied_is_permission_denied:
             Error::Denied { candidate: c(), rule: ".env".into(), access: Access::Read } => PermissionDenied,
+        denied_under_other_name_is_permission_denied:
+            Error::DeniedUnderOtherName { candidate: c(), access: Access::Read } => PermissionDenied,
         hard_link_is_permission_denied:
             Error::HardLink { candidate: c(), links: 2, access: Access::Read } => PermissionDenied,
         dangling_is_permission_denied:

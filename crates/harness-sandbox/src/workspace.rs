@@ -31,6 +31,9 @@ pub struct Workspace {
     rules: Rules,
     /// Hard links and dangling links: what is allowed beyond the rules.
     policy: Policy,
+    /// The places refused under every name ([`Workspace::deny_place`]), as
+    /// workspace-relative names.
+    places: Vec<Vec<String>>,
 }
 
 impl Workspace {
@@ -80,6 +83,7 @@ impl Workspace {
             dir,
             rules,
             policy,
+            places: Vec::new(),
         })
     }
 
@@ -134,8 +138,48 @@ impl Workspace {
         Ok(self.absolute(&located))
     }
 
+    /// Refuses reading and writing the place `path` (a file, or a directory with
+    /// everything under it) under every name, as a deny rule refuses what it matches: for
+    /// a place the rules refuse only under another of its names, such as the target of a
+    /// link whose own name a rule matches (`.env -> config/settings.env`), which the
+    /// operations would otherwise read under its own name. A tool that finds such places
+    /// (harness-exec's `hidden_in_workspace` walk does) adds them here.
+    ///
+    /// `path` is spelled as the operations take it (relative to the root, or absolute under
+    /// it) and resolved as they resolve it: the place is where its links lead. The root
+    /// itself, a path that leads outside it or one that cannot be walked is ignored.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let directory = tempfile::tempdir()?;
+    /// # let root = directory.path();
+    /// std::fs::create_dir(root.join("config"))?;
+    /// std::fs::write(root.join("config/settings.env"), "TOKEN=1")?;
+    /// std::os::unix::fs::symlink("config/settings.env", root.join(".env"))?;
+    /// let mut workspace = harness_sandbox::Workspace::new(root)?;
+    /// assert!(workspace.read_to_string(".env").is_err());
+    /// assert!(workspace.read_to_string("config/settings.env").is_ok());
+    /// workspace.deny_place("config/settings.env");
+    /// assert!(workspace.read_to_string("config/settings.env").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deny_place(&mut self, path: impl AsRef<Path>) {
+        let Some(candidate) = path.as_ref().to_str() else {
+            return;
+        };
+        let Ok(located) = self.locate(candidate, FollowFinal::Yes) else {
+            return;
+        };
+        let names = located.names_slice().to_vec();
+        if !names.is_empty() {
+            self.places.push(names);
+        }
+    }
+
     /// True if and only if a read rule refuses `path`: a rule refuses the path or one of
-    /// its ancestors, or the path cannot be judged as a workspace-relative path (it has a
+    /// its ancestors, it is or lies under a place [`Workspace::deny_place`] refuses, or
+    /// the path cannot be judged as a workspace-relative path (it has a
     /// `..` component, or is absolute and not under [`Workspace::root`]).
     ///
     /// `path` is workspace-relative, or absolute under the root. It is matched as written:
@@ -235,14 +279,32 @@ impl Workspace {
         names: &[String],
         kind: Kind,
     ) -> Result<(), Error> {
-        match self.rules.refusing(access, names, kind) {
-            Some(rule) => Err(Error::Denied {
+        if let Some(rule) = self.rules.refusing(access, names, kind) {
+            return Err(Error::Denied {
                 candidate: candidate.to_owned(),
                 rule: rule.to_owned(),
                 access,
-            }),
-            None => Ok(()),
+            });
         }
+        if self.is_denied_place(names) {
+            return Err(Error::DeniedUnderOtherName {
+                candidate: candidate.to_owned(),
+                access,
+            });
+        }
+        Ok(())
+    }
+
+    /// True if and only if the path of `names` is a place [`Workspace::deny_place`]
+    /// refuses, or is under one.
+    fn is_denied_place<S: AsRef<str>>(&self, names: &[S]) -> bool {
+        self.places.iter().any(|place| {
+            place.len() <= names.len()
+                && place
+                    .iter()
+                    .zip(names)
+                    .all(|(place, name)| place == name.as_ref())
+        })
     }
 
     /// Refuses `access` to a file (not a directory) that has `links` hard links, unless
@@ -295,6 +357,6 @@ impl Workspace {
                 Component::ParentDir | Component::RootDir | Component::Prefix(_) => return true,
             }
         }
-        self.rules.refusing(access, &names, Kind::Unknown).is_some()
+        self.rules.refusing(access, &names, Kind::Unknown).is_some() || self.is_denied_place(&names)
     }
 }

@@ -654,3 +654,96 @@ fn a_rule_refuses_a_place_reached_through_the_link_it_names() {
         "DB_PASS=1"
     );
 }
+
+/// A place refused under every name (the target of a link a rule refuses by the link's own
+/// name) is refused by each operation, under its own name, through another link, and below
+/// it for a directory; nothing beside or above it is.
+#[test]
+fn a_place_denied_under_every_name_is_refused_by_each_operation() {
+    let fixture = Fixture::new();
+    fixture.file("config/settings.env", "TOKEN=1");
+    fixture.file("config/settings.env.example", "TOKEN=");
+    fixture.file("shared/keys/a.txt", "key");
+    fixture.file("notes.txt", "notes");
+    fixture.symlink("config/settings.env", "alias.txt");
+    let mut workspace = fixture.workspace();
+    // As a walk over the workspace finds them: the link (whose target is the place) and a
+    // directory by its absolute path.
+    workspace.deny_place("alias.txt");
+    workspace.deny_place(fixture.inside("shared/keys"));
+    let refused = |result: Result<(), Error>, candidate: &str, access: &str| match result {
+        Err(error @ Error::DeniedUnderOtherName { .. }) => assert_eq!(
+            error.to_string(),
+            format!(
+                "refusing to {access} {candidate}: a deny rule refuses it under another of its \
+                 names (a link to it), so it is refused under every name; leave this path alone"
+            )
+        ),
+        other => panic!("{access} {candidate}: {other:?}"),
+    };
+    for candidate in [
+        "config/settings.env",
+        "alias.txt",
+        "shared/keys/a.txt",
+        "shared/keys",
+    ] {
+        refused(workspace.read(candidate).map(drop), candidate, "read");
+        refused(workspace.metadata(candidate).map(drop), candidate, "read");
+    }
+    refused(
+        workspace.write("config/settings.env", "TOKEN=2"),
+        "config/settings.env",
+        "write",
+    );
+    refused(
+        workspace.write("shared/keys/new.txt", "k"),
+        "shared/keys/new.txt",
+        "write",
+    );
+    refused(
+        workspace.remove_file("shared/keys/a.txt"),
+        "shared/keys/a.txt",
+        "write",
+    );
+    let config = workspace
+        .open_dir("config")
+        .expect("the directory above is not refused");
+    refused(
+        config.read("settings.env").map(drop),
+        "config/settings.env",
+        "read",
+    );
+    assert!(workspace.is_read_denied("config/settings.env"));
+    assert!(workspace.is_write_denied("shared/keys/b.txt"));
+    assert!(!workspace.is_read_denied("config"));
+    assert!(!workspace.is_read_denied("shared"));
+    assert_eq!(
+        workspace
+            .read_to_string("config/settings.env.example")
+            .expect("a name that only starts like the place"),
+        "TOKEN="
+    );
+    assert_eq!(
+        fs::read_to_string(fixture.inside("config/settings.env")).expect("untouched"),
+        "TOKEN=1"
+    );
+}
+
+/// The root, a path outside it and a path that climbs out name no place in the workspace:
+/// they refuse nothing.
+#[test]
+fn a_place_outside_the_workspace_or_the_root_itself_refuses_nothing() {
+    let fixture = Fixture::new();
+    fixture.file("notes.txt", "notes");
+    let mut workspace = fixture.workspace();
+    workspace.deny_place(&fixture.root);
+    workspace.deny_place("");
+    workspace.deny_place(".");
+    workspace.deny_place("../work/notes.txt");
+    workspace.deny_place(fixture.outside("secret.txt"));
+    assert_eq!(
+        workspace.read_to_string("notes.txt").expect("readable"),
+        "notes"
+    );
+    assert!(!workspace.is_read_denied("notes.txt"));
+}
