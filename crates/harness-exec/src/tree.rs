@@ -430,9 +430,13 @@ fn live_orphans(running: &[Pid]) -> Vec<Pid> {
         .collect()
 }
 
-/// The children of every thread of this process, as the kernel lists them.
+/// The children of every thread of this process, as the kernel lists them;
+/// none if `/proc` is not this process's ([`proc_is_ours`]).
 fn own_children() -> Vec<Pid> {
     let mut children = Vec::new();
+    if !proc_is_ours() {
+        return children;
+    }
     for task in fs::read_dir("/proc/self/task").into_iter().flatten() {
         let Ok(task) = task else { continue };
         // One read of a large buffer: the kernel lists a page of children
@@ -504,13 +508,33 @@ impl Stat {
     }
 }
 
-/// The pids of every process, in `/proc` order.
+/// The pids of every process, in `/proc` order; none if `/proc` is not this
+/// process's ([`proc_is_ours`]).
 fn all_pids() -> impl Iterator<Item = Pid> {
-    fs::read_dir("/proc")
+    let listing = if proc_is_ours() {
+        fs::read_dir("/proc").ok()
+    } else {
+        None
+    };
+    listing
         .into_iter()
         .flatten()
         .filter_map(|entry| pid_from(entry.ok()?.file_name().to_str()?))
         .filter(|&pid| pid != getpid())
+}
+
+/// True if and only if `/proc` numbers processes as this process's PID
+/// namespace does. In a namespace of its own without a `/proc` of its own
+/// (`unshare --pid` without `--mount-proc`), `/proc` lists another namespace's
+/// pids, and a signal sent to one of them would reach whatever process has
+/// that number here: every process the host's init adopted, say, taken for
+/// the descendants of a reaper that is pid 1 here. Then nothing is found
+/// through `/proc`, and only the process group is signalled.
+fn proc_is_ours() -> bool {
+    fs::read_link("/proc/self")
+        .ok()
+        .and_then(|link| pid_from(link.to_str()?))
+        == Some(getpid())
 }
 
 /// The pid written `text`, if it is one (a positive number).
@@ -672,5 +696,52 @@ mod tests {
         assert!(!running().contains(&pid));
         let failed = spawn_registered::<()>(|| Err(io::Error::other("no")));
         assert!(failed.is_err());
+    }
+    /// Set for the test run inside the namespace.
+    const IN_NAMESPACE: &str = "HARNESS_EXEC_TEST_IN_PID_NAMESPACE";
+
+    /// Run by [`nothing_is_found_through_the_proc_of_another_pid_namespace`] as pid 1 of
+    /// a new PID namespace that kept the host's `/proc`; passes there only.
+    #[test]
+    #[ignore = "run inside a PID namespace by the test below"]
+    fn in_a_pid_namespace_without_its_own_proc() {
+        if std::env::var_os(IN_NAMESPACE).is_none() {
+            return;
+        }
+        assert_eq!(
+            getpid().as_raw_nonzero().get(),
+            1,
+            "pid 1 of a new namespace"
+        );
+        assert!(!proc_is_ours());
+        assert_eq!(all_pids().count(), 0);
+        assert!(own_children().is_empty());
+    }
+
+    #[test]
+    fn nothing_is_found_through_the_proc_of_another_pid_namespace() {
+        assert!(proc_is_ours(), "this test's own /proc is its namespace's");
+        assert!(all_pids().count() > 0);
+        let output = std::process::Command::new("unshare")
+            .args(["--pid", "--fork"])
+            .arg(std::env::current_exe().expect("test binary"))
+            .env(IN_NAMESPACE, "1")
+            .args([
+                "--exact",
+                "tree::tests::in_a_pid_namespace_without_its_own_proc",
+                "--ignored",
+            ])
+            .output()
+            .expect("unshare runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if stderr.contains("unshare failed") && std::env::var_os("HARNESS_CI_ALL_TIERS").is_none() {
+            // A PID namespace needs privileges this machine does not give.
+            return;
+        }
+        assert!(
+            stdout.contains("1 passed"),
+            "in the namespace:\n{stdout}\n{stderr}"
+        );
     }
 }
