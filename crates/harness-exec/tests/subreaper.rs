@@ -143,6 +143,10 @@ const DETACH_TIMEOUT: Duration = Duration::from_secs(3);
 /// A script that detaches a process in a new session with only the
 /// environment `env` (`env -i`), waits until it has written its pid to
 /// `pid`, prints that pid, then runs `then`.
+///
+/// The detached process is an orphan of this process from its start, and any
+/// other run that ends meanwhile kills it, maybe before it has written its
+/// pid: the tests that wait for an orphan's pid run alone.
 fn detached(env: &str, then: &str) -> String {
     format!(
         "env -i {env} setsid -f sh -c 'echo $$ > pid; exec sleep 1000' >/dev/null 2>&1; \
@@ -180,7 +184,7 @@ macro_rules! forged {
     ($($name:ident: $env:expr;)*) => {$(
         #[test]
         fn $name() {
-            let _shared = subreaper();
+            let _alone = subreaper_alone();
             assert_no_survivor(|then| format!("{OWN_MARKER}; {}", detached($env, then)));
         }
     )*};
@@ -198,7 +202,7 @@ forged! {
 
 #[test]
 fn the_marker_of_a_finished_run_does_not_protect() {
-    let _shared = subreaper();
+    let _alone = subreaper_alone();
     let finished = run(
         &["sh", "-c", &format!("{OWN_MARKER}; echo $M")],
         Duration::from_secs(30),
@@ -210,7 +214,7 @@ fn the_marker_of_a_finished_run_does_not_protect() {
 
 #[test]
 fn the_marker_of_a_live_run_does_not_protect() {
-    let _shared = subreaper();
+    let _alone = subreaper_alone();
     // Another run is in progress; a command of this run copies its marker
     // from its environment, as any process of the same user can.
     let dir = tempfile::tempdir().expect("tempdir");
@@ -261,7 +265,7 @@ time.sleep(float(sys.argv[1]))
 
 #[test]
 fn a_double_forked_daemon_with_a_forged_marker_is_killed() {
-    let _shared = subreaper();
+    let _alone = subreaper_alone();
     for (linger, timeout, status) in [
         ("0", Duration::from_secs(30), Status::Exited(0)),
         ("100", DETACH_TIMEOUT, Status::TimedOut(DETACH_TIMEOUT)),
@@ -310,7 +314,7 @@ EOF";
 
 #[test]
 fn a_deep_chain_of_escapees_goes_in_one_sweep() {
-    let _shared = subreaper();
+    let _alone = subreaper_alone();
     // Thirty levels: more than the 16 passes the killer makes, if each pass
     // reached only the level just orphaned.
     assert_no_survivor(|then| {
