@@ -319,7 +319,6 @@ impl Tree {
         // An orphan is ours, whatever it claims: its environment, session
         // and group are its own to forge.
         let mut members: HashSet<Pid> = orphans.iter().copied().collect();
-        let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
         for (&pid, stat) in processes {
             if stat.exited() {
                 continue;
@@ -329,12 +328,10 @@ impl Tree {
             // would kill every process on the machine.)
             if stat.started >= self.started && (stat.group == Some(self.group) || self.marks(pid)) {
                 members.insert(pid);
-            } else if let Some(parent) = stat.parent {
-                children.entry(parent).or_default().push(pid);
             }
         }
         // Everything a member started is the run's too, however far down.
-        add_descendants(&mut members, &children);
+        add_descendants(&mut members, processes);
         members
     }
 
@@ -360,14 +357,8 @@ pub(crate) fn kill_descendants() {
         let processes: HashMap<Pid, Stat> = all_pids()
             .filter_map(|pid| Some((pid, Stat::read(pid)?)))
             .collect();
-        let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
-        for (&pid, stat) in &processes {
-            if let (false, Some(parent)) = (stat.exited(), stat.parent) {
-                children.entry(parent).or_default().push(pid);
-            }
-        }
         let mut descendants = HashSet::from([getpid()]);
-        add_descendants(&mut descendants, &children);
+        add_descendants(&mut descendants, &processes);
         descendants.remove(&getpid());
         let victims: Vec<OwnedFd> = descendants
             .into_iter()
@@ -394,9 +385,15 @@ fn kill_and_wait(victims: &[OwnedFd]) {
     wait_until_gone(victims, Instant::now() + KILL_WAIT);
 }
 
-/// Adds to `set` every process that descends from one in it, through
-/// `children` (each parent's live children), however far down.
-fn add_descendants(set: &mut HashSet<Pid>, children: &HashMap<Pid, Vec<Pid>>) {
+/// Adds to `set` every live process among `processes` that descends from one
+/// in it, however far down.
+fn add_descendants(set: &mut HashSet<Pid>, processes: &HashMap<Pid, Stat>) {
+    let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
+    for (&pid, stat) in processes {
+        if let (false, Some(parent)) = (stat.exited(), stat.parent) {
+            children.entry(parent).or_default().push(pid);
+        }
+    }
     let mut pending: Vec<Pid> = set.iter().copied().collect();
     while let Some(parent) = pending.pop() {
         for &child in children.get(&parent).into_iter().flatten() {
