@@ -56,7 +56,6 @@ fn program() {
 }
 
 /// The subject's life: `run_under_reaper`, then the program's part.
-#[allow(clippy::print_stdout)]
 fn play(part: &str) -> ! {
     let (part, argument) = part.split_once(' ').unwrap_or((part, ""));
     if part == "alarm" {
@@ -69,7 +68,11 @@ fn play(part: &str) -> ! {
     match part {
         "exit" => std::process::exit(argument.parse().expect("a code")),
         "wait" | "alarm" => {
-            println!("ready {}", std::process::id());
+            // Written raw: the fork may have copied stdout's lock held by libtest's
+            // other thread, and `println!` would then wait for it forever.
+            let line = format!("\nready {}\n", std::process::id());
+            // SAFETY: a plain system call on a buffer that outlives it.
+            unsafe { libc::write(1, line.as_ptr().cast(), line.len()) };
             loop {
                 std::thread::sleep(Duration::from_secs(1));
             }
@@ -122,6 +125,9 @@ fn token() -> String {
 /// A started [`program`]: its lines as they come, and the reaper's pid.
 struct Subject {
     lines: Receiver<String>,
+    /// Lines read while looking for another word: the program's and the reaper's
+    /// processes write in no set order.
+    unread: Vec<String>,
     reaper: u32,
     started: Child,
 }
@@ -163,6 +169,7 @@ impl Subject {
         });
         let mut subject = Subject {
             lines,
+            unread: Vec::new(),
             reaper: 0,
             started,
         };
@@ -170,19 +177,29 @@ impl Subject {
         subject
     }
 
-    /// The text after `word ` on the next line that has it (after libtest's `test
-    /// program ... ` on the same line, for one); fails after [`NO_HANG`].
+    /// The text after `word ` on the first line that has it, read before or now
+    /// (after libtest's `test program ... ` on the same line, for one); fails after
+    /// [`NO_HANG`], killing what it started.
     fn next_value(&mut self, word: &str) -> String {
         let deadline = Instant::now() + NO_HANG;
         let wanted = format!("{word} ");
+        let value = |line: &str| Some(line.split_once(&wanted)?.1.to_owned());
+        if let Some(at) = self.unread.iter().position(|line| value(line).is_some()) {
+            return value(&self.unread.remove(at)).unwrap_or_default();
+        }
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = self.lines.recv_timeout(left) else {
                 let _ = self.started.kill();
-                panic!("no `{word}` line within {NO_HANG:?}");
+                if self.reaper != 0 {
+                    // Its program then gets SIGTERM: nothing is left behind.
+                    kill(self.reaper, libc::SIGKILL);
+                }
+                panic!("no `{word}` line within {NO_HANG:?}: {:?}", self.unread);
             };
-            if let Some((_, value)) = line.split_once(&wanted) {
-                return value.to_owned();
+            match value(&line) {
+                Some(found) => return found,
+                None => self.unread.push(line),
             }
         }
     }
