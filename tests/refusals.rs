@@ -459,9 +459,9 @@ fn a_rule_holds_for_a_place_it_names_through_a_link() {
 }
 
 /// The place a rule names through a link is refused by the file tools under its real path
-/// too, under both confining tiers (found by the walk that hides it from commands): a
-/// `.env` that links to `config/app.env` makes `config/app.env` the secret it is. Under
-/// `none` nothing is walked, and a command reads it anyway.
+/// too, under every tier (found by the walk that hides it from commands): a `.env` that
+/// links to `config/app.env` makes `config/app.env` the secret it is. Under `none` a command
+/// reads it anyway; the file tools still refuse it.
 #[test]
 fn the_file_tools_refuse_a_place_a_rule_names_through_a_link_under_its_real_path() {
     let repo = Repo::from_fixture("calc");
@@ -488,7 +488,7 @@ fn the_file_tools_refuse_a_place_a_rule_names_through_a_link_under_its_real_path
             r#"{"path": "shared/settings/secrets.yml", "old_text": "plain", "new_text": "x"}"#,
         ),
     ];
-    for sandbox in ["bwrap", "landlock"] {
+    for sandbox in ["bwrap", "landlock", "none"] {
         for (tool, call) in calls {
             let run = repo.harness(&["tool", "--sandbox", sandbox, tool, call]);
             assert!(
@@ -515,14 +515,6 @@ fn the_file_tools_refuse_a_place_a_rule_names_through_a_link_under_its_real_path
         fs::read_to_string(repo.root.join("config/app.env")).expect("kept"),
         "plain-words-from-a-linked-dotenv\n"
     );
-    repo.harness(&[
-        "tool",
-        "--sandbox",
-        "none",
-        "read_file",
-        r#"{"path": "config/app.env"}"#,
-    ])
-    .assert_stdout_has(&["plain-words-from-a-linked-dotenv"]);
 }
 
 /// `--writable` names what commands may write besides the workspace; the undo store and

@@ -112,22 +112,22 @@ impl Plan {
             max_timeout,
         } = self;
         let choice = preflight::choose(sandbox)?;
-        if choice.tier != harness_exec::Tier::None {
-            let hidden;
-            (confinement, hidden) = confinement.hide_denied(|path| workspace.is_read_denied(path));
-            if hidden.truncated {
-                tracing::warn!(
-                    "more than {} entries: deny rules hidden from commands only in those looked at",
-                    harness_exec::WALK_LIMIT
-                );
-            }
-            // What commands cannot see, the file tools refuse under every name: the
-            // target of a link a rule refuses by the link's name (`.env -> config/x.env`)
-            // is otherwise readable as `config/x.env`. Under `none` a command reads it
-            // anyway, so there is no walk to pay for.
-            for place in &hidden.paths {
-                workspace.deny_place(place);
-            }
+        let hidden;
+        (confinement, hidden) = confinement.hide_denied(|path| workspace.is_read_denied(path));
+        if hidden.truncated {
+            tracing::warn!(
+                "more than {} entries: deny rules hidden from commands, and refused to the file \
+                 tools under the real path of a link, only in those looked at",
+                harness_exec::WALK_LIMIT
+            );
+        }
+        // What commands cannot see, the file tools refuse under every name: the target of a
+        // link a rule refuses by the link's name (`.env -> config/x.env`) is otherwise
+        // readable as `config/x.env`. Under `none` too: a command reads it there, but the
+        // file tools' refusal is a guard of its own, the one that holds for a client of
+        // `harness mcp` that uses only the file tools.
+        for place in &hidden.paths {
+            workspace.deny_place(place);
         }
         let isolation = Isolation::new(choice.tier, confinement);
         let mut toolbox = Toolbox::builder(workspace)
