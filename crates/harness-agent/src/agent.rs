@@ -605,7 +605,10 @@ impl Run<'_> {
         }
         let listing = texts.first().map_or("", String::as_str);
         let output = texts.get(1).map_or("", String::as_str);
-        for path in head_start::files_to_read(self.toolbox.workspace(), listing, output) {
+        let paths = head_start::files_to_read(self.toolbox.workspace(), listing, output, |path| {
+            self.toolbox.is_protected_test_file(path)
+        });
+        for path in paths {
             if self.stop.is_requested() || budget == 0 {
                 break;
             }

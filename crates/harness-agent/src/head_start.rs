@@ -20,10 +20,19 @@ const MAX_FILE_BYTES: u64 = 16 * 1024;
 /// first. Only regular files of at most [`MAX_FILE_BYTES`] that the workspace lets the
 /// tools read (its deny rules and hard-link refusal, judged on the resolved path, as
 /// `read_file` judges it); hidden files only when the output names them.
+///
+/// The files `is_protected_test` picks (tests the tools may not change) come before all
+/// the others, each group in that order, so that the file the model reads last, the one
+/// its answer most likely changes, is code it may change. (Seen with Qwen2.5-Coder-1.5B on
+/// the task suite: where a shell test was read last, the model set out to change the
+/// test's own helper instead of the code under test. Marking each test's result as a test
+/// not to change was tried with it, and dropped: the suite run had 14 refused test edits
+/// against 4-8 in the four runs before, and solved no more.)
 pub(crate) fn files_to_read(
     workspace: &Workspace,
     listing: &str,
     verification_output: &str,
+    is_protected_test: impl Fn(&str) -> bool,
 ) -> Vec<String> {
     let readable = |path: &str| -> Option<u64> {
         workspace.check(path, Access::Read).ok()?;
@@ -50,6 +59,8 @@ pub(crate) fn files_to_read(
         rest.sort();
         chosen.extend(rest.into_iter().map(|(_, path)| path));
     }
+    // A stable sort: false (code) after true (tests), each group in its order.
+    chosen.sort_by_key(|path| !is_protected_test(path));
     chosen
 }
 
@@ -122,9 +133,26 @@ mod tests {
         let root = workspace.root().to_string();
         let output = format!("File \"{root}/test_calc.py\", line 8\nmissing.py: nope\n.env");
         assert_eq!(
-            files_to_read(&workspace, listing, &output),
+            files_to_read(&workspace, listing, &output, |_| false),
             ["test_calc.py", "README.md", "calc.py"],
             "named first; then by size; never hidden, denied, missing or big files"
+        );
+    }
+
+    #[test]
+    fn protected_tests_are_read_before_everything_else_each_group_in_its_order() {
+        let (_dir, workspace) = workspace(&[
+            ("lib.sh", 100),
+            ("test.sh", 200),
+            ("calc.py", 300),
+            ("test_calc.py", 400),
+            ("notes.md", 500),
+        ]);
+        let listing = "calc.py\nlib.sh\nnotes.md\ntest.sh\ntest_calc.py\n";
+        let is_test = |path: &str| path.starts_with("test");
+        assert_eq!(
+            files_to_read(&workspace, listing, "notes.md: see", is_test),
+            ["test.sh", "test_calc.py", "notes.md", "lib.sh", "calc.py"]
         );
     }
 
@@ -137,7 +165,7 @@ mod tests {
         let (_dir, workspace) = workspace(&borrowed);
         let listing: String = files.iter().map(|(p, _)| format!("{p}\n")).collect();
         assert_eq!(
-            files_to_read(&workspace, &listing, "f3.py:1: error"),
+            files_to_read(&workspace, &listing, "f3.py:1: error", |_| false),
             ["f3.py"]
         );
         let small: String = files
@@ -146,7 +174,7 @@ mod tests {
             .map(|(p, _)| format!("{p}\n"))
             .collect();
         assert_eq!(
-            files_to_read(&workspace, &small, "").len(),
+            files_to_read(&workspace, &small, "", |_| false).len(),
             SMALL_PROJECT_FILES
         );
     }

@@ -911,6 +911,46 @@ fn the_head_start_shows_the_listing_and_the_verification_output_as_tool_results(
 }
 
 #[test]
+fn the_head_start_reads_protected_tests_before_the_code_it_may_change() {
+    let (dir, _) = workspace(&[
+        ("lib.sh", "ext() { echo x; }\n"),
+        ("test.sh", ". ./lib.sh\n[ \"$(ext a)\" = a ]\n"),
+    ]);
+    let read_files = |toolbox: &Toolbox| {
+        let ran = run_with(
+            toolbox,
+            FakeChat::new([Reply::text("Done.")]),
+            Budgets::default(),
+            Some("sh test.sh"),
+        );
+        let first = ran.request(0);
+        first[6..10]
+            .chunks(2)
+            .map(|turn| turn[0].tool_calls[0].arguments["path"].clone())
+            .collect::<Vec<_>>()
+    };
+    let protected = Toolbox::builder(Workspace::new(dir.path()).expect("a workspace"))
+        .protect_tests(
+            harness_tools::TestCode::new(&[])
+                .expect("the conventions")
+                .with_checks_run_by(&["sh", "test.sh"]),
+        )
+        .build();
+    assert_eq!(
+        read_files(&protected),
+        [json!("test.sh"), json!("lib.sh")],
+        "the code to fix is read last"
+    );
+    // Without protection the model may change the test: it is read as any file, smallest
+    // first.
+    let unprotected = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
+    assert_eq!(
+        read_files(&unprotected),
+        [json!("lib.sh"), json!("test.sh")]
+    );
+}
+
+#[test]
 fn the_head_start_is_cut_to_its_budget() {
     let big: String = (0..2000).map(|n| format!("line {n}\n")).collect();
     let (_dir, toolbox) = workspace(&[("big.txt", &big)]);

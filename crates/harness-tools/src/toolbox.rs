@@ -64,6 +64,20 @@ impl Toolbox {
         &self.workspace
     }
 
+    /// Whether the file tools refuse to change the file at `path` as a whole because it is
+    /// a test file, `path` read as the tools read it (`./test.sh`, a link, an absolute path
+    /// inside the workspace). False when test edits are allowed, for a path the workspace
+    /// refuses, and for a source file that only holds a `#[cfg(test)]` module: the tools
+    /// change its code, not its tests.
+    pub fn is_protected_test_file(&self, path: &str) -> bool {
+        let Some(tests) = &self.tests else {
+            return false;
+        };
+        self.workspace
+            .relative(path)
+            .is_ok_and(|relative| tests.is_test_file(relative.as_str()))
+    }
+
     /// A handle that interrupts the command `run_command` is running, e.g. on Ctrl-C; the
     /// call then returns a result saying the command was interrupted.
     pub fn interrupter(&self) -> Interrupter {

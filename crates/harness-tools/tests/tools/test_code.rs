@@ -143,3 +143,25 @@ fn a_check_script_is_refused_under_every_spelling_of_its_path() {
     assert_eq!(fixture.read("test.sh"), "exit 1\n");
     assert_eq!(fixture.read("ci/verify.sh"), "exit 1\n");
 }
+
+#[test]
+fn a_protected_test_file_is_named_as_one_and_nothing_is_without_protection() {
+    let fixture = Fixture::new();
+    fixture
+        .file("test_calc.py", "assert add(1, 2) == 3\n")
+        .file("calc.py", "def add(a, b):\n    return a - b\n")
+        .file("src/lib.rs", LIB);
+    let toolbox = protected(&fixture);
+    assert!(toolbox.is_protected_test_file("test_calc.py"));
+    assert!(toolbox.is_protected_test_file("checks/c.txt"));
+    assert!(toolbox.is_protected_test_file("./test_calc.py"));
+    assert!(toolbox.is_protected_test_file("src/../test_calc.py"));
+    let absolute = fixture.path("test_calc.py");
+    assert!(toolbox.is_protected_test_file(absolute.to_str().expect("UTF-8")));
+    assert!(!toolbox.is_protected_test_file("../test_calc.py"));
+    // The tools change a file with a test module, outside the module.
+    assert!(!toolbox.is_protected_test_file("src/lib.rs"));
+    assert!(!toolbox.is_protected_test_file("calc.py"));
+    let unprotected = fixture.builder().build();
+    assert!(!unprotected.is_protected_test_file("test_calc.py"));
+}
