@@ -59,9 +59,9 @@ pub(crate) fn files_to_read(
         rest.sort();
         chosen.extend(rest.into_iter().map(|(_, path)| path));
     }
-    // A stable sort: false (code) after true (tests), each group in its order.
-    chosen.sort_by_key(|path| !is_protected_test(path));
-    chosen
+    let (tests, code): (Vec<String>, Vec<String>) =
+        chosen.into_iter().partition(|path| is_protected_test(path));
+    tests.into_iter().chain(code).collect()
 }
 
 /// Workspace-relative paths that `output` mentions: words that, with quotes, trailing

@@ -66,9 +66,9 @@ impl Toolbox {
 
     /// Whether the file tools refuse to change the file at `path` as a whole because it is
     /// a test file, `path` read as the tools read it (`./test.sh`, a link, an absolute path
-    /// inside the workspace). False when test edits are allowed, for a path the workspace
-    /// refuses, and for a source file that only holds a `#[cfg(test)]` module: the tools
-    /// change its code, not its tests.
+    /// inside the workspace). False when test edits are allowed, for a path that leads
+    /// outside the workspace, and for a source file that only holds a `#[cfg(test)]`
+    /// module: the tools change its code, not its tests.
     pub fn is_protected_test_file(&self, path: &str) -> bool {
         let Some(tests) = &self.tests else {
             return false;
