@@ -142,7 +142,6 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 "--network lets commands reach everything you can through every kind of \
                  socket (Landlock's network rules cover TCP only)"
                     .to_owned(),
-                "/proc/<pid>/environ of your other processes stays readable".to_owned(),
                 "reads: commands can read every file you can outside the hidden secret \
                  locations and deny rules (other projects, /etc)"
                     .to_owned(),
@@ -171,8 +170,9 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 .into(),
         );
         lines.push(
-            "the kernel itself: a kernel exploit, or a root process keeping its capabilities, \
-             gets past any tier; memory, CPU and disk use are not bounded"
+            "the kernel itself: a kernel exploit gets past any tier (commands give up every \
+             capability, even when the harness runs as root); memory, CPU and disk use are \
+             not bounded"
                 .into(),
         );
     }

@@ -13,7 +13,8 @@
 //! (digits unique to the test), `{port}` (a TCP and a UDP port on 127.0.0.1
 //! the test listens on), `{unix_socket}` (the path of a Unix socket the
 //! test listens on, outside the workspace), `{victim}` (a process the test
-//! started outside), `{harness_pid}` (the test process).
+//! started outside, with `HARNESS_VICTIM=outside` in its environment),
+//! `{harness_pid}` (the test process).
 
 use crate::isolation::Tier;
 
@@ -226,9 +227,32 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         "read /proc/<harness pid>/environ",
         &["cat", "/proc/{harness_pid}/environ"],
         Observe::Prints("PATH="),
-        // Landlock's ptrace scoping does not cover reading another
-        // process's environ on the kernels tested (6.18).
-        [Allowed, Allowed, Blocked],
+        // Under Landlock, refused by its ptrace scoping to a command without
+        // `CAP_SYS_PTRACE`, and by the capability rules to one run by root
+        // that gave up its capabilities; with them, root read it.
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "read_outside_environ",
+        "read /proc/<pid>/environ of a process started outside the command",
+        &["cat", "/proc/{victim}/environ"],
+        Observe::Prints("HARNESS_VICTIM=outside"),
+        [Allowed, Blocked, Blocked],
+    ),
+    needs(
+        row(
+            "unmount_ssh",
+            "python3: unmount what hides ~/.ssh, then read the key",
+            &[
+                "python3",
+                "-c",
+                "import ctypes; ctypes.CDLL(None).umount2(b'{home}/.ssh', 2); \
+                 print(open('{home}/.ssh/id_ed25519').read())",
+            ],
+            Observe::Prints("HARNESS-TEST-KEY"),
+            [Allowed, Blocked, Blocked],
+        ),
+        &["python3"],
     ),
     needs(
         row(

@@ -133,9 +133,11 @@
 //!   read-only, the workspace bound writable with `.git` and `harness.toml`
 //!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`),
 //!   network (loopback only), IPC and UTS namespaces, a new session, killed
-//!   with its parent, a minimal `/dev`, the hidden paths covered.
+//!   with its parent, a minimal `/dev`, the hidden paths covered, no
+//!   capability.
 //! - [`Tier::Landlock`] restricts the child before `exec` (with
-//!   `no_new_privs`): writes only to the workspace's entries (not `.git`, not
+//!   `no_new_privs` and no capability, so a harness run as root does not
+//!   hand its own to the command): writes only to the workspace's entries (not `.git`, not
 //!   `harness.toml`, and no new entries at its top), the private temporary
 //!   directory and harmless devices; reads everywhere except the hidden paths
 //!   and `/dev`; no TCP from Landlock ABI 4; no signals to processes outside

@@ -15,9 +15,13 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use rustix::fs::{CWD, Mode, OFlags, RawDir, openat};
+use rustix::io::Errno;
 use rustix::io::{FdFlags, fcntl_setfd};
 use rustix::process::{Resource, Rlimit, setrlimit, setsid};
-use rustix::thread::set_no_new_privs;
+use rustix::thread::{
+    CapabilitySet, CapabilitySets, clear_ambient_capability_set,
+    remove_capability_from_bounding_set, set_capabilities, set_no_new_privs,
+};
 
 use crate::isolation::Program;
 use crate::limits::ChildLimits;
@@ -25,8 +29,9 @@ use crate::limits::ChildLimits;
 /// Makes the child start a new session, set `limits` on itself, mark
 /// every descriptor but stdin, stdout and stderr close-on-exec, take the
 /// default action for every signal and, last, enforce the Landlock `ruleset`
-/// and install the `seccomp_filter` on itself, before it executes the
-/// program; with `ignore_interrupt`, the program ignores `SIGINT`.
+/// (giving up every capability first) and install the `seccomp_filter` on
+/// itself, before it executes the program; with `ignore_interrupt`, the
+/// program ignores `SIGINT`.
 ///
 /// A signal this process ignores stays ignored across `exec`: a harness
 /// started where `SIGINT` is ignored (a background job of a script, `nohup`,
@@ -44,6 +49,12 @@ use crate::limits::ChildLimits;
 /// program from regaining what the ruleset took. The descriptor is the
 /// caller's, open until the command has started; the child's copy is closed
 /// by `exec`.
+///
+/// A harness run as root (in a container, on CI) would otherwise hand its
+/// capabilities to the command, and Landlock does not take them:
+/// `CAP_SYS_PTRACE` alone lets it read `/proc/<pid>/environ` of every process
+/// outside (the harness's own environment, with your tokens), which Landlock's
+/// ptrace scoping refuses only to a process without it.
 pub(crate) fn prepare_child(
     command: &mut Command,
     limits: ChildLimits,
@@ -54,7 +65,7 @@ pub(crate) fn prepare_child(
     let ruleset = ruleset.map(AsRawFd::as_raw_fd);
     // SAFETY: the closure owns `Copy` values and a shared filter it only
     // reads, and makes only raw system calls through rustix (`setsid`,
-    // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`) and libc's raw
+    // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`, `capset`) and libc's raw
     // `syscall` (`rt_sigaction`, `landlock_restrict_self`, `seccomp`), with
     // buffers on the stack: no allocation, no lock, nothing but
     // async-signal-safe work. An error becomes an `io::Error` from its raw
@@ -69,6 +80,7 @@ pub(crate) fn prepare_child(
                 ignore_sigint();
             }
             if let Some(ruleset) = ruleset {
+                drop_capabilities()?;
                 restrict_self(ruleset)?;
             }
             match &seccomp_filter {
@@ -160,6 +172,35 @@ fn ignore_sigint() {
     // SAFETY: setting a disposition to SIG_IGN installs no handler, and
     // `signal` is async-signal-safe.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+}
+
+/// Gives up every capability this child holds, for itself and for every
+/// program it executes.
+///
+/// The bounding set goes first, while `CAP_SETPCAP` is still held: with it
+/// empty, not even root's `exec` grants a capability again (and with
+/// `no_new_privs`, set next, neither does a setuid or file-capability
+/// program). A child without `CAP_SETPCAP` holds no capability to give up,
+/// and cannot empty its bounding set: `EPERM` stops that loop, `EINVAL` ends
+/// it past the kernel's last capability.
+fn drop_capabilities() -> io::Result<()> {
+    for bit in 0..u64::BITS {
+        match remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << bit)) {
+            Ok(()) => {}
+            Err(Errno::INVAL | Errno::PERM) => break,
+            Err(error) => return Err(error.into()),
+        }
+    }
+    clear_ambient_capability_set()?;
+    set_capabilities(
+        None,
+        CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        },
+    )?;
+    Ok(())
 }
 
 /// Enforces the Landlock ruleset `ruleset` on this (single-threaded) child.

@@ -82,6 +82,16 @@ fn read_harness_environ() {
 }
 
 #[test]
+fn read_outside_environ() {
+    check_every_tier("read_outside_environ");
+}
+
+#[test]
+fn unmount_ssh() {
+    check_every_tier("unmount_ssh");
+}
+
+#[test]
 fn tcp_bash() {
     check_every_tier("tcp_bash");
 }
@@ -338,7 +348,11 @@ impl Fixture {
         let unix_socket = root.join("service.sock");
         let unix = UnixListener::bind(&unix_socket).expect("unix socket");
         unix.set_nonblocking(true).expect("nonblocking");
-        let victim = Command::new("sleep").arg("300").spawn().expect("victim");
+        let victim = Command::new("sleep")
+            .arg("300")
+            .env("HARNESS_VICTIM", "outside")
+            .spawn()
+            .expect("victim");
         Fixture {
             _dir: dir,
             workspace,

@@ -304,3 +304,43 @@ fn a_home_under_tmp_stays_readable_with_its_secrets_hidden_and_nothing_writable(
         );
     }
 }
+
+#[test]
+fn a_command_holds_no_capability_under_either_real_tier_even_started_by_root() {
+    // Run by root (a container, CI), a command would otherwise hold root's capabilities:
+    // enough to unmount what bwrap hides, or to read any process's environment past
+    // Landlock. The inner `sh -c` is a program the command executes: root's `exec` must
+    // not grant them back.
+    let harness_can_drop_the_bounding_set =
+        status_field("CapEff").is_some_and(|caps| caps & (1 << 8) != 0); // CAP_SETPCAP
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let argv = ["sh", "-c", "sh -c 'grep ^Cap /proc/self/status'"];
+        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&argv, &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(outcome.is_success(), "{tier}: {text}");
+        for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+            assert!(
+                text.contains(&format!("{set}:\t0000000000000000")),
+                "{tier}: {set} is not empty: {text}"
+            );
+        }
+        if tier == Tier::Landlock && harness_can_drop_the_bounding_set {
+            assert!(
+                text.contains("CapBnd:\t0000000000000000"),
+                "{tier}: the bounding set is not empty: {text}"
+            );
+        }
+    }
+}
+
+/// The hexadecimal field `name` of this process's `/proc/self/status`.
+fn status_field(name: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(name))?;
+    let value = line.split_once(':')?.1.trim();
+    u64::from_str_radix(value, 16).ok()
+}

@@ -82,6 +82,11 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
+        // Run as root, bwrap keeps root's capabilities for the command, with
+        // which it could unmount what hides `~/.ssh` or remount `/` writable
+        // in its own mount namespace, onto the host's files.
+        "--cap-drop",
+        "ALL",
     ]);
     if !confinement.allows_network() {
         args.flags(&["--unshare-net"]);
@@ -192,6 +197,7 @@ mod tests {
             args,
             format!(
                 "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts \
+                 --cap-drop ALL \
                  --unshare-net --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
                  {home_view}--bind {ws} {ws} --bind {cache} {cache} --ro-bind {store} {store} \
                  --ro-bind {ws}/.git {ws}/.git --ro-bind {ws}/harness.toml {ws}/harness.toml \
