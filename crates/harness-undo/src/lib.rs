@@ -110,7 +110,10 @@
 //! - the content of every file git would record, written the way `git
 //!   checkout` writes it (in a repository that converts line endings through
 //!   `core.autocrlf` or `.gitattributes`, that is with the converted endings,
-//!   as `git stash` would restore them);
+//!   as `git stash` would restore them). The `.gitattributes` that count are
+//!   the restored state's, as git reads them from the index it checks out: a
+//!   `.gitattributes` a command wrote has no say in how the user's files come
+//!   back;
 //! - the kind (file or symlink) and the executable bit, the only permission
 //!   git records; other permission bits of a rewritten file follow git's
 //!   defaults;

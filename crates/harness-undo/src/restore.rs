@@ -137,9 +137,26 @@ pub(crate) fn apply(
     for path in plan.removed.iter().chain(&plan.displaced) {
         remove_with_empty_parents(root, path)?;
     }
+    // How git writes a file (line endings, `ident`) follows the `.gitattributes`
+    // files, read from the working tree, then the index. Git reads the target's,
+    // from the index it is checking out; so must this, or a `.gitattributes` a
+    // command wrote (`* text eol=crlf`) would rewrite every restored file of the
+    // user as it says, itself included.
+    let attributes: Vec<&PathBuf> = plan.written.iter().filter(|p| is_attributes(p)).collect();
+    for path in &attributes {
+        remove_file(root, path)?;
+    }
+    scanner.take_from_tree(
+        target.tree,
+        plan.removed
+            .iter()
+            .chain(&plan.written)
+            .filter(|p| is_attributes(p)),
+    )?;
     if !plan.written.is_empty() {
         scanner.checkout(target.tree, &plan.written)?;
     }
+    scanner.refresh(attributes)?;
 
     if with_index {
         write_index(scanner.repo(), target)?;
@@ -149,6 +166,12 @@ pub(crate) fn apply(
     changed.sort();
     changed.dedup();
     Ok(changed)
+}
+
+/// True if and only if `path` names a `.gitattributes` file.
+fn is_attributes(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name == ".gitattributes")
 }
 
 /// Makes the user's index the one `target` recorded.
@@ -205,13 +228,7 @@ fn differences(
 /// Removes the file or symlink `path` (relative to `root`), then each parent
 /// directory that is left empty, up to but not including `root`.
 fn remove_with_empty_parents(root: &Path, path: &Path) -> Result<(), Error> {
-    let full = root.join(path);
-    if let Err(e) = fs::remove_file(&full) {
-        // Already gone is as good as removed.
-        if e.kind() != ErrorKind::NotFound {
-            return Err(Error::io(&full, e));
-        }
-    }
+    remove_file(root, path)?;
     for parent in path.ancestors().skip(1) {
         if parent.as_os_str().is_empty() || fs::remove_dir(root.join(parent)).is_err() {
             // Not empty (ignored files, say), or the top level: stop here.
@@ -219,6 +236,16 @@ fn remove_with_empty_parents(root: &Path, path: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Removes the file or symlink `path` (relative to `root`), if it is there.
+fn remove_file(root: &Path, path: &Path) -> Result<(), Error> {
+    let full = root.join(path);
+    match fs::remove_file(&full) {
+        // Already gone is as good as removed.
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(&full, e)),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
-use git2::{Delta, DiffOptions, Index, Oid, Repository};
+use git2::{Delta, DiffOptions, ErrorCode, Index, IndexEntry, IndexTime, Oid, Repository};
 
 use crate::error::GitContext;
 use crate::watch::{Changes, Watcher};
@@ -222,6 +222,65 @@ impl Scanner {
         self.repo
             .checkout_tree(tree.as_object(), Some(&mut checkout))
             .context("write the restored files")
+    }
+
+    /// Makes the private index's entries for `paths` those of tree `tree`, and
+    /// removes those it lacks. They carry no stat data, so whatever reads them
+    /// next hashes the working tree's file.
+    pub(crate) fn take_from_tree<'a>(
+        &mut self,
+        tree: Oid,
+        paths: impl IntoIterator<Item = &'a PathBuf>,
+    ) -> Result<(), Error> {
+        self.load()?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("find the tree to restore")?;
+        for path in paths {
+            let entry = match tree.get_path(path) {
+                Ok(entry) => entry,
+                Err(e) if e.code() == ErrorCode::NotFound => {
+                    self.index
+                        .remove_path(path)
+                        .context(format_args!("forget {}", path.display()))?;
+                    continue;
+                }
+                Err(e) => return Err(e).context(format_args!("find {}", path.display())),
+            };
+            let unknown = IndexTime::new(0, 0);
+            let entry = IndexEntry {
+                ctime: unknown,
+                mtime: unknown,
+                dev: 0,
+                ino: 0,
+                mode: u32::try_from(entry.filemode()).unwrap_or(0o100_644),
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: entry.id(),
+                flags: 0,
+                flags_extended: 0,
+                path: paths::to_bytes(path),
+            };
+            self.index
+                .add(&entry)
+                .context(format_args!("record {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Brings the private index's entries for `paths` up to date with the
+    /// working tree, whatever the change notes say.
+    pub(crate) fn refresh<'a>(
+        &mut self,
+        paths: impl IntoIterator<Item = &'a PathBuf>,
+    ) -> Result<(), Error> {
+        self.load()?;
+        for path in paths {
+            self.update(path)?;
+        }
+        Ok(())
     }
 
     /// Brings the private index up to date with the working tree and returns

@@ -781,3 +781,33 @@ fn revert_to_start_restores_the_pre_run_state_for_another_attempt_and_the_run_go
     session.redo(Force::No).unwrap();
     assert_eq!(repo.tree(), second_tree);
 }
+
+#[test]
+fn attributes_a_run_writes_do_not_change_how_undo_writes_the_users_files() {
+    // `.gitattributes` decide how git writes a file (line endings, `ident`). Undo must
+    // write the user's files by the user's attributes, not by those a command left
+    // behind, in a new file, a new one in a directory, or the user's own rewritten.
+    let repo = Repo::with_files(&[
+        (".gitattributes", "*.bat text eol=crlf\n"),
+        ("run.bat", "echo one\r\necho two\r\n"),
+        ("README", "read me\n"),
+        ("src/lib.rs", "pub fn original() {} // $Id$\n"),
+        ("src/notes.txt", "one\ntwo\n"),
+    ]);
+    let before = repo.tree();
+    let mut session = begin(&repo);
+    // Written as git would write them under their own rules, so that redo can be exact.
+    repo.write(".gitattributes", "* text eol=crlf ident\r\n");
+    repo.write("src/.gitattributes", "*.txt -text\r\n");
+    repo.write("run.bat", "echo changed\r\n");
+    repo.write("README", "changed\r\n");
+    repo.write("src/lib.rs", "pub fn changed() {}\r\n");
+    repo.write("src/notes.txt", "one\r\ntwo\r\nthree\r\n");
+    let agents = repo.tree();
+
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.tree(), before);
+    // And by the run's attributes when redo brings its files back.
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.tree(), agents);
+}
