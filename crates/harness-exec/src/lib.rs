@@ -131,10 +131,10 @@
 //!
 //! - [`Tier::Bwrap`] runs the program through bubblewrap: root filesystem
 //!   read-only, the workspace bound writable with `.git` and `harness.toml`
-//!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`),
-//!   network (loopback only), IPC and UTS namespaces, a new session, killed
-//!   with its parent, a minimal `/dev`, the hidden paths covered, no
-//!   capability.
+//!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`,
+//!   read-only), network (loopback only), IPC and UTS namespaces, a new
+//!   session, killed with its parent, a minimal `/dev`, the hidden paths
+//!   covered, no capability.
 //! - [`Tier::Landlock`] restricts the child before `exec` (with
 //!   `no_new_privs` and no capability, so a harness run as root does not
 //!   hand its own to the command): writes only to the workspace's entries (not `.git`, not

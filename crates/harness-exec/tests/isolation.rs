@@ -344,3 +344,32 @@ fn status_field(name: &str) -> Option<u64> {
     let value = line.split_once(':')?.1.trim();
     u64::from_str_radix(value, 16).ok()
 }
+
+#[test]
+fn a_command_cannot_change_a_kernel_setting_even_started_by_root() {
+    // Root's own files under a fresh /proc are the host kernel's settings: a
+    // command run by root must not reach /proc/sys (`kernel/core_pattern` is a
+    // program the host runs as root on a crash). A harmless one stands for all.
+    const SETTING: &str = "/proc/sys/kernel/printk_ratelimit";
+    let original = std::fs::read_to_string(SETTING).expect("the setting");
+    let original = original.trim();
+    let changed = (original.parse::<u64>().expect("a number") + 1).to_string();
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let argv = ["sh", "-c", "printf %s \"$1\" > \"$0\"", SETTING, &changed];
+        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&argv, &RunOptions::new(&workspace))
+            .expect("runs");
+        let now = std::fs::read_to_string(SETTING).expect("the setting");
+        if now.trim() != original {
+            let _ = std::fs::write(SETTING, original);
+        }
+        assert_eq!(
+            now.trim(),
+            original,
+            "{tier}: a command changed {SETTING}: {}",
+            outcome.to_model_text()
+        );
+    }
+}

@@ -94,6 +94,11 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
     args.mount("--ro-bind", Path::new("/"), Path::new("/"));
     args.one("--dev", Path::new("/dev"));
     args.one("--proc", Path::new("/proc"));
+    // Read-only: the command's own processes are the only ones in this /proc,
+    // but /proc/sys is the host kernel's settings, which bwrap leaves writable
+    // to a command running as root (`kernel/core_pattern` names a program the
+    // host's kernel runs as root on any crash).
+    args.one("--remount-ro", Path::new("/proc"));
     args.one("--tmpfs", Path::new("/tmp"));
     if let Some(home) = confinement.home_under_tmp() {
         args.mount("--ro-bind", &home, &home);
@@ -198,7 +203,7 @@ mod tests {
             format!(
                 "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts \
                  --cap-drop ALL \
-                 --unshare-net --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+                 --unshare-net --ro-bind / / --dev /dev --proc /proc --remount-ro /proc --tmpfs /tmp \
                  {home_view}--bind {ws} {ws} --bind {cache} {cache} --ro-bind {store} {store} \
                  --ro-bind {ws}/.git {ws}/.git --ro-bind {ws}/harness.toml {ws}/harness.toml \
                  --ro-bind /dev/null {home}/.netrc --tmpfs {home}/.ssh --chdir {ws}"
