@@ -142,8 +142,7 @@ pub(crate) fn apply(
     // from the index it is checking out; so must this, or a `.gitattributes` a
     // command wrote (`* text eol=crlf`) would rewrite every restored file of the
     // user as it says, itself included.
-    let attributes: Vec<&PathBuf> = plan.written.iter().filter(|p| is_attributes(p)).collect();
-    for path in &attributes {
+    for path in plan.written.iter().filter(|p| is_attributes(p)) {
         remove_file(root, path)?;
     }
     scanner.take_from_tree(
@@ -156,7 +155,6 @@ pub(crate) fn apply(
     if !plan.written.is_empty() {
         scanner.checkout(target.tree, &plan.written)?;
     }
-    scanner.refresh(attributes)?;
 
     if with_index {
         write_index(scanner.repo(), target)?;

@@ -17,7 +17,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
-use git2::{Delta, DiffOptions, ErrorCode, Index, IndexEntry, IndexTime, Oid, Repository};
+use git2::{Delta, DiffOptions, Index, IndexEntry, IndexTime, Oid, Repository};
 
 use crate::error::GitContext;
 use crate::watch::{Changes, Watcher};
@@ -225,8 +225,8 @@ impl Scanner {
     }
 
     /// Makes the private index's entries for `paths` those of tree `tree`, and
-    /// removes those it lacks. They carry no stat data, so whatever reads them
-    /// next hashes the working tree's file.
+    /// removes those it lacks. They carry no stat data, so the next snapshot
+    /// hashes the working tree's file again.
     pub(crate) fn take_from_tree<'a>(
         &mut self,
         tree: Oid,
@@ -238,15 +238,13 @@ impl Scanner {
             .find_tree(tree)
             .context("find the tree to restore")?;
         for path in paths {
-            let entry = match tree.get_path(path) {
-                Ok(entry) => entry,
-                Err(e) if e.code() == ErrorCode::NotFound => {
-                    self.index
-                        .remove_path(path)
-                        .context(format_args!("forget {}", path.display()))?;
-                    continue;
-                }
-                Err(e) => return Err(e).context(format_args!("find {}", path.display())),
+            // A tree that cannot be read fails the checkout that follows; until
+            // then it has no entry to give.
+            let Ok(entry) = tree.get_path(path) else {
+                self.index
+                    .remove_path(path)
+                    .context(format_args!("forget {}", path.display()))?;
+                continue;
             };
             let unknown = IndexTime::new(0, 0);
             let entry = IndexEntry {
@@ -266,19 +264,6 @@ impl Scanner {
             self.index
                 .add(&entry)
                 .context(format_args!("record {}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    /// Brings the private index's entries for `paths` up to date with the
-    /// working tree, whatever the change notes say.
-    pub(crate) fn refresh<'a>(
-        &mut self,
-        paths: impl IntoIterator<Item = &'a PathBuf>,
-    ) -> Result<(), Error> {
-        self.load()?;
-        for path in paths {
-            self.update(path)?;
         }
         Ok(())
     }

@@ -811,3 +811,32 @@ fn attributes_a_run_writes_do_not_change_how_undo_writes_the_users_files() {
     session.redo(Force::No).unwrap();
     assert_eq!(repo.tree(), agents);
 }
+
+#[test]
+fn a_repository_a_command_makes_of_a_users_directory_does_not_hide_its_files_from_undo() {
+    // Contents of nested repositories are not recorded: one made by a command must not
+    // take the user's files in it out of what undo restores.
+    let repo = project();
+    let mut session = begin(&repo);
+    repo.git(&["init", "-q", "src"]);
+    repo.write("src/lib.rs", "pub fn changed() {}\n");
+    repo.write("src/extra.rs", "// new\n");
+    let undone = session.undo(Force::No).unwrap();
+    assert_eq!(repo.read("src/lib.rs"), "pub fn original() {}\n");
+    assert!(!repo.exists("src/extra.rs"));
+    assert_eq!(undone.changed, paths(&["src/extra.rs", "src/lib.rs"]));
+}
+
+#[test]
+fn undo_never_writes_through_a_symlink_a_command_put_in_place_of_a_directory() {
+    let repo = project();
+    let outside = tempfile::tempdir().unwrap();
+    let mut session = begin(&repo);
+    repo.remove("src/lib.rs");
+    fs::remove_dir(repo.path("src")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path("src")).unwrap();
+    session.undo(Force::No).unwrap();
+    let written: Vec<_> = fs::read_dir(outside.path()).unwrap().collect();
+    assert!(written.is_empty(), "written outside: {written:?}");
+    assert_eq!(repo.read("src/lib.rs"), "pub fn original() {}\n");
+}
