@@ -145,6 +145,10 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 "reads: commands can read every file you can outside the hidden secret \
                  locations and deny rules (other projects, /etc)"
                     .to_owned(),
+                "the scheduling of your other processes: a command can lower their priority \
+                 or pin them to a CPU (setpriority, sched_setscheduler, sched_setaffinity), \
+                 the harness's included (it cannot trace them or set their resource limits)"
+                    .to_owned(),
                 "a harness killed with SIGKILL together with its reaper (kill -9 of its \
                  process group) leaves its running command to run on (Ctrl-C, SIGTERM and \
                  every other ending signal it can catch kill it first; the reaper, what a \

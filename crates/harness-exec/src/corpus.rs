@@ -73,6 +73,8 @@ pub enum Observe {
     ConnectsUnix,
     /// Got through if and only if the victim process is gone.
     KillsVictim,
+    /// Got through if and only if the victim process's resource limits changed.
+    LimitsVictim,
     /// Got through if and only if a process whose command line contains
     /// this text is still alive after the call returned.
     Survives(&'static str),
@@ -353,6 +355,20 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             [Allowed, Blocked, Blocked],
         ),
         6,
+    ),
+    needs(
+        row(
+            "limit_outside",
+            "python3: set a resource limit of a process started outside",
+            &[
+                "python3",
+                "-c",
+                "import resource; resource.prlimit({victim}, resource.RLIMIT_NOFILE, (7, 7))",
+            ],
+            Observe::LimitsVictim,
+            [Allowed, Blocked, Blocked],
+        ),
+        &["python3"],
     ),
     row(
         "daemon",

@@ -145,10 +145,11 @@
 //! - [`Tier::None`]: the command runs as the user.
 //!
 //! Under both real tiers a seccomp filter the command inherits refuses the
-//! kernel's keyrings and, unless the network is allowed, to create a Unix
-//! socket (a service outside listening on one, a D-Bus or `docker.sock`,
-//! would act for it), any socket of a family other than IP and netlink,
-//! under Landlock any IP socket but TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
+//! kernel's keyrings, `prlimit64` on any process but the caller and, unless
+//! the network is allowed, to create a Unix socket (a service outside
+//! listening on one, a D-Bus or `docker.sock`, would act for it), any socket
+//! of a family other than IP and netlink, under Landlock any IP socket but
+//! TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
 //! where there was none, which no tier can bind over, is moved aside once
 //! the command has ended ([`Outcome::set_aside`]).
 //!

@@ -137,6 +137,11 @@ fn kill_outside() {
 }
 
 #[test]
+fn limit_outside() {
+    check_every_tier("limit_outside");
+}
+
+#[test]
 fn daemon() {
     check_every_tier("daemon");
 }
@@ -400,8 +405,10 @@ impl Fixture {
             _ => Duration::from_secs(30),
         };
         let argv: Vec<String> = row.argv.iter().map(|arg| self.fill(arg)).collect();
+        let victim_limits = format!("/proc/{}/limits", self.victim.id());
         let before = match row.observe {
             Observe::Changes(path) => fs::read(self.fill(path)).ok(),
+            Observe::LimitsVictim => Some(fs::read(&victim_limits).expect("the victim's limits")),
             _ => None,
         };
         let outcome = runner
@@ -441,6 +448,7 @@ impl Fixture {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
+            Observe::LimitsVictim => fs::read(&victim_limits).ok() != before,
             Observe::Survives(text) => {
                 // Killed processes may take a moment to become zombies; one still
                 // running a second after the call returned has escaped.

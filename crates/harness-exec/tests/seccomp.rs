@@ -49,6 +49,10 @@ fn sockets_and_keyrings_are_refused_through_every_system_call_table() {
         for name in KEYRING_CALLS {
             assert_eq!(get(name), EACCES, "{tier}: {name}: {found:?}");
         }
+        // Resource limits: its own (pid 0), not another process's, even by its own pid.
+        assert_eq!(get("prlimit_self"), "ok", "{tier}: {found:?}");
+        assert_eq!(get("prlimit_pid"), EACCES, "{tier}: {found:?}");
+        assert_eq!(get("x32_prlimit_pid"), EACCES, "{tier}: {found:?}");
         // Under bwrap the namespace holds the rest of IP; Landlock's rules
         // cover TCP alone, so the filter refuses the rest.
         let rest_of_ip = ["inet_dgram", "inet6_dgram", "inet_sctp"];
@@ -70,6 +74,8 @@ fn sockets_and_keyrings_are_refused_through_every_system_call_table() {
             assert_eq!(get("i386_io_uring_setup"), ENOSYS, "{tier}: {found:?}");
             assert_eq!(get("i386_getpid"), "ok", "{tier}: {found:?}");
             assert_eq!(get("i386_keyctl"), EACCES, "{tier}: {found:?}");
+            assert_eq!(get("i386_prlimit_self"), "ok", "{tier}: {found:?}");
+            assert_eq!(get("i386_prlimit_pid"), EACCES, "{tier}: {found:?}");
         }
     }
 }
@@ -87,10 +93,12 @@ fn with_the_network_allowed_sockets_are_left_alone_and_keyrings_still_refused() 
         for name in ["unix", "inet_dgram", "io_uring_setup_not_filtered"] {
             assert_eq!(get(name), "ok", "{tier}: {name}: {found:?}");
         }
-        // The network does not open the keyrings.
+        // The network does not open the keyrings, nor other processes' limits.
         for name in KEYRING_CALLS {
             assert_eq!(get(name), EACCES, "{tier}: {name}: {found:?}");
         }
+        assert_eq!(get("prlimit_self"), "ok", "{tier}: {found:?}");
+        assert_eq!(get("prlimit_pid"), EACCES, "{tier}: {found:?}");
         if cfg!(target_arch = "x86_64") && get("i386") != "unavailable" {
             assert_eq!(get("i386_keyctl"), EACCES, "{tier}: {found:?}");
             assert_eq!(get("i386_unix"), "ok", "{tier}: {found:?}");
@@ -184,9 +192,29 @@ fn probe() {
     // SAFETY: KEYCTL_GET_KEYRING_ID reads no memory.
     let keyring = unsafe { libc::syscall(libc::SYS_keyctl, 0, USER_KEYRING, 0) };
     report("keyctl", i32::try_from(keyring).unwrap_or(-1));
+    // prlimit64(pid, RLIMIT_CORE, NULL, NULL) reads and writes nothing; without
+    // the filter it succeeds for the caller named either way.
+    let (own, null) = (libc::c_long::from(std::process::id().cast_signed()), 0usize);
+    let prlimit = |pid: libc::c_long| {
+        // SAFETY: null limits are allowed, and no memory is passed.
+        unsafe { libc::syscall(libc::SYS_prlimit64, pid, libc::RLIMIT_CORE, null, null) }
+    };
+    report("prlimit_self", i32::try_from(prlimit(0)).unwrap_or(-1));
+    report("prlimit_pid", i32::try_from(prlimit(own)).unwrap_or(-1));
     #[cfg(target_arch = "x86_64")]
     {
         const X32: libc::c_long = 0x4000_0000;
+        // SAFETY: as above, through the x32 table.
+        let x32_prlimit = unsafe {
+            libc::syscall(
+                X32 | libc::SYS_prlimit64,
+                own,
+                libc::RLIMIT_CORE,
+                null,
+                null,
+            )
+        };
+        report("x32_prlimit_pid", i32::try_from(x32_prlimit).unwrap_or(-1));
         // SAFETY: socket(2) in the x32 table reads no memory.
         let x32 = unsafe { libc::syscall(X32 | libc::SYS_socket, AF_UNIX, SOCK_STREAM, 0) };
         report("x32_unix", i32::try_from(x32).unwrap_or(-1));
@@ -207,6 +235,10 @@ fn probe() {
         report("i386_getpid", int80(20, 0, 0, 0));
         // keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING).
         report("i386_keyctl", int80(288, 0, (-4i32).cast_unsigned(), 0));
+        // prlimit64(pid, RLIMIT_CORE, NULL, NULL), for itself as 0 and by its pid.
+        let own = std::process::id();
+        report("i386_prlimit_self", int80(340, 0, 4, 0));
+        report("i386_prlimit_pid", int80(340, own, 4, 0));
     }
 }
 
@@ -234,7 +266,8 @@ fn has_32_bit_gate() -> bool {
 }
 
 /// A system call through the 32-bit gate (`int 0x80`), as a 32-bit program
-/// makes it: a negative errno on failure, like the kernel's own return.
+/// makes it, with its fourth and fifth arguments zero: a negative errno on
+/// failure, like the kernel's own return.
 #[cfg(target_arch = "x86_64")]
 fn int80(number: u32, first: u32, second: u32, third: u32) -> i32 {
     let result: i32;
@@ -250,6 +283,8 @@ fn int80(number: u32, first: u32, second: u32, third: u32) -> i32 {
             inlateout("eax") number => result,
             in("ecx") second,
             in("edx") third,
+            in("esi") 0,
+            in("edi") 0,
         );
     }
     if result < 0 {

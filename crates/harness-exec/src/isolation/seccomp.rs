@@ -12,9 +12,15 @@
 //! command from the user's kernel keyrings (`keyctl`), where Kerberos
 //! tickets and other credentials may be kept.
 //!
+//! Nor does Landlock keep a command from another process of the same user
+//! through `prlimit64`: a `RLIMIT_CPU` of one second set on the harness kills
+//! it, and a `RLIMIT_NOFILE` or `RLIMIT_FSIZE` of zero breaks it (its
+//! scoping covers signals and ptrace, not resource limits).
+//!
 //! So a seccomp filter, installed in the child before `exec` (and inherited
 //! by everything it starts, however it is started), refuses `add_key`,
-//! `request_key` and `keyctl`, and, when commands may not use the network,
+//! `request_key` and `keyctl`, `prlimit64` on any process but the caller
+//! (pid 0: what `getrlimit` and `setrlimit` send), and, when commands may not use the network,
 //! refuses to create any socket but:
 //!
 //! - netlink, which asks the kernel about this process's own network (and
@@ -30,7 +36,7 @@
 //! an `io_uring` creates sockets without a system call the filter sees.
 //!
 //! A 32-bit program on a 64-bit kernel calls through another table: its
-//! keyring calls are refused, and without the network its `socket`, and
+//! keyring calls and its `prlimit64` on another process are refused, and without the network its `socket`, and
 //! `socketcall`'s `SYS_SOCKET` (whose arguments are in memory the filter
 //! cannot read), whatever the family. A system call of any other
 //! architecture kills the process.
@@ -109,6 +115,8 @@ struct Arch {
     socket: u32,
     /// The native `add_key`, `request_key` and `keyctl`.
     keyrings: [u32; 3],
+    /// The native `prlimit64`.
+    prlimit: u32,
     /// Set in every x32 system call number (x86-64 only), which otherwise
     /// shares the native numbers this filter looks at.
     x32_bit: u32,
@@ -116,6 +124,8 @@ struct Arch {
     compat_socket: u32,
     /// The 32-bit table's `add_key`, `request_key` and `keyctl`.
     compat_keyrings: [u32; 3],
+    /// The 32-bit table's `prlimit64`.
+    compat_prlimit: u32,
     /// The 32-bit table's `socketcall`, where it has one.
     compat_socketcall: Option<u32>,
 }
@@ -133,9 +143,11 @@ impl Arch {
                 compat: AUDIT_ARCH_I386,
                 socket: 41,
                 keyrings: [248, 249, 250],
+                prlimit: 302,
                 x32_bit: 0x4000_0000,
                 compat_socket: 359,
                 compat_keyrings: [286, 287, 288],
+                compat_prlimit: 340,
                 compat_socketcall: Some(102),
             })
         } else if cfg!(all(target_arch = "aarch64", target_endian = "little")) {
@@ -144,9 +156,11 @@ impl Arch {
                 compat: AUDIT_ARCH_ARM,
                 socket: 198,
                 keyrings: [217, 218, 219],
+                prlimit: 261,
                 x32_bit: 0,
                 compat_socket: 281,
                 compat_keyrings: [309, 310, 311],
+                compat_prlimit: 369,
                 compat_socketcall: None,
             })
         } else {
@@ -154,7 +168,8 @@ impl Arch {
         }
     }
 
-    /// The native table: the keyring calls refused and, without the network,
+    /// The native table: the keyring calls and `prlimit64` on another process
+    /// refused and, without the network,
     /// `io_uring_setup` refused and `socket` judged by its family (and, for
     /// TCP under Landlock, its type and protocol). Ends in a return.
     fn native_checks(&self, network: Option<Network>) -> Vec<sock_filter> {
@@ -163,6 +178,7 @@ impl Arch {
             checks.push(and(!self.x32_bit));
         }
         checks.extend(refusals(&self.keyrings, REFUSE));
+        checks.extend(only_on_itself(self.prlimit));
         let Some(network) = network else {
             checks.push(ret(ALLOW));
             return checks;
@@ -205,12 +221,14 @@ impl Arch {
         checks
     }
 
-    /// The 32-bit table: the keyring calls refused and, without the network,
+    /// The 32-bit table: the keyring calls and `prlimit64` on another process
+    /// refused and, without the network,
     /// every `socket` (through `socketcall` too) and `io_uring_setup`. Ends in
     /// a return.
     fn compat_checks(&self, sockets_filtered: bool) -> Vec<sock_filter> {
         let mut checks = vec![load(NR)];
         checks.extend(refusals(&self.compat_keyrings, REFUSE));
+        checks.extend(only_on_itself(self.compat_prlimit));
         if sockets_filtered {
             checks.extend([
                 jump_if(IO_URING_SETUP, 0, 1),
@@ -239,6 +257,19 @@ fn refusals(calls: &[u32], answer: u32) -> Vec<sock_filter> {
         .iter()
         .flat_map(|&call| [jump_if(call, 0, 1), ret(answer)])
         .collect()
+}
+
+/// For the system call `call` (the number loaded), whose first argument is a
+/// pid: `return` allowed for pid 0 (the caller itself), refused for any other.
+/// Other calls go on with their number still loaded.
+fn only_on_itself(call: u32) -> [sock_filter; 5] {
+    [
+        jump_if(call, 0, 4),
+        load(arg(0)),
+        jump_if(0, 0, 1),
+        ret(ALLOW),
+        ret(REFUSE),
+    ]
 }
 
 /// The classic BPF instructions the filter is made of (`linux/filter.h`),
