@@ -148,14 +148,20 @@ impl Subject {
             .env(PART, part)
             .current_dir(env!("CARGO_TARGET_TMPDIR"))
             .stdout(Stdio::piped());
-        if ignore_sigterm {
-            // SAFETY: signal(2) is async-signal-safe.
-            unsafe {
-                command.pre_exec(|| {
+        // The signals the tests send start at their default actions, as from a shell,
+        // whatever this test inherited: under `nohup` it ignores `SIGHUP`, and so would the
+        // program the reaper passes it on to.
+        // SAFETY: signal(2) is async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                if ignore_sigterm {
                     libc::signal(libc::SIGTERM, libc::SIG_IGN);
-                    Ok(())
-                });
-            }
+                }
+                Ok(())
+            });
         }
         let mut started = command.spawn().expect("the program starts");
         let stdout = started.stdout.take().expect("piped");
