@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt as _;
 use std::thread;
 use std::time::Duration;
 
@@ -371,5 +372,35 @@ fn a_command_cannot_change_a_kernel_setting_even_started_by_root() {
             "{tier}: a command changed {SETTING}: {}",
             outcome.to_model_text()
         );
+    }
+}
+
+#[test]
+fn a_command_run_by_root_cannot_read_another_users_private_file() {
+    // Without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, root's command reads only what
+    // root owns or a file's mode lets anyone read. Only root can make such a file.
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let private = root.join("theirs");
+        std::fs::create_dir(&private).expect("mkdir");
+        std::fs::write(private.join("key"), "THEIR-PRIVATE-TEXT\n").expect("write");
+        let nobody = 65534;
+        if std::os::unix::fs::chown(&private, Some(nobody), Some(nobody)).is_err() {
+            return; // not root: no other user's file to make
+        }
+        std::os::unix::fs::chown(private.join("key"), Some(nobody), Some(nobody)).expect("chown");
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        std::fs::set_permissions(private.join("key"), std::fs::Permissions::from_mode(0o600))
+            .expect("chmod");
+        let key = private.join("key");
+        let argv = ["cat", key.to_str().expect("utf-8")];
+        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&argv, &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("THEIR-PRIVATE-TEXT"), "{tier}: {text}");
+        // The harness itself, as root, still can: the file is there to be read.
+        assert!(std::fs::read_to_string(&key).is_ok_and(|t| t.contains("THEIR")));
     }
 }
