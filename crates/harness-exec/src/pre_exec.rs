@@ -65,10 +65,10 @@ pub(crate) fn prepare_child(
     let ruleset = ruleset.map(AsRawFd::as_raw_fd);
     // SAFETY: the closure owns `Copy` values and a shared filter it only
     // reads, and makes only raw system calls through rustix (`setsid`,
-    // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`, `capset`) and libc's raw
-    // `syscall` (`rt_sigaction`, `landlock_restrict_self`, `seccomp`), with
-    // buffers on the stack: no allocation, no lock, nothing but
-    // async-signal-safe work. An error becomes an `io::Error` from its raw
+    // `prlimit64`, `openat`, `getdents64`, `fcntl`, `prctl`, `capset`) and
+    // libc's raw `syscall` (`rt_sigaction`, `landlock_restrict_self`,
+    // `seccomp`), with buffers on the stack: no allocation, no lock, nothing
+    // but async-signal-safe work. An error becomes an `io::Error` from its raw
     // errno, which does not allocate either.
     unsafe {
         command.pre_exec(move || {

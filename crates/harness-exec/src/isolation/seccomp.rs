@@ -1,5 +1,6 @@
 //! The seccomp filter: what a confined command may not reach through system
-//! calls the tiers do not look at, sockets and the kernel's keyrings.
+//! calls the tiers do not look at: sockets, the kernel's keyrings and other
+//! processes' resource limits.
 //!
 //! Neither tier's own rules cover every way out through a socket. A Unix
 //! socket is reached by its path, and neither a network namespace nor
@@ -20,8 +21,8 @@
 //! So a seccomp filter, installed in the child before `exec` (and inherited
 //! by everything it starts, however it is started), refuses `add_key`,
 //! `request_key` and `keyctl`, `prlimit64` on any process but the caller
-//! (pid 0: what `getrlimit` and `setrlimit` send), and, when commands may not use the network,
-//! refuses to create any socket but:
+//! (pid 0: what `getrlimit` and `setrlimit` send), and, when commands may
+//! not use the network, refuses to create any socket but:
 //!
 //! - netlink, which asks the kernel about this process's own network (and
 //!   which bubblewrap needs to bring up the namespace's loopback);
@@ -36,9 +37,9 @@
 //! an `io_uring` creates sockets without a system call the filter sees.
 //!
 //! A 32-bit program on a 64-bit kernel calls through another table: its
-//! keyring calls and its `prlimit64` on another process are refused, and without the network its `socket`, and
-//! `socketcall`'s `SYS_SOCKET` (whose arguments are in memory the filter
-//! cannot read), whatever the family. A system call of any other
+//! keyring calls and its `prlimit64` on another process are refused, and
+//! without the network its `socket`, and `socketcall`'s `SYS_SOCKET` (whose
+//! arguments are in memory the filter cannot read), whatever the family. A system call of any other
 //! architecture kills the process.
 
 use std::sync::Arc;
@@ -169,9 +170,9 @@ impl Arch {
     }
 
     /// The native table: the keyring calls and `prlimit64` on another process
-    /// refused and, without the network,
-    /// `io_uring_setup` refused and `socket` judged by its family (and, for
-    /// TCP under Landlock, its type and protocol). Ends in a return.
+    /// refused and, without the network, `io_uring_setup` refused and `socket`
+    /// judged by its family (and, for TCP under Landlock, its type and
+    /// protocol). Ends in a return.
     fn native_checks(&self, network: Option<Network>) -> Vec<sock_filter> {
         let mut checks = vec![load(NR)];
         if self.x32_bit != 0 {
@@ -222,9 +223,8 @@ impl Arch {
     }
 
     /// The 32-bit table: the keyring calls and `prlimit64` on another process
-    /// refused and, without the network,
-    /// every `socket` (through `socketcall` too) and `io_uring_setup`. Ends in
-    /// a return.
+    /// refused and, without the network, every `socket` (through `socketcall`
+    /// too) and `io_uring_setup`. Ends in a return.
     fn compat_checks(&self, sockets_filtered: bool) -> Vec<sock_filter> {
         let mut checks = vec![load(NR)];
         checks.extend(refusals(&self.compat_keyrings, REFUSE));
