@@ -169,6 +169,42 @@ pub enum Error {
         paths: Vec<PathBuf>,
     },
 
+    /// Files too large to record ([`LARGEST_RECORDED_FILE`]) are in the working tree, so
+    /// accept could not commit what is there.
+    ///
+    /// [`LARGEST_RECORDED_FILE`]: crate::LARGEST_RECORDED_FILE
+    #[error(
+        "{listing} {verb} larger than {mib} MiB, which no snapshot records, so accept cannot \
+         commit run {run} as it is: delete or shrink {them}, or commit by hand with \
+         `git add` and `git commit`",
+        listing = PathListing { paths, count: paths.len() },
+        verb = if paths.len() == 1 { "is" } else { "are" },
+        them = if paths.len() == 1 { "it" } else { "them" },
+        mib = crate::LARGEST_RECORDED_FILE >> 20
+    )]
+    TooLarge {
+        /// The run.
+        run: RunId,
+        /// The files, relative to the workspace's top level.
+        paths: Vec<PathBuf>,
+    },
+
+    /// A file that had to be saved before it is overwritten or removed (an ignored file a
+    /// file tool is about to write, or one standing where undo puts back a recorded file)
+    /// is larger than [`LARGEST_RECORDED_FILE`], so it is left as it is.
+    ///
+    /// [`LARGEST_RECORDED_FILE`]: crate::LARGEST_RECORDED_FILE
+    #[error(
+        "{} is larger than {mib} MiB, too large to save for undo first, so nothing was \
+         changed; move it out of the workspace (or delete it) and try again",
+        path.display(),
+        mib = crate::LARGEST_RECORDED_FILE >> 20
+    )]
+    TooLargeToSave {
+        /// The file, relative to the workspace's top level.
+        path: PathBuf,
+    },
+
     /// A run with checkpoints was to be discarded: it has changes to undo.
     #[error(
         "run {run} has {checkpoints} checkpoint(s), so it is kept; undo it with `harness undo`"

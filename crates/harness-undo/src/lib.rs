@@ -133,6 +133,17 @@
 //! directories, the contents of nested repositories and submodules are not
 //! recorded.
 //!
+//! **Files larger than [`LARGEST_RECORDED_FILE`] (64 MiB) that the run wrote
+//! are left out** of its snapshots, as if they were not there: recording one
+//! holds it in memory, and a command makes one of any size in a moment.
+//! Undo puts back what was at such a path before the run and leaves a new
+//! one as it is; one standing where undo puts a recorded file back cannot be
+//! saved first, so undo refuses ([`Error::TooLargeToSave`]) until it is moved
+//! away, as [`Session::protect`] refuses for an ignored file that large.
+//! Redo cannot bring one back, and accept refuses while one is there
+//! ([`Error::TooLarge`]). [`Session::too_large`] names them. The pre-run
+//! state of a dirty tree holds the user's files at any size.
+//!
 //! Nothing lives only in the process: a run whose process died (between
 //! checkpoints, or in the middle of one) is opened by id with
 //! [`Session::open`] and undone like any other. A restore that finds the
@@ -174,7 +185,7 @@ pub use error::Error;
 pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
-pub use scan::Tracking;
+pub use scan::{LARGEST_RECORDED_FILE, Tracking};
 pub use session::{
     Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session, Tampering,
 };

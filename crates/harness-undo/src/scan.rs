@@ -9,7 +9,10 @@
 //!    tracked before stays even if it matches an ignore pattern),
 //! 2. every other file or symlink that is not ignored,
 //! 3. never the contents of `.git`, of nested repositories or of submodules,
-//!    and never an empty directory (git records none).
+//!    and never an empty directory (git records none);
+//! 4. never a file larger than [`LARGEST_RECORDED_FILE`] that the snapshot would
+//!    have to read (new, or changed since the last one), unless told to record
+//!    any size (the pre-run state of a dirty tree, which is the user's).
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
@@ -73,6 +76,10 @@ pub(crate) struct Scanner {
     /// Directories nested too deep to record ([`MAX_DEPTH`]), left out of
     /// every snapshot as if ignored.
     too_deep: BTreeSet<PathBuf>,
+    /// Whether files larger than [`LARGEST_RECORDED_FILE`] are left out.
+    size_limit: bool,
+    /// Files left out because they were too large, as last seen.
+    too_large: BTreeSet<PathBuf>,
 }
 
 /// What [`Scanner::load`] still has to do: the copy of the user's index is
@@ -91,6 +98,17 @@ struct Unread {
 /// nested deeper than 100 levels (its own limit), and git itself cannot check
 /// out paths longer than the system allows, so nothing deeper could be undone.
 pub(crate) const MAX_DEPTH: usize = 90;
+
+/// The largest file, in bytes, that a snapshot taken during a run records (64 MiB).
+///
+/// Recording a file costs memory in proportion to its size (libgit2 holds it whole to
+/// store it, and again to count its changed lines), and a command writes a file of any
+/// size in a moment: `truncate -s 100G` takes no disk at all. Without a bound, one command
+/// would have the harness take the machine's memory and stall for an hour. A larger file
+/// is left out of the snapshot as if it were not there: undo puts back what the user had
+/// at its path (its content was recorded before the run) and leaves a new one alone, and
+/// [`Session::too_large`](crate::Session::too_large) names it.
+pub const LARGEST_RECORDED_FILE: u64 = 64 * 1024 * 1024;
 
 impl Scanner {
     /// A scanner of the working tree at `root`, whose private index starts as a
@@ -138,6 +156,8 @@ impl Scanner {
             rescan_due: true,
             forced: BTreeSet::new(),
             too_deep: BTreeSet::new(),
+            size_limit: true,
+            too_large: BTreeSet::new(),
         };
         if tracking == Tracking::Watch {
             scanner.watcher = Watcher::new(root).ok();
@@ -178,6 +198,22 @@ impl Scanner {
     /// it were tracked: present, changed or gone.
     pub(crate) fn force(&mut self, path: &Path) {
         self.forced.insert(path.to_path_buf());
+    }
+
+    /// Records files of any size (`true`), or leaves out those larger than
+    /// [`LARGEST_RECORDED_FILE`] (`false`, the default).
+    pub(crate) fn record_any_size(&mut self, any: bool) {
+        self.size_limit = !any;
+    }
+
+    /// Files the last snapshots left out for their size that still are too
+    /// large, sorted.
+    pub(crate) fn too_large(&self) -> Vec<PathBuf> {
+        self.too_large
+            .iter()
+            .filter(|path| self.is_too_large(path))
+            .cloned()
+            .collect()
     }
 
     /// True if and only if change notes are being followed.
@@ -544,11 +580,25 @@ impl Scanner {
             .context(format_args!("check whether {} is ignored", path.display()))
     }
 
-    /// Hashes the file or symlink at `path` into the private index.
+    /// Hashes the file or symlink at `path` into the private index, or, when
+    /// it is too large to record, leaves it out (removing what the index had).
     fn add_file(&mut self, path: &Path) -> Result<(), Error> {
+        if self.size_limit && self.is_too_large(path) {
+            self.too_large.insert(path.to_path_buf());
+            return self.remove_file(path);
+        }
+        self.too_large.remove(path);
         self.index
             .add_path(path)
             .context(format_args!("record {}", path.display()))
+    }
+
+    /// True if and only if `path` is a regular file larger than
+    /// [`LARGEST_RECORDED_FILE`]. Its size is the one the metadata gives; a
+    /// sparse file's holes count, since recording reads them.
+    fn is_too_large(&self, path: &Path) -> bool {
+        fs::symlink_metadata(self.root.join(path))
+            .is_ok_and(|m| m.is_file() && m.len() > LARGEST_RECORDED_FILE)
     }
 
     fn remove_file(&mut self, path: &Path) -> Result<(), Error> {

@@ -555,6 +555,20 @@ impl Session {
         Ok(true)
     }
 
+    /// Files larger than [`LARGEST_RECORDED_FILE`] that the run wrote, as of
+    /// the last checkpoint, sorted: no snapshot holds them. Undo puts back
+    /// what was at such a path before the run and leaves a new one as it is;
+    /// redo cannot bring one back, and accept refuses while one is there
+    /// ([`Error::TooLarge`]).
+    ///
+    /// [`LARGEST_RECORDED_FILE`]: crate::LARGEST_RECORDED_FILE
+    pub fn too_large(&self) -> Vec<PathBuf> {
+        self.scanner
+            .as_ref()
+            .map(Scanner::too_large)
+            .unwrap_or_default()
+    }
+
     /// Ignored files changed (written or created) since the run began that no
     /// snapshot holds, such as build outputs a command wrote under `target/`,
     /// and directories nested too deep to record (named `dir/`): undo does not
@@ -855,7 +869,14 @@ impl Session {
         self.reload()?;
         self.refuse_locked_index()?;
         let pre = self.record.pre;
-        let (_, now) = self.full_snapshot(self.last_tree)?;
+        let (scanner, now) = self.full_snapshot(self.last_tree)?;
+        let too_large = scanner.too_large();
+        if !too_large.is_empty() {
+            return Err(Error::TooLarge {
+                run: self.record.id.clone(),
+                paths: too_large,
+            });
+        }
         if now == pre.tree {
             return Err(Error::NothingToAccept {
                 run: self.record.id.clone(),
@@ -1274,7 +1295,11 @@ fn record_start(
 ) -> Result<RunRecord, Error> {
     let pre = if dirty {
         let index_tree = state::index_tree(repo)?;
-        let tree = scanner.snapshot()?;
+        // The user's own files, whatever their size: a run may change them.
+        scanner.record_any_size(true);
+        let tree = scanner.snapshot();
+        scanner.record_any_size(false);
+        let tree = tree?;
         state::record(
             repo,
             tree,

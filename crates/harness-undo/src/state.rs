@@ -101,7 +101,11 @@ pub(crate) fn record(
 }
 
 /// Tree `tree` with the files and symlinks at `paths` (relative to `root`)
-/// added as they are on disk, byte for byte.
+/// added as they are on disk, byte for byte. A file larger than
+/// [`LARGEST_RECORDED_FILE`] is refused before anything is read: saving it
+/// means holding it in memory whole.
+///
+/// [`LARGEST_RECORDED_FILE`]: crate::LARGEST_RECORDED_FILE
 pub(crate) fn with_files(
     repo: &Repository,
     root: &Path,
@@ -112,6 +116,9 @@ pub(crate) fn with_files(
     for path in paths {
         let full = root.join(path);
         let metadata = std::fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
+        if metadata.is_file() && metadata.len() > crate::LARGEST_RECORDED_FILE {
+            return Err(Error::TooLargeToSave { path: path.clone() });
+        }
         let (content, mode) = if metadata.is_symlink() {
             let target = std::fs::read_link(&full).map_err(|e| Error::io(&full, e))?;
             (paths::to_bytes(&target), FileMode::Link)
