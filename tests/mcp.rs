@@ -486,6 +486,33 @@ fn a_file_git_ignores_that_the_client_overwrites_is_saved_first_and_undo_brings_
     );
 }
 
+/// An ignored file too large to save first (64 MiB and more) is not overwritten: no undo
+/// could bring it back.
+#[test]
+fn an_ignored_file_too_large_to_save_first_is_not_overwritten_by_the_client() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".gitignore", "data.bin\n");
+    repo.commit_all("ignore data.bin");
+    let size = harness_undo::LARGEST_RECORDED_FILE + 1;
+    fs::File::create(repo.root.join("data.bin"))
+        .and_then(|file| file.set_len(size))
+        .expect("a sparse file");
+    let calls = [call(
+        "write_file",
+        json!({"path": "data.bin", "content": "overwritten\n", "overwrite": true}),
+    )];
+    let Some(report) = drive(&repo, "session", &[], &calls) else {
+        return;
+    };
+    let text = result(&report, 0, true);
+    assert!(
+        text.starts_with("Error: data.bin was not changed") && text.contains("larger than 64 MiB"),
+        "{text}"
+    );
+    let left = fs::metadata(repo.root.join("data.bin")).expect("still there");
+    assert_eq!(left.len(), size, "the file is as it was");
+}
+
 #[test]
 fn a_cancelled_run_task_stops_its_command_and_the_run_as_ctrl_c_does() {
     let repo = Repo::from_fixture("calc");

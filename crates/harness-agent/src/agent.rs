@@ -789,9 +789,7 @@ impl Run<'_> {
             self.counts.tool_calls += 1;
             let tool = ToolName::parse(&call.name);
             let edits = tool.is_some_and(ToolName::changes_files);
-            if edits {
-                self.protect(call);
-            }
+            let unsaved = if edits { self.protect(call) } else { None };
             if tool == Some(ToolName::RunCommand)
                 && let Err(error) = self.checkpoints.before_command()
             {
@@ -800,7 +798,10 @@ impl Run<'_> {
                     self.counts.step
                 ));
             }
-            let result = self.call_tool(call);
+            let result = match unsaved {
+                Some(refusal) => self.refuse_call(call, refusal),
+                None => self.call_tool(call),
+            };
             let mut framed =
                 prompt::tool_result(&call.name, result.summary().target(), result.text());
             if tool == Some(ToolName::RunCommand)
@@ -1353,7 +1354,11 @@ impl Run<'_> {
         let result = self
             .toolbox
             .call_within(&call.name, &call.arguments, self.time_left());
-        let took = began.elapsed();
+        self.finish_call(call, result, began.elapsed())
+    }
+
+    /// Shows and records how `call` ended, with `result` after `took`.
+    fn finish_call(&mut self, call: &ToolCall, result: ToolResult, took: Duration) -> ToolResult {
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
             && let ToolArgs::ReadFile(read) = parsed.args
@@ -1386,18 +1391,36 @@ impl Run<'_> {
         result
     }
 
-    /// Lets the undo record save the file `call` is about to write, if it must.
-    fn protect(&mut self, call: &ToolCall) {
+    /// Lets the undo record save the file `call` is about to write, if it must. When it
+    /// could not, returns the refusal of the call: a file no undo could bring back is not
+    /// written.
+    fn protect(&mut self, call: &ToolCall) -> Option<ToolResult> {
         // Read as the tool reads it, so the file saved is the file the call changes.
-        let Some(path) = self.toolbox.written_path(&call.name, &call.arguments) else {
-            return; // Invalid arguments: the tool refuses the call.
-        };
-        if let Err(error) = self.checkpoints.protect(&path) {
-            self.warn(format!(
-                "saving {path} before step {} failed: {error}",
-                self.counts.step
-            ));
-        }
+        // Invalid arguments: the tool refuses the call.
+        let path = self.toolbox.written_path(&call.name, &call.arguments)?;
+        let error = self.checkpoints.protect(&path).err()?;
+        self.warn(format!(
+            "saving {path} before step {} failed: {error}",
+            self.counts.step
+        ));
+        Some(ToolResult::failure(
+            &call.name,
+            &path,
+            &format!(
+                "{path} was not changed: its current content could not be saved for undo \
+                 first ({error}). Change another file, or leave this one as it is."
+            ),
+        ))
+    }
+
+    /// Shows and records `call` as refused with `result`, without running it.
+    fn refuse_call(&mut self, call: &ToolCall, result: ToolResult) -> ToolResult {
+        self.observer.on_event(&Event::ToolStarted {
+            step: self.counts.step,
+            tool: &call.name,
+            arguments: &call.arguments,
+        });
+        self.finish_call(call, result, Duration::ZERO)
     }
 
     /// Reports a failure of the undo record that does not end the run.

@@ -1260,6 +1260,59 @@ fn a_failed_checkpoint_is_a_warning_not_the_end() {
     assert_eq!(report.checkpoints, 0);
 }
 
+/// A file no undo could bring back is not written: when saving it first fails, the file
+/// tool is refused and the model told why, for every tool that changes files.
+#[test]
+fn a_file_that_could_not_be_saved_first_is_not_written() {
+    struct Unsaveable;
+    impl Checkpoints for Unsaveable {
+        fn checkpoint(
+            &mut self,
+            _label: &str,
+        ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
+            Ok(None)
+        }
+        fn protect(&mut self, path: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            Err(format!("{path} is larger than 64 MiB").into())
+        }
+    }
+    let calls = [
+        Reply::call("write_file", json!({"path": "a.txt", "content": "theirs"})),
+        Reply::call(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "mine", "new_text": "theirs"}),
+        ),
+        Reply::call("write_file", json!({"path": "new.txt", "content": "new"})),
+    ];
+    for call in calls {
+        let (dir, toolbox) = workspace(&[("a.txt", "mine")]);
+        let chat = Arc::new(FakeChat::new([call, Reply::text("Done.")]));
+        let mut events: Vec<Value> = Vec::new();
+        let report = Agent::new(chat, &toolbox).budgets(no_head_start()).run(
+            "t",
+            &mut events,
+            &mut Unsaveable,
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "mine"
+        );
+        assert!(!dir.path().join("new.txt").exists());
+        let finished = events
+            .iter()
+            .find(|e| e["event"] == "tool_finished")
+            .expect("the call is shown as finished");
+        assert_eq!(finished["is_error"], true, "{finished}");
+        let output = finished["output"].as_str().unwrap();
+        assert!(
+            output.starts_with("Error: ") && output.contains("could not be saved for undo first"),
+            "{output}"
+        );
+        assert!(output.contains("is larger than 64 MiB"), "{output}");
+        assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    }
+}
+
 #[test]
 fn an_unreachable_model_ends_the_run_before_anything_runs() {
     struct Down;

@@ -67,8 +67,9 @@ impl ToolResult {
         }
     }
 
-    /// A failed result: `message` is prefixed with `Error: `.
-    pub(crate) fn failure(tool: &str, target: &str, message: &str) -> ToolResult {
+    /// A failed result: `message` is prefixed with `Error: `. Also for a caller that
+    /// refuses a call before the tool runs.
+    pub fn failure(tool: &str, target: &str, message: &str) -> ToolResult {
         ToolResult {
             text: format!("Error: {message}"),
             is_error: true,

@@ -214,11 +214,16 @@ impl Served {
         scope.on_cancel(move || {
             interrupter.interrupt();
         });
-        // A file git ignores is in no snapshot: saved first, as in a model's run.
+        // A file git ignores is in no snapshot: saved first, as in a model's run, and not
+        // written when it could not be.
         if let (Some(recorder), Some(path)) =
             (&state.recorder, state.toolbox.written_path(name, arguments))
+            && let Err(error) = recorder.protect(&path)
         {
-            recorder.protect(&path);
+            return Reply::error(format!(
+                "Error: {path} was not changed: its current content could not be saved for \
+                 undo first ({error}). Change another file, or leave this one as it is."
+            ));
         }
         let started = Instant::now();
         let result = state.toolbox.call(name, arguments);

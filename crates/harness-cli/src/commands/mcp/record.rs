@@ -36,7 +36,7 @@ enum Message {
     /// would (a file git ignores); then say so.
     Protect {
         path: String,
-        done: mpsc::Sender<()>,
+        done: mpsc::Sender<Result<(), String>>,
     },
     /// Record a call that was made; then say so.
     Call {
@@ -80,8 +80,7 @@ impl Recorder {
             for message in received {
                 match message {
                     Message::Protect { path, done } => {
-                        log.protect(&path);
-                        let _ = done.send(());
+                        let _ = done.send(log.protect(&path));
                     }
                     Message::Call { call, done } => {
                         log.record(&call);
@@ -150,17 +149,15 @@ impl Recorder {
 
     /// Saves the file at `path` (as the client gave it) before a tool writes it, as a
     /// model's run does; returns when it is saved.
-    pub(super) fn protect(&self, path: &str) {
+    pub(super) fn protect(&self, path: &str) -> Result<(), String> {
         let (done, saved) = mpsc::channel();
         let message = Message::Protect {
             path: path.to_owned(),
             done,
         };
-        if self.calls.send(message).is_ok() {
-            let _ = saved.recv();
-        } else {
-            tracing::warn!("the MCP session's recorder is gone: {path} was not saved first");
-        }
+        let gone = || "the session's undo record stopped".to_owned();
+        self.calls.send(message).map_err(|_| gone())?;
+        saved.recv().map_err(|_| gone())?
     }
 
     /// Ends the run when the client is done.
@@ -209,15 +206,20 @@ impl Log {
         })
     }
 
-    /// Saves `path` before a tool writes it; a failure is recorded and the call goes on, as
-    /// in a model's run.
-    fn protect(&mut self, path: &str) {
-        if let Err(error) = self.session.protect(Path::new(path)) {
-            self.transcript.record(Record::CheckpointFailed {
-                step: self.calls + 1,
-                error: format!("saving {path} before the call failed: {error}"),
-            });
-        }
+    /// Saves `path` before a tool writes it; a failure is recorded and returned, and the
+    /// call is refused, as in a model's run.
+    fn protect(&mut self, path: &str) -> Result<(), String> {
+        self.session
+            .protect(Path::new(path))
+            .map(drop)
+            .map_err(|error| {
+                let error = error.to_string();
+                self.transcript.record(Record::CheckpointFailed {
+                    step: self.calls + 1,
+                    error: format!("saving {path} before the call failed: {error}"),
+                });
+                error
+            })
     }
 
     /// Records the call as the agent records a model's call, and takes a checkpoint if it
