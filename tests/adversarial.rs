@@ -217,6 +217,72 @@ fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() 
     assert!(!repo.git(&["tag"]).contains("harness/"), "the tag went too");
 }
 
+/// A command writes a file of any size in a moment, and one the size of the machine's
+/// memory would have the harness's checkpoint read it whole (and count its lines). Files
+/// larger than 64 MiB are left out of the run's snapshots and named; the user's file that
+/// such a file replaced comes back with undo once the large one is moved away, and accept
+/// refuses to commit what it cannot record.
+#[test]
+fn a_file_too_large_to_record_is_named_and_never_read_whole() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    // 4 GiB each, sparse: no disk, but a checkpoint that read them would hold 8 GiB.
+    let grow = "python3 -c \"import os\nfor p in ('calc.py', 'out.bin'):\n    \
+                os.truncate(p, 4 << 30) if os.path.exists(p) else open(p, 'wb').truncate(4 << 30)\"";
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sh", "-c", grow]})),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "too large:     calc.py, out.bin are larger than 64 MiB, so no snapshot holds them",
+    ]);
+    repo.harness(&["accept"])
+        .assert_exit(2)
+        .assert_stderr_has(&["calc.py, out.bin are larger than 64 MiB"]);
+    repo.harness(&["undo"])
+        .assert_exit(2)
+        .assert_stderr_has(&["calc.py is larger than 64 MiB, too large to save for undo first"]);
+    fs::remove_file(repo.root.join("calc.py")).expect("move the large file away");
+    repo.harness(&["undo"]).assert_exit(0);
+    assert!(
+        repo.read("calc.py").contains("def "),
+        "the user's calc.py is back"
+    );
+}
+
+/// A command can change any number of files: the summary, undo and redo name the first 20
+/// and count the rest, rather than print one line as long as all their names.
+#[test]
+fn the_summary_undo_and_redo_name_twenty_changed_files_and_count_the_rest() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", "mkdir out && for i in $(seq 10 34); do echo $i > out/$i; done"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "files changed: out/10 (+1 −0), out/11 (+1 −0),",
+        ", out/29 (+1 −0) and 5 more (25 in all: harness diff --stat lists them)",
+    ]);
+    assert!(!run.stdout.contains("out/30"), "{}", run.stdout);
+    let undo = repo.harness(&["undo"]);
+    undo.assert_exit(0).assert_stdout_has(&[
+        "restored 25 files: out/10, out/11,",
+        ", out/29 and 5 more\n",
+    ]);
+    assert!(!undo.stdout.contains("out/30"), "{}", undo.stdout);
+    let redo = repo.harness(&["redo"]);
+    redo.assert_exit(0).assert_stdout_has(&[
+        "restored 25 files: out/10, out/11,",
+        ", out/29 and 5 more\n",
+    ]);
+}
+
 /// A file git ignores is in no snapshot of the run's start. A model whose command empties
 /// `.gitignore` makes the user's ignored file visible to the next checkpoint; undo must
 /// still not take it for the run's and delete it.

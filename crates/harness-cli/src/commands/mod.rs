@@ -11,6 +11,7 @@ use harness_undo::{RunId, Session};
 
 use crate::config::Overrides;
 use crate::probe::Replies;
+use crate::shown::{Shown, Visible, shown};
 
 mod accept;
 pub(crate) mod diff;
@@ -197,6 +198,24 @@ impl RunSelector {
 pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
     std::fs::canonicalize(directory)
         .with_context(|| format!("{} is not an existing directory", directory.display()))
+}
+
+/// How many paths a line names before it only counts the rest: a command can change any
+/// number of files, and a line naming half a million of them helps nobody.
+pub(crate) const NAMED_PATHS: usize = 20;
+
+/// The first [`NAMED_PATHS`] of `paths`, joined by commas, then ` and N more` for the rest.
+pub(crate) fn named_paths(paths: &[PathBuf]) -> Shown {
+    let named: Vec<Shown> = paths
+        .iter()
+        .take(NAMED_PATHS)
+        .map(|path| path.display().shown())
+        .collect();
+    let mut line = Shown::join(&named, ", ");
+    if paths.len() > named.len() {
+        line.push(&shown!(" and {} more", paths.len() - named.len()));
+    }
+    line
 }
 
 /// The line with which `undo` and the MCP `undo_run` name the files an undo kept

@@ -7,7 +7,7 @@ use harness_undo::Force;
 
 use crate::commands::{RunSelector, hint, report_limits};
 use crate::display::Out;
-use crate::shown::{Shown, Visible, shown};
+use crate::shown::shown;
 
 /// Bring back the working tree and index that `harness undo` replaced.
 #[derive(Debug, Args)]
@@ -25,17 +25,13 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
     let force = if command.force { Force::Yes } else { Force::No };
     let restored = session.redo(force)?;
     let mut out = Out::stdout();
-    let paths: Vec<Shown> = restored
-        .changed
-        .iter()
-        .map(|p| p.display().shown())
-        .collect();
+    let count = restored.changed.len();
     out.line(&shown!(
         "redid run {}: restored {} file{}: {}",
         session.id(),
-        paths.len(),
-        if paths.len() == 1 { "" } else { "s" },
-        Shown::join(&paths, ", ")
+        count,
+        if count == 1 { "" } else { "s" },
+        super::named_paths(&restored.changed)
     ))?;
     report_limits(&restored, &session)?;
     out.line(&shown!("to undo it again: {}", hint("undo", &session)))?;

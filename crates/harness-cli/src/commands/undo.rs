@@ -42,17 +42,13 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Out::stdout();
-    let paths: Vec<Shown> = restored
-        .changed
-        .iter()
-        .map(|p| p.display().shown())
-        .collect();
+    let count = restored.changed.len();
     out.line(&shown!(
         "undid run {}: restored {} file{}: {}",
         session.id(),
-        paths.len(),
-        if paths.len() == 1 { "" } else { "s" },
-        Shown::join(&paths, ", ")
+        count,
+        if count == 1 { "" } else { "s" },
+        super::named_paths(&restored.changed)
     ))?;
     if !restored.displaced.is_empty() {
         let displaced: Vec<Shown> = restored

@@ -267,17 +267,13 @@ fn restored_text(verb: &str, session: &Session, restored: &harness_undo::Restore
             session.id()
         );
     }
-    let paths: Vec<String> = restored
-        .changed
-        .iter()
-        .map(|path| path.display().to_string())
-        .collect();
+    let count = restored.changed.len();
     let mut text = format!(
         "{verb} run {}: restored {} file{}: {}",
         session.id(),
-        paths.len(),
-        if paths.len() == 1 { "" } else { "s" },
-        paths.join(", ")
+        count,
+        if count == 1 { "" } else { "s" },
+        crate::commands::named_paths(&restored.changed).as_str()
     );
     if let Some(kept) = crate::commands::kept_line(restored) {
         text.push('\n');

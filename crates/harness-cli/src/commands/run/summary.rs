@@ -25,6 +25,8 @@ pub(super) struct Summary<'a> {
     finish_error: Option<String>,
     /// Ignored files commands changed, which no snapshot holds: how many, and the first.
     not_undoable: (usize, Vec<PathBuf>),
+    /// Files too large to record that the run wrote.
+    too_large: Vec<PathBuf>,
     /// Test files changed although the tools may not change them: by a command.
     tests_changed: Vec<String>,
 }
@@ -63,6 +65,7 @@ impl<'a> Summary<'a> {
             finish_error: finished.err().map(|error| error.to_string()),
             // Best effort: a summary that cannot list them says nothing false.
             not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
+            too_large: session.too_large(),
             tests_changed: verify::tests_changed(settings, changed.as_ref().ok()),
         }
     }
@@ -135,11 +138,20 @@ impl<'a> Summary<'a> {
         let changed = match &self.changed {
             Ok(files) if files.is_empty() => shown!("none"),
             Ok(files) => {
-                let files: Vec<Shown> = files
+                let named: Vec<Shown> = files
                     .iter()
+                    .take(crate::commands::NAMED_PATHS)
                     .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
                     .collect();
-                Shown::join(&files, ", ")
+                let mut line = Shown::join(&named, ", ");
+                if files.len() > named.len() {
+                    line.push(&shown!(
+                        " and {} more ({} in all: harness diff --stat lists them)",
+                        files.len() - named.len(),
+                        files.len()
+                    ));
+                }
+                line
             }
             Err(error) => shown!("unknown ({})", error),
         };
@@ -168,6 +180,25 @@ impl<'a> Summary<'a> {
             changed,
         ));
         if let Some(line) = self.not_undoable_line() {
+            let _ = out.line(&shown!("  {}", style.yellow(&line)));
+        }
+        if !self.too_large.is_empty() {
+            let files: Vec<Shown> = self.too_large.iter().map(|p| p.display().shown()).collect();
+            let line = shown!(
+                "too large:     {} {} larger than {} MiB, so no snapshot holds {}: undo puts \
+                 back what was there before the run (a new file stays), redo cannot bring {} \
+                 back, and accept refuses until {} gone",
+                Shown::join(&files, ", "),
+                if files.len() == 1 { "is" } else { "are" },
+                harness_undo::LARGEST_RECORDED_FILE >> 20,
+                if files.len() == 1 { "it" } else { "them" },
+                if files.len() == 1 { "it" } else { "them" },
+                if files.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                },
+            );
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
         if !self.tests_changed.is_empty() {
@@ -248,6 +279,7 @@ impl<'a> Summary<'a> {
                 "count": self.not_undoable.0,
                 "first": self.not_undoable.1.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             },
+            "too_large": self.too_large.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "commands": commands,
             "warnings": self.report.warnings.iter().chain(&self.finish_error).collect::<Vec<_>>(),
             "boundary": boundary::STATEMENT,
