@@ -283,6 +283,34 @@ fn the_summary_undo_and_redo_name_twenty_changed_files_and_count_the_rest() {
     ]);
 }
 
+/// A command runs as you and may change the modes of your files: a directory it made
+/// read-only would have stopped undo halfway for a harness not running as root. Undo gives
+/// the owner back what it needs to write there, and says so.
+#[test]
+fn undo_gives_back_the_access_a_command_took_and_says_so() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", "mkdir pkg && echo x > pkg/new.py && chmod 555 pkg"]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    repo.harness(&["run", "--host", &model.url(), "t"])
+        .assert_exit(1)
+        .assert_stdout_has(&["files changed: pkg/new.py (+1 −0)"]);
+    repo.harness(&["undo"]).assert_exit(0).assert_stdout_has(&[
+        "restored 1 file: pkg/new.py",
+        "access:        a command took your access to pkg; given back (read, and write on \
+         directories that had to change). Git records no other permission: check them",
+    ]);
+    assert!(
+        !repo.root.join("pkg").exists(),
+        "undo removed what the run made"
+    );
+}
+
 /// A file git ignores is in no snapshot of the run's start. A model whose command empties
 /// `.gitignore` makes the user's ignored file visible to the next checkpoint; undo must
 /// still not take it for the run's and delete it.

@@ -144,6 +144,14 @@
 //! ([`Error::TooLarge`]). [`Session::too_large`] names them. The pre-run
 //! state of a dirty tree holds the user's files at any size.
 //!
+//! **Modes a command changed are not restored**, but for the executable bit:
+//! git records no other. Where a command took the owner's access (`chmod 000
+//! src`), checkpoints, undo and redo give back what they need, on what the
+//! harness's user owns and never through a symlink: read on a file, read and
+//! search on a directory they could not read, write on a directory a restore
+//! changes, and everything in `.git`. [`Session::access_given_back`] names
+//! the paths; in `.git` they are a [`Tampering::AccessGivenBack`] too.
+//!
 //! Nothing lives only in the process: a run whose process died (between
 //! checkpoints, or in the middle of one) is opened by id with
 //! [`Session::open`] and undone like any other. A restore that finds the
@@ -164,6 +172,7 @@
 //! refs; the tags `harness/<id>` are ordinary tags, which `git push --tags`
 //! would send.
 
+mod access;
 mod clean;
 mod diff;
 mod error;

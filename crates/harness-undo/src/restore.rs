@@ -27,6 +27,24 @@ pub(crate) struct Plan {
     pub(crate) displaced: Vec<PathBuf>,
 }
 
+impl Plan {
+    /// Every directory (relative to the top level, the top level itself
+    /// included) in which the plan removes or writes an entry, or removes one
+    /// left empty, and the displaced files it saves: what the harness's user
+    /// must be able to change, or read.
+    pub(crate) fn touched(&self) -> (BTreeSet<PathBuf>, &[PathBuf]) {
+        let directories = self
+            .removed
+            .iter()
+            .chain(&self.written)
+            .chain(&self.displaced)
+            .flat_map(|path| path.ancestors().skip(1))
+            .map(Path::to_path_buf)
+            .collect();
+        (directories, &self.displaced)
+    }
+}
+
 /// Works out how to go from tree `current` (the working tree right now) to
 /// tree `target`, for the working tree at `root`.
 pub(crate) fn plan(

@@ -24,7 +24,7 @@ use git2::{Delta, DiffOptions, Index, IndexEntry, IndexTime, Oid, Repository};
 
 use crate::error::GitContext;
 use crate::watch::{Changes, Watcher};
-use crate::{Error, paths};
+use crate::{Error, access, paths};
 
 /// How checkpoints find what changed in the working tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,6 +80,8 @@ pub(crate) struct Scanner {
     size_limit: bool,
     /// Files left out because they were too large, as last seen.
     too_large: BTreeSet<PathBuf>,
+    /// Paths whose owner got read access back (see [`access`]).
+    access_given_back: BTreeSet<PathBuf>,
 }
 
 /// What [`Scanner::load`] still has to do: the copy of the user's index is
@@ -158,6 +160,7 @@ impl Scanner {
             too_deep: BTreeSet::new(),
             size_limit: true,
             too_large: BTreeSet::new(),
+            access_given_back: BTreeSet::new(),
         };
         if tracking == Tracking::Watch {
             scanner.watcher = Watcher::new(root).ok();
@@ -306,7 +309,59 @@ impl Scanner {
 
     /// Brings the private index up to date with the working tree and returns
     /// the tree it describes.
+    ///
+    /// When that fails and a command took the owner's read access to part of
+    /// the tree, the access is given back (see [`access`]) and the snapshot is
+    /// taken again, from a full scan.
     pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
+        match self.snapshot_once() {
+            Err(error) => {
+                if self.give_back_access().is_empty() {
+                    return Err(error);
+                }
+                self.rescan_due = true;
+                self.snapshot_once()
+            }
+            taken => taken,
+        }
+    }
+
+    /// Paths whose owner the scanner gave read access back to, relative to
+    /// the top level, sorted.
+    pub(crate) fn access_given_back(&self) -> &BTreeSet<PathBuf> {
+        &self.access_given_back
+    }
+
+    /// Gives the owner read access back to every file and directory a
+    /// snapshot reads (not `.git`, nested repositories or ignored
+    /// directories); returns what changed.
+    fn give_back_access(&mut self) -> Vec<PathBuf> {
+        let repo = &self.repo;
+        let root = &self.root;
+        let changed = access::give_back_below(root, access::Need::Read, |path, is_dir| {
+            let Ok(relative) = path.strip_prefix(root) else {
+                return false;
+            };
+            if is_dir
+                && (relative.file_name().is_some_and(|name| name == ".git")
+                    || fs::symlink_metadata(path.join(".git")).is_ok())
+            {
+                // Git's own, or a nested repository's: no snapshot reads them.
+                return false;
+            }
+            // An ignored directory is not read; an ignored file may be (the
+            // file tools' own), and giving read back to it costs nothing.
+            !is_dir || !repo.is_path_ignored(relative).unwrap_or(true)
+        });
+        let changed: Vec<PathBuf> = changed
+            .into_iter()
+            .filter_map(|path| path.strip_prefix(root).ok().map(Path::to_path_buf))
+            .collect();
+        self.access_given_back.extend(changed.iter().cloned());
+        changed
+    }
+
+    fn snapshot_once(&mut self) -> Result<Oid, Error> {
         self.load()?;
         let changes = match self.watcher.as_mut().map(Watcher::drain) {
             Some(Ok(changes)) => changes,

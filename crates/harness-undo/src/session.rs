@@ -1,6 +1,6 @@
 //! A run of the agent: its pre-run state, checkpoints, diff, undo, redo and accept.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -13,7 +13,7 @@ use crate::fill;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
 use crate::store::{self, Copying, Packer, Store};
-use crate::{CommitId, Error, Outcome, RunId, RunInfo, open, paths, restore, state};
+use crate::{CommitId, Error, Outcome, RunId, RunInfo, access, open, paths, restore, state};
 
 /// How [`Session::begin`] starts a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -116,6 +116,12 @@ pub enum Tampering {
         /// The full ref name.
         name: String,
     },
+    /// The owner's access to these paths in `.git` (relative to the top
+    /// level) was taken (`chmod 000 .git`); it was given back.
+    AccessGivenBack {
+        /// The paths, sorted.
+        paths: Vec<PathBuf>,
+    },
 }
 
 impl std::fmt::Display for Tampering {
@@ -138,6 +144,19 @@ impl std::fmt::Display for Tampering {
                 f,
                 "the objects of {name} were removed; restored from the harness's store"
             ),
+            Tampering::AccessGivenBack { paths } => {
+                f.write_str("the owner's access to ")?;
+                for (i, path) in paths.iter().take(crate::error::LISTED_PATHS).enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}", path.display())?;
+                }
+                if paths.len() > crate::error::LISTED_PATHS {
+                    write!(f, " and {} more", paths.len() - crate::error::LISTED_PATHS)?;
+                }
+                f.write_str(" was taken (chmod); given back")
+            }
         }
     }
 }
@@ -166,6 +185,12 @@ pub struct Session {
     mode: Mode,
     /// True if and only if [`Tampering::RepositoryGone`] was reported.
     gone_reported: bool,
+    /// Paths (relative to `root`) whose owner the session gave access back to
+    /// (see [`access`]): in `.git`, in the working tree, and the directories
+    /// undo or redo had to change.
+    access_given_back: BTreeSet<PathBuf>,
+    /// Those in `.git` that [`Session::verify`] has yet to report.
+    git_access_unreported: Vec<PathBuf>,
     /// The copy of the pre-run state into the store, while it is under way.
     copying: Option<Copying>,
     /// The harness's store outside the workspace: the authority on the run.
@@ -265,6 +290,8 @@ impl Session {
             repo,
             mode: Mode::Workspace,
             gone_reported: false,
+            access_given_back: BTreeSet::new(),
+            git_access_unreported: Vec::new(),
             copying,
             store,
             runs,
@@ -290,7 +317,8 @@ impl Session {
         let store = Store::open(&root)?.ok_or_else(unknown)?;
         let runs = Runs::new(store.dir());
         let record = runs.find(run)?.ok_or_else(unknown)?;
-        let (repo, mode) = match workspace_repo(&root, &store)? {
+        let mut git_access = Vec::new();
+        let (repo, mode) = match workspace_repo(&root, &store, &mut git_access)? {
             Some(repo) => (repo, Mode::Workspace),
             None => (store_view(&store, &root)?, Mode::StoreOnly),
         };
@@ -300,6 +328,8 @@ impl Session {
             repo,
             mode,
             gone_reported: false,
+            access_given_back: git_access.iter().cloned().collect(),
+            git_access_unreported: git_access,
             copying: None,
             store,
             runs,
@@ -794,6 +824,38 @@ impl Session {
     /// session works from the store, so checkpoints, undo and redo go on.
     pub fn verify(&mut self) -> Result<Vec<Tampering>, Error> {
         self.wait_for_store()?;
+        let mut found = match self.verify_once() {
+            // A command may only have taken the owner's access to part of `.git`.
+            Err(error) => {
+                if self.give_back_git_access().is_empty() {
+                    return Err(error);
+                }
+                self.verify_once()?
+            }
+            Ok(found) => found,
+        };
+        if !self.git_access_unreported.is_empty() {
+            let paths = std::mem::take(&mut self.git_access_unreported);
+            found.insert(0, Tampering::AccessGivenBack { paths });
+        }
+        Ok(found)
+    }
+
+    /// Paths (relative to the top level, sorted) whose owner this session gave
+    /// back the access a command took (`chmod 000 src`): read on a file, read
+    /// and search on a directory, and write on a directory that undo or redo
+    /// had to change. Git records no other mode, so nothing else of it is
+    /// restored. Empty unless a command took some.
+    pub fn access_given_back(&self) -> Vec<PathBuf> {
+        let mut all = self.access_given_back.clone();
+        if let Some(scanner) = &self.scanner {
+            all.extend(scanner.access_given_back().iter().cloned());
+        }
+        all.into_iter().collect()
+    }
+
+    /// [`Session::verify`], once.
+    fn verify_once(&mut self) -> Result<Vec<Tampering>, Error> {
         if !self.ensure_repository()? {
             let first = !self.gone_reported;
             self.gone_reported = true;
@@ -931,6 +993,7 @@ impl Session {
         direction: Direction,
     ) -> Result<Restored, Error> {
         let plan = restore::plan(&self.repo, &self.root, tree, target.tree)?;
+        self.give_back_access_to_change(&plan)?;
         // Only an undo goes back to before the run; what redo removes, the run removed.
         let from_before = match direction {
             Direction::Undo => {
@@ -1052,13 +1115,15 @@ impl Session {
 
     /// A full scan of the working tree, starting from tree `base`: undo, redo
     /// and accept trust no change notes.
-    fn full_snapshot(&self, base: Oid) -> Result<(Scanner, Oid), Error> {
+    fn full_snapshot(&mut self, base: Oid) -> Result<(Scanner, Oid), Error> {
         let mut scanner = Scanner::new(&self.repo, &self.root, Some(base), Tracking::FullScan)?;
         for path in &self.record.ignored {
             scanner.force(Path::new(path));
         }
-        let tree = scanner.snapshot()?;
-        Ok((scanner, tree))
+        let tree = scanner.snapshot();
+        self.access_given_back
+            .extend(scanner.access_given_back().iter().cloned());
+        Ok((scanner, tree?))
     }
 
     /// Saves a state on the chain of `refs/harness/<id>/saved`.
@@ -1161,7 +1226,11 @@ impl Session {
         if self.mode == Mode::StoreOnly {
             return Ok(false);
         }
-        if workspace_repo(&self.root, &self.store)?.is_some() {
+        let mut given = Vec::new();
+        let found = workspace_repo(&self.root, &self.store, &mut given)?;
+        self.access_given_back.extend(given.iter().cloned());
+        self.git_access_unreported.extend(given);
+        if found.is_some() {
             return Ok(true);
         }
         self.repo = store_view(&self.store, &self.root)?;
@@ -1169,6 +1238,40 @@ impl Session {
         // Made again over the store on next use, from the last recorded tree.
         self.scanner = None;
         Ok(false)
+    }
+
+    /// Gives the owner back access to everything in the workspace's `.git`
+    /// (see [`access`]); returns what changed, relative to the top level, and
+    /// keeps it to report.
+    fn give_back_git_access(&mut self) -> Vec<PathBuf> {
+        let given = give_back_git_access(&self.root);
+        self.access_given_back.extend(given.iter().cloned());
+        self.git_access_unreported.extend(given.iter().cloned());
+        given
+    }
+
+    /// Gives the owner back what a restore by `plan` needs: to change every
+    /// directory it changes, and to read every displaced file it saves, so that
+    /// a directory a command made read-only (`chmod 555 src`) does not stop
+    /// the restore halfway. A directory that is not there yet is made by it.
+    fn give_back_access_to_change(&mut self, plan: &restore::Plan) -> Result<(), Error> {
+        let (directories, displaced) = plan.touched();
+        let needs = directories
+            .iter()
+            .map(|dir| (dir.as_path(), access::Need::Change))
+            .chain(
+                displaced
+                    .iter()
+                    .map(|file| (file.as_path(), access::Need::Read)),
+            );
+        for (path, need) in needs {
+            if access::give_back(&self.root, path, need)
+                .map_err(|e| Error::io(&self.root.join(path), e))?
+            {
+                self.access_given_back.insert(path.to_path_buf());
+            }
+        }
+        Ok(())
     }
 
     /// HEAD's commit; `None` on an unborn branch and without a repository.
@@ -1200,10 +1303,26 @@ enum Mode {
 
 /// The workspace's repository at `root`, reading the store's objects too;
 /// `None` when `root` is no longer the top level of a readable repository.
-fn workspace_repo(root: &Path, store: &Store) -> Result<Option<Repository>, Error> {
+fn workspace_repo(
+    root: &Path,
+    store: &Store,
+    access_given: &mut Vec<PathBuf>,
+) -> Result<Option<Repository>, Error> {
     // Only `root/.git` itself: a repository further up is not this workspace's.
-    let Ok(repo) = Repository::open(root) else {
-        return Ok(None);
+    let repo = match Repository::open(root) {
+        Ok(repo) => repo,
+        Err(_) => {
+            // Unreadable perhaps only because a command took the owner's access.
+            let given = give_back_git_access(root);
+            if given.is_empty() {
+                return Ok(None);
+            }
+            access_given.extend(given);
+            let Ok(repo) = Repository::open(root) else {
+                return Ok(None);
+            };
+            repo
+        }
     };
     let top = repo.workdir().and_then(|w| std::fs::canonicalize(w).ok());
     if top.as_deref() != Some(root) {
@@ -1211,6 +1330,21 @@ fn workspace_repo(root: &Path, store: &Store) -> Result<Option<Repository>, Erro
     }
     read_store_objects(&repo, store)?;
     Ok(Some(repo))
+}
+
+/// Gives the owner back access to everything in `root/.git` when it is a
+/// directory (see [`access`]): read on its files, and read, write and search
+/// on its directories, which git writes in; returns the paths that changed,
+/// relative to `root`.
+fn give_back_git_access(root: &Path) -> Vec<PathBuf> {
+    let git = root.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    access::give_back_below(&git, access::Need::Change, |_, _| true)
+        .into_iter()
+        .filter_map(|path| path.strip_prefix(root).ok().map(Path::to_path_buf))
+        .collect()
 }
 
 /// Lets `repo` read the store's objects, in memory only: nothing is written

@@ -236,6 +236,20 @@ pub(crate) fn kept_line(restored: &harness_undo::Restored) -> Option<String> {
     ))
 }
 
+/// The line naming the paths whose owner got back the access a command took
+/// ([`Session::access_given_back`]); `None` when there are none.
+pub(crate) fn access_line(session: &Session) -> Option<Shown> {
+    let given = session.access_given_back();
+    if given.is_empty() {
+        return None;
+    }
+    Some(shown!(
+        "access:        a command took your access to {}; given back (read, and write on \
+         directories that had to change). Git records no other permission: check them",
+        named_paths(&given)
+    ))
+}
+
 /// Says what an undo or redo found changed in `.git` and put back, and, when the repository
 /// was gone, plainly what could not be restored.
 pub(crate) fn report_limits(

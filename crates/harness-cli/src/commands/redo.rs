@@ -34,6 +34,9 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
         super::named_paths(&restored.changed)
     ))?;
     report_limits(&restored, &session)?;
+    if let Some(line) = super::access_line(&session) {
+        out.line(&line)?;
+    }
     out.line(&shown!("to undo it again: {}", hint("undo", &session)))?;
     Ok(ExitCode::SUCCESS)
 }

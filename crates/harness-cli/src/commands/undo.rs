@@ -66,6 +66,9 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
         out.line(&shown!("{}", kept))?;
     }
     report_limits(&restored, &session)?;
+    if let Some(line) = super::access_line(&session) {
+        out.line(&line)?;
+    }
     out.line(&shown!(
         "to bring the run's work back: {}",
         hint("redo", &session)

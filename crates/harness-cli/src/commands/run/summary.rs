@@ -27,6 +27,8 @@ pub(super) struct Summary<'a> {
     not_undoable: (usize, Vec<PathBuf>),
     /// Files too large to record that the run wrote.
     too_large: Vec<PathBuf>,
+    /// The line naming paths whose owner got back the access a command took.
+    access: Option<Shown>,
     /// Test files changed although the tools may not change them: by a command.
     tests_changed: Vec<String>,
 }
@@ -66,6 +68,7 @@ impl<'a> Summary<'a> {
             // Best effort: a summary that cannot list them says nothing false.
             not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
             too_large: session.too_large(),
+            access: crate::commands::access_line(session),
             tests_changed: verify::tests_changed(settings, changed.as_ref().ok()),
         }
     }
@@ -200,6 +203,9 @@ impl<'a> Summary<'a> {
                 },
             );
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
+        }
+        if let Some(line) = &self.access {
+            let _ = out.line(&shown!("  {}", style.yellow(line)));
         }
         if !self.tests_changed.is_empty() {
             let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
