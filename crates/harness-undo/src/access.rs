@@ -58,10 +58,9 @@ pub(crate) fn give_back(root: &Path, path: &Path, need: Need) -> io::Result<bool
 /// [`give_back`] for `path` itself, which the caller found without following
 /// symlinks.
 fn set(path: &Path, need: Need) -> io::Result<bool> {
-    let metadata = match fs::symlink_metadata(path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
+    // Not there, or not to be looked at: nothing this user could change.
+    let Ok(metadata) = fs::symlink_metadata(path) else {
+        return Ok(false);
     };
     if metadata.file_type().is_symlink() || metadata.uid() != effective_uid() {
         return Ok(false);
@@ -179,6 +178,53 @@ mod tests {
         assert!(give_back_below(root, Need::Change, |_, _| true).is_empty());
         assert_eq!(mode(&target.join("f")), 0o000);
         set_mode(&target, 0o700);
+    }
+
+    /// Only what this process's effective user owns is changed: as root, a
+    /// thread of the test takes another user's id (a thread's credentials are
+    /// its own) and may change its files, not root's.
+    #[test]
+    fn only_what_the_effective_user_owns_is_changed() {
+        use rustix::process::{Gid, Uid, geteuid};
+        if !geteuid().is_root() {
+            return; // Making files of two users needs root.
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        set_mode(&root, 0o777);
+        let roots = root.join("roots");
+        fs::write(&roots, "x").unwrap();
+        set_mode(&roots, 0o000);
+        let theirs = root.join("theirs");
+        fs::write(&theirs, "x").unwrap();
+        rustix::fs::chown(
+            &theirs,
+            Some(Uid::from_raw(65534)),
+            Some(Gid::from_raw(65534)),
+        )
+        .unwrap();
+        set_mode(&theirs, 0o000);
+        let (as_root, as_nobody) = {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                rustix::thread::set_thread_uid(Uid::from_raw(65534)).unwrap();
+                (
+                    give_back(&root, Path::new("roots"), Need::Read).unwrap(),
+                    give_back(&root, Path::new("theirs"), Need::Read).unwrap(),
+                )
+            })
+            .join()
+            .unwrap()
+        };
+        assert!(!as_root, "root's file is not nobody's to change");
+        assert!(as_nobody);
+        assert_eq!(mode(&roots), 0o000);
+        assert_eq!(mode(&theirs), 0o400);
+        set_mode(&theirs, 0o000);
+        // And root changes root's, not nobody's.
+        assert!(!give_back(&root, Path::new("theirs"), Need::Read).unwrap());
+        assert!(give_back(&root, Path::new("roots"), Need::Read).unwrap());
+        assert_eq!(mode(&theirs), 0o000);
     }
 
     #[test]
