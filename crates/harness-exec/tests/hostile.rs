@@ -9,6 +9,7 @@
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -29,6 +30,16 @@ fn write_home() {
 #[test]
 fn append_home_file() {
     check_every_tier("append_home_file");
+}
+
+#[test]
+fn chmod_home_file() {
+    check_every_tier("chmod_home_file");
+}
+
+#[test]
+fn setuid_program() {
+    check_every_tier("setuid_program");
 }
 
 #[test]
@@ -406,8 +417,14 @@ impl Fixture {
         };
         let argv: Vec<String> = row.argv.iter().map(|arg| self.fill(arg)).collect();
         let victim_limits = format!("/proc/{}/limits", self.victim.id());
+        let mode = |path: &str| {
+            fs::symlink_metadata(self.fill(path))
+                .ok()
+                .map(|m| m.permissions().mode())
+        };
         let before = match row.observe {
             Observe::Changes(path) => fs::read(self.fill(path)).ok(),
+            Observe::ChangesMode(path) => mode(path).map(|mode| mode.to_le_bytes().to_vec()),
             Observe::LimitsVictim => Some(fs::read(&victim_limits).expect("the victim's limits")),
             _ => None,
         };
@@ -425,6 +442,10 @@ impl Fixture {
             }
             Observe::Changes(path) => fs::read(self.fill(path)).ok() != before,
             Observe::Removes(path) => !Path::new(&self.fill(path)).exists(),
+            Observe::ChangesMode(path) => {
+                mode(path).map(|mode| mode.to_le_bytes().to_vec()) != before
+            }
+            Observe::SetsId(path) => mode(path).is_some_and(|mode| mode & 0o6000 != 0),
             Observe::Prints(text) => outcome.output().contains(text),
             Observe::ConnectsTcp => match self.tcp.accept() {
                 Ok(_) => true,

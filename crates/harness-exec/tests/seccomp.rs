@@ -1,5 +1,6 @@
 //! The seccomp filter seen from inside a confined command: every way this
-//! machine has of making a socket or reaching a kernel keyring, through the
+//! machine has of making a socket, reaching a kernel keyring, setting another
+//! process's limits or making a setuid or setgid file, through the
 //! native system call table, the x32 one and the 32-bit one, under each real
 //! tier, with and without `--network`.
 //!
@@ -77,6 +78,67 @@ fn sockets_and_keyrings_are_refused_through_every_system_call_table() {
             assert_eq!(get("i386_prlimit_self"), "ok", "{tier}: {found:?}");
             assert_eq!(get("i386_prlimit_pid"), EACCES, "{tier}: {found:?}");
         }
+    }
+}
+
+/// Every way to make a setuid or setgid file is refused, whatever the network,
+/// and the same calls with plain modes work.
+fn assert_no_set_id_file(tier: Tier, found: &BTreeMap<String, String>) {
+    let get = |name: &str| found.get(name).map_or("missing", String::as_str);
+    for name in [
+        "chmod_setuid",
+        "chmod_setgid",
+        "fchmod_setuid",
+        "fchmodat_setuid",
+        "fchmodat2_setuid",
+        "open_create_setuid",
+        "openat_create_setgid",
+        "open_tmpfile_setuid",
+        "creat_setuid",
+        "mknod_setuid",
+        "mknodat_setuid",
+    ] {
+        assert_eq!(get(name), EACCES, "{tier}: {name}: {found:?}");
+    }
+    for name in [
+        "chmod_plain",
+        "fchmod_plain",
+        "fchmodat_plain",
+        "open_create_plain",
+        "openat_create_plain",
+        "open_existing_any_mode",
+        "creat_plain",
+        "mknod_plain",
+    ] {
+        assert_eq!(get(name), "ok", "{tier}: {name}: {found:?}");
+    }
+    // Its mode is in memory the filter cannot read: unknown, and callers fall back.
+    assert_eq!(get("openat2"), ENOSYS, "{tier}: {found:?}");
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(get("x32_chmod_setuid"), EACCES, "{tier}: {found:?}");
+        if get("i386") != "unavailable" {
+            for name in [
+                "i386_chmod_setuid",
+                "i386_fchmod_setgid",
+                "i386_open_create_setuid",
+                "i386_creat_setuid",
+                "i386_mknod_setuid",
+            ] {
+                assert_eq!(get(name), EACCES, "{tier}: {name}: {found:?}");
+            }
+            // Plain modes reach the kernel, which then reads the (unmapped) path.
+            assert_eq!(get("i386_chmod_plain"), EFAULT, "{tier}: {found:?}");
+            assert_eq!(get("i386_open_plain"), EFAULT, "{tier}: {found:?}");
+            assert_eq!(get("i386_openat2"), ENOSYS, "{tier}: {found:?}");
+        }
+    }
+}
+
+#[test]
+fn no_setuid_or_setgid_file_can_be_made_through_any_system_call_table() {
+    for tier in real_tiers() {
+        assert_no_set_id_file(tier, &probe_under(tier, false));
+        assert_no_set_id_file(tier, &probe_under(tier, true));
     }
 }
 
@@ -201,6 +263,7 @@ fn probe() {
     };
     report("prlimit_self", i32::try_from(prlimit(0)).unwrap_or(-1));
     report("prlimit_pid", i32::try_from(prlimit(own)).unwrap_or(-1));
+    probe_set_id_files();
     #[cfg(target_arch = "x86_64")]
     {
         const X32: libc::c_long = 0x4000_0000;
@@ -239,6 +302,100 @@ fn probe() {
         let own = std::process::id();
         report("i386_prlimit_self", int80(340, 0, 4, 0));
         report("i386_prlimit_pid", int80(340, own, 4, 0));
+        // The path at the unmapped address 4096: the filter answers before the
+        // kernel reads it, and a call it lets through fails with EFAULT.
+        report("i386_chmod_setuid", int80(15, 4096, 0o4755, 0));
+        report("i386_chmod_plain", int80(15, 4096, 0o755, 0));
+        report("i386_fchmod_setgid", int80(94, u32::MAX, 0o2755, 0));
+        report("i386_open_create_setuid", int80(5, 4096, 0o101, 0o4755));
+        report("i386_open_plain", int80(5, 4096, 0o101, 0o644));
+        report("i386_creat_setuid", int80(8, 4096, 0o4755, 0));
+        report("i386_mknod_setuid", int80(14, 4096, 0o100_000 | 0o4755, 0));
+        report("i386_openat2", int80(437, 0, 4096, 4096));
+    }
+}
+
+/// Each way of making a setuid or setgid file, in the working directory (the
+/// workspace), and the same calls with plain modes.
+fn probe_set_id_files() {
+    use std::ffi::CString;
+    let path = |name: &str| CString::new(name).expect("no NUL");
+    let existing = path("probe-existing");
+    std::fs::write("probe-existing", "x").expect("a file in the workspace");
+    // SAFETY: every path is NUL-terminated and lives through its call; the
+    // calls read only it, and the descriptors leak until exit.
+    unsafe {
+        report("chmod_setuid", libc::chmod(existing.as_ptr(), 0o4755));
+        report("chmod_setgid", libc::chmod(existing.as_ptr(), 0o2755));
+        report("chmod_plain", libc::chmod(existing.as_ptr(), 0o755));
+        let fd = libc::open(existing.as_ptr(), libc::O_RDONLY);
+        report("fchmod_setuid", libc::fchmod(fd, 0o4755));
+        report("fchmod_plain", libc::fchmod(fd, 0o644));
+        let at = |mode| libc::fchmodat(libc::AT_FDCWD, existing.as_ptr(), mode, 0);
+        report("fchmodat_setuid", at(0o4755));
+        report("fchmodat_plain", at(0o755));
+        let fchmodat2 = libc::syscall(452, libc::AT_FDCWD, existing.as_ptr(), 0o4755, 0);
+        report("fchmodat2_setuid", i32::try_from(fchmodat2).unwrap_or(-1));
+        let create = libc::O_CREAT | libc::O_WRONLY;
+        let new = path("probe-new-1");
+        report(
+            "open_create_setuid",
+            libc::open(new.as_ptr(), create, 0o4755),
+        );
+        let new = path("probe-new-2");
+        report("open_create_plain", libc::open(new.as_ptr(), create, 0o644));
+        let new = path("probe-new-3");
+        report(
+            "openat_create_setgid",
+            libc::openat(libc::AT_FDCWD, new.as_ptr(), create, 0o2755),
+        );
+        let new = path("probe-new-4");
+        report(
+            "openat_create_plain",
+            libc::openat(libc::AT_FDCWD, new.as_ptr(), create, 0o644),
+        );
+        // Not creating: whatever the mode argument holds is not looked at.
+        let any = libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            existing.as_ptr(),
+            libc::O_RDONLY,
+            0o6777,
+        );
+        report("open_existing_any_mode", i32::try_from(any).unwrap_or(-1));
+        let here = path(".");
+        report(
+            "open_tmpfile_setuid",
+            libc::open(here.as_ptr(), libc::O_TMPFILE | libc::O_WRONLY, 0o4755),
+        );
+        let new = path("probe-new-5");
+        report("creat_setuid", libc::creat(new.as_ptr(), 0o4755));
+        let new = path("probe-new-6");
+        report("creat_plain", libc::creat(new.as_ptr(), 0o644));
+        let new = path("probe-new-7");
+        report(
+            "mknod_setuid",
+            libc::mknod(new.as_ptr(), libc::S_IFREG | 0o4755, 0),
+        );
+        let new = path("probe-new-8");
+        report(
+            "mknod_plain",
+            libc::mknod(new.as_ptr(), libc::S_IFREG | 0o644, 0),
+        );
+        let new = path("probe-new-9");
+        report(
+            "mknodat_setuid",
+            libc::mknodat(libc::AT_FDCWD, new.as_ptr(), libc::S_IFREG | 0o4755, 0),
+        );
+        // openat2(AT_FDCWD, path, NULL, 0): the kernel would refuse the size.
+        let openat2 = libc::syscall(437, libc::AT_FDCWD, existing.as_ptr(), 0usize, 0usize);
+        report("openat2", i32::try_from(openat2).unwrap_or(-1));
+        #[cfg(target_arch = "x86_64")]
+        {
+            const X32: libc::c_long = 0x4000_0000;
+            let x32 = libc::syscall(X32 | libc::SYS_chmod, existing.as_ptr(), 0o4755);
+            report("x32_chmod_setuid", i32::try_from(x32).unwrap_or(-1));
+        }
     }
 }
 

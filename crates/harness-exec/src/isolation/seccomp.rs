@@ -1,6 +1,6 @@
 //! The seccomp filter: what a confined command may not reach through system
-//! calls the tiers do not look at: sockets, the kernel's keyrings and other
-//! processes' resource limits.
+//! calls the tiers do not look at: sockets, the kernel's keyrings, other
+//! processes' resource limits and setuid or setgid files.
 //!
 //! Neither tier's own rules cover every way out through a socket. A Unix
 //! socket is reached by its path, and neither a network namespace nor
@@ -18,10 +18,21 @@
 //! it, and a `RLIMIT_NOFILE` or `RLIMIT_FSIZE` of zero breaks it (its
 //! scoping covers signals and ptrace, not resource limits).
 //!
+//! Nor does Landlock cover the mode of a file (up to ABI 7): a command may
+//! `chmod` any file its user owns, outside the workspace too. Most of that a
+//! filter cannot tell from legitimate work, since it sees no path; but no
+//! build needs to make a program setuid or setgid, and such a program, made
+//! by a command of a harness running as root (or as you), runs as root (or
+//! as you) for every other user of the machine who starts it.
+//!
 //! So a seccomp filter, installed in the child before `exec` (and inherited
 //! by everything it starts, however it is started), refuses `add_key`,
 //! `request_key` and `keyctl`, `prlimit64` on any process but the caller
-//! (pid 0: what `getrlimit` and `setrlimit` send), and, when commands may
+//! (pid 0: what `getrlimit` and `setrlimit` send), a mode with the setuid or
+//! setgid bit given to `chmod`, `fchmod`, `fchmodat` and `fchmodat2`, or to
+//! `open`, `openat`, `creat`, `mknod` and `mknodat` when they create a file,
+//! and `openat2` (`ENOSYS`: its mode is in memory the filter cannot read,
+//! and its callers fall back to `openat`), and, when commands may
 //! not use the network, refuses to create any socket but:
 //!
 //! - netlink, which asks the kernel about this process's own network (and
@@ -37,7 +48,8 @@
 //! an `io_uring` creates sockets without a system call the filter sees.
 //!
 //! A 32-bit program on a 64-bit kernel calls through another table: its
-//! keyring calls and its `prlimit64` on another process are refused, and
+//! keyring calls, its `prlimit64` on another process and its setuid and
+//! setgid modes are refused, and
 //! without the network its `socket`, and `socketcall`'s `SYS_SOCKET` (whose
 //! arguments are in memory the filter cannot read), whatever the family. A system call of any other
 //! architecture kills the process.
@@ -118,6 +130,11 @@ struct Arch {
     keyrings: [u32; 3],
     /// The native `prlimit64`.
     prlimit: u32,
+    /// The native calls that set a mode, each with the argument that holds it.
+    set_mode: &'static [(u32, u32)],
+    /// The native calls that may create a file, with the arguments that hold
+    /// their flags (`None`: they always create) and mode.
+    create: &'static [(u32, Option<u32>, u32)],
     /// Set in every x32 system call number (x86-64 only), which otherwise
     /// shares the native numbers this filter looks at.
     x32_bit: u32,
@@ -127,12 +144,26 @@ struct Arch {
     compat_keyrings: [u32; 3],
     /// The 32-bit table's `prlimit64`.
     compat_prlimit: u32,
+    /// The 32-bit table's calls that set a mode, as `set_mode`.
+    compat_set_mode: &'static [(u32, u32)],
+    /// The 32-bit table's calls that may create a file, as `create`.
+    compat_create: &'static [(u32, Option<u32>, u32)],
     /// The 32-bit table's `socketcall`, where it has one.
     compat_socketcall: Option<u32>,
 }
 
 /// `io_uring_setup`, the same in every table this filter knows.
 const IO_URING_SETUP: u32 = 425;
+/// `openat2`, the same in every table this filter knows.
+const OPENAT2: u32 = 437;
+/// `fchmodat2`, the same in every table this filter knows.
+const FCHMODAT2: u32 = 452;
+/// The setuid and setgid bits of a mode.
+const SET_ID_BITS: u32 = 0o6000;
+/// The flags with which `open` and `openat` create a file: `O_CREAT`, and
+/// `__O_TMPFILE` alone (`O_TMPFILE` also holds `O_DIRECTORY`, which opening
+/// a directory sets). The same in every table this filter knows.
+const CREATING_FLAGS: u32 = 0o100 | 0o2000_0000;
 /// `socketcall`'s first argument for `socket`.
 const SYS_SOCKET: u32 = 1;
 
@@ -145,10 +176,28 @@ impl Arch {
                 socket: 41,
                 keyrings: [248, 249, 250],
                 prlimit: 302,
+                // chmod, fchmod, fchmodat, fchmodat2.
+                set_mode: &[(90, 1), (91, 1), (268, 2), (FCHMODAT2, 2)],
+                // open, openat, creat, mknod, mknodat.
+                create: &[
+                    (2, Some(1), 2),
+                    (257, Some(2), 3),
+                    (85, None, 1),
+                    (133, None, 1),
+                    (259, None, 2),
+                ],
                 x32_bit: 0x4000_0000,
                 compat_socket: 359,
                 compat_keyrings: [286, 287, 288],
                 compat_prlimit: 340,
+                compat_set_mode: &[(15, 1), (94, 1), (306, 2), (FCHMODAT2, 2)],
+                compat_create: &[
+                    (5, Some(1), 2),
+                    (295, Some(2), 3),
+                    (8, None, 1),
+                    (14, None, 1),
+                    (297, None, 2),
+                ],
                 compat_socketcall: Some(102),
             })
         } else if cfg!(all(target_arch = "aarch64", target_endian = "little")) {
@@ -158,10 +207,22 @@ impl Arch {
                 socket: 198,
                 keyrings: [217, 218, 219],
                 prlimit: 261,
+                // fchmod, fchmodat, fchmodat2: no chmod in this table.
+                set_mode: &[(52, 1), (53, 2), (FCHMODAT2, 2)],
+                // openat, mknodat: no open, creat or mknod.
+                create: &[(56, Some(2), 3), (33, None, 2)],
                 x32_bit: 0,
                 compat_socket: 281,
                 compat_keyrings: [309, 310, 311],
                 compat_prlimit: 369,
+                compat_set_mode: &[(15, 1), (94, 1), (333, 2), (FCHMODAT2, 2)],
+                compat_create: &[
+                    (5, Some(1), 2),
+                    (322, Some(2), 3),
+                    (8, None, 1),
+                    (14, None, 1),
+                    (324, None, 2),
+                ],
                 compat_socketcall: None,
             })
         } else {
@@ -180,6 +241,7 @@ impl Arch {
         }
         checks.extend(refusals(&self.keyrings, REFUSE));
         checks.extend(only_on_itself(self.prlimit));
+        checks.extend(set_id_refusals(self.set_mode, self.create));
         let Some(network) = network else {
             checks.push(ret(ALLOW));
             return checks;
@@ -229,6 +291,7 @@ impl Arch {
         let mut checks = vec![load(NR)];
         checks.extend(refusals(&self.compat_keyrings, REFUSE));
         checks.extend(only_on_itself(self.compat_prlimit));
+        checks.extend(set_id_refusals(self.compat_set_mode, self.compat_create));
         if sockets_filtered {
             checks.extend([
                 jump_if(IO_URING_SETUP, 0, 1),
@@ -270,6 +333,53 @@ fn only_on_itself(call: u32) -> [sock_filter; 5] {
         ret(ALLOW),
         ret(REFUSE),
     ]
+}
+
+/// The checks that keep a command from making a setuid or setgid file
+/// through the calls of one table (the number loaded): `openat2` refused as
+/// unknown, each of `set_mode` answered by its mode, and each of `create` by
+/// its mode when its flags create a file. Other calls go on with their
+/// number still loaded.
+fn set_id_refusals(
+    set_mode: &[(u32, u32)],
+    create: &[(u32, Option<u32>, u32)],
+) -> Vec<sock_filter> {
+    let mut checks = vec![jump_if(OPENAT2, 0, 1), ret(NO_SUCH_CALL)];
+    for &(call, mode) in set_mode {
+        checks.extend([
+            jump_if(call, 0, 5),
+            load(arg(mode)),
+            and(SET_ID_BITS),
+            jump_if(0, 0, 1),
+            ret(ALLOW),
+            ret(REFUSE),
+        ]);
+    }
+    for &(call, flags, mode) in create {
+        match flags {
+            Some(flags) => checks.extend([
+                jump_if(call, 0, 8),
+                load(arg(flags)),
+                and(CREATING_FLAGS),
+                // Not creating: the mode is not read, whatever it holds.
+                jump_if(0, 3, 0),
+                load(arg(mode)),
+                and(SET_ID_BITS),
+                jump_if(0, 0, 1),
+                ret(ALLOW),
+                ret(REFUSE),
+            ]),
+            None => checks.extend([
+                jump_if(call, 0, 5),
+                load(arg(mode)),
+                and(SET_ID_BITS),
+                jump_if(0, 0, 1),
+                ret(ALLOW),
+                ret(REFUSE),
+            ]),
+        }
+    }
+    checks
 }
 
 /// The classic BPF instructions the filter is made of (`linux/filter.h`),
