@@ -161,3 +161,36 @@ fn a_git_directory_made_unreadable_is_given_back_not_taken_for_gone() {
     assert_eq!(mode(&repo, ".git"), 0o700);
     assert!(Path::new(&repo.path(".git/HEAD")).is_file());
 }
+
+#[test]
+fn only_what_a_snapshot_reads_gets_its_access_back() {
+    let repo = Repo::with_files(&[(".gitignore", "target/\n"), ("src/m.txt", "m\n")]);
+    let nested = Repo::with_files(&[("inner.txt", "i\n")]);
+    fs::rename(&nested.root, repo.path("vendor")).unwrap();
+    repo.write("target/out.o", "built\n");
+    as_the_owner_only(|| {
+        // The nested repository is untracked: a dirty start.
+        let options = BeginOptions {
+            allow_dirty: true,
+            ..BeginOptions::default()
+        };
+        let mut session = Session::begin(&repo.root, options).unwrap();
+        session.wait_for_store().unwrap();
+        repo.write("src/m.txt", "changed\n");
+        // What snapshots never read: an ignored directory, a nested repository's
+        // files, and git's own directory.
+        chmod(&repo, "target", 0o000);
+        chmod(&repo, "vendor/inner.txt", 0o000);
+        chmod(&repo, ".git/hooks", 0o000);
+        // And what they do.
+        chmod(&repo, "src", 0o000);
+        session.checkpoint("step").unwrap().unwrap();
+        assert_eq!(session.access_given_back(), paths(&["src"]));
+    });
+    assert_eq!(mode(&repo, "target"), 0o000);
+    assert_eq!(mode(&repo, "vendor/inner.txt"), 0o000);
+    assert_eq!(mode(&repo, ".git/hooks"), 0o000);
+    for path in ["target", ".git/hooks"] {
+        chmod(&repo, path, 0o755);
+    }
+}
