@@ -76,8 +76,9 @@ pub(crate) struct Scanner {
     /// Directories nested too deep to record ([`MAX_DEPTH`]), left out of
     /// every snapshot as if ignored.
     too_deep: BTreeSet<PathBuf>,
-    /// Whether files larger than [`LARGEST_RECORDED_FILE`] are left out.
-    size_limit: bool,
+    /// Set while the snapshot is of the user's own files, before the run:
+    /// files of any size are recorded, and no mode is changed.
+    users_own: bool,
     /// Files left out because they were too large, as last seen.
     too_large: BTreeSet<PathBuf>,
     /// Paths whose owner got read access back (see [`access`]).
@@ -158,7 +159,7 @@ impl Scanner {
             rescan_due: true,
             forced: BTreeSet::new(),
             too_deep: BTreeSet::new(),
-            size_limit: true,
+            users_own: false,
             too_large: BTreeSet::new(),
             access_given_back: BTreeSet::new(),
         };
@@ -203,10 +204,14 @@ impl Scanner {
         self.forced.insert(path.to_path_buf());
     }
 
-    /// Records files of any size (`true`), or leaves out those larger than
-    /// [`LARGEST_RECORDED_FILE`] (`false`, the default).
-    pub(crate) fn record_any_size(&mut self, any: bool) {
-        self.size_limit = !any;
+    /// Takes the next snapshots as of the user's own files (`true`: the
+    /// pre-run state of a dirty tree), recording files of any size and never
+    /// giving back access (the user's modes are theirs: a file they cannot
+    /// read fails the snapshot), or as of a run (`false`, the default), leaving
+    /// out files larger than [`LARGEST_RECORDED_FILE`] and giving back the
+    /// access a command took.
+    pub(crate) fn users_own(&mut self, users_own: bool) {
+        self.users_own = users_own;
     }
 
     /// Files the last snapshots left out for their size that still are too
@@ -316,7 +321,7 @@ impl Scanner {
     pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
         match self.snapshot_once() {
             Err(error) => {
-                if self.give_back_access().is_empty() {
+                if self.users_own || self.give_back_access().is_empty() {
                     return Err(error);
                 }
                 self.rescan_due = true;
@@ -638,7 +643,7 @@ impl Scanner {
     /// Hashes the file or symlink at `path` into the private index, or, when
     /// it is too large to record, leaves it out (removing what the index had).
     fn add_file(&mut self, path: &Path) -> Result<(), Error> {
-        if self.size_limit && self.is_too_large(path) {
+        if !self.users_own && self.is_too_large(path) {
             self.too_large.insert(path.to_path_buf());
             return self.remove_file(path);
         }

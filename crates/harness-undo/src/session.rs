@@ -1429,10 +1429,11 @@ fn record_start(
 ) -> Result<RunRecord, Error> {
     let pre = if dirty {
         let index_tree = state::index_tree(repo)?;
-        // The user's own files, whatever their size: a run may change them.
-        scanner.record_any_size(true);
+        // The user's own files, whatever their size (a run may change them),
+        // and modes as the user left them.
+        scanner.users_own(true);
         let tree = scanner.snapshot();
-        scanner.record_any_size(false);
+        scanner.users_own(false);
         let tree = tree?;
         state::record(
             repo,

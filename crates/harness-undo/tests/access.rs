@@ -194,3 +194,30 @@ fn only_what_a_snapshot_reads_gets_its_access_back() {
         chmod(&repo, path, 0o755);
     }
 }
+
+#[test]
+fn a_users_own_unreadable_file_before_the_run_is_left_as_it_is() {
+    let repo = project();
+    repo.write("private.txt", "mine\n");
+    chmod(&repo, "private.txt", 0o000);
+    let error = as_the_owner_only(|| {
+        let options = BeginOptions {
+            allow_dirty: true,
+            ..BeginOptions::default()
+        };
+        Session::begin(&repo.root, options)
+            .err()
+            .expect("a dirty start cannot record what it cannot read")
+    });
+    let message = error.to_string();
+    assert!(
+        message.contains("private.txt") && message.contains("Permission denied"),
+        "{message}"
+    );
+    assert_eq!(
+        mode(&repo, "private.txt"),
+        0o000,
+        "the user's mode is theirs"
+    );
+    chmod(&repo, "private.txt", 0o600);
+}
