@@ -148,7 +148,7 @@ fn a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit()
         ]);
         // Unverified: no verification command was given.
         run.assert_exit(1)
-            .assert_stdout_has(&["changed .git, which is not allowed", "undo:"]);
+            .assert_stdout_has(&["changed what undo relies on, which is not allowed", "undo:"]);
         let told = model.chats()[2].to_string();
         assert!(told.contains("Changing .git"), "the model is told: {told}");
         assert!(!repo.read("calc.py").contains("the user's edit"));

@@ -1463,7 +1463,7 @@ impl Run<'_> {
             findings: findings.clone(),
         });
         self.warnings.push(format!(
-            "step {}: {command} changed .git: {}",
+            "step {}: {command} changed what undo relies on: {}",
             self.counts.step,
             findings.join("; ")
         ));

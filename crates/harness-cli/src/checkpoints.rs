@@ -159,7 +159,10 @@ mod tests {
             .any(|m| m.content.contains("Changing .git") && m.content.contains("not allowed"));
         assert!(told, "the model reads that changing .git is not allowed");
         assert!(
-            report.warnings.iter().any(|w| w.contains("changed .git")),
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains("changed what undo relies on")),
             "{:?}",
             report.warnings
         );

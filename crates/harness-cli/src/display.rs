@@ -361,7 +361,7 @@ impl Observer for Terminal {
                 command, findings, ..
             } => {
                 let note = shown!(
-                    "! the command `{}` changed .git, which is not allowed: {}",
+                    "! the command `{}` changed what undo relies on, which is not allowed: {}",
                     command,
                     findings.join("; ")
                 );

@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 /// What the owner needs of an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Need {
+    /// To pass through a directory on the way to another: search.
+    Pass,
     /// To read it: read on a file, read and search on a directory.
     Read,
     /// To read it and change what a directory holds: as [`Need::Read`], and
@@ -32,6 +34,7 @@ impl Need {
     /// The owner's mode bits this need asks of an entry of this kind.
     fn bits(self, is_dir: bool) -> u32 {
         match (self, is_dir) {
+            (Need::Pass, _) => 0o100,
             (_, false) => 0o400,
             (Need::Read, true) => 0o500,
             (Need::Change, true) => 0o700,
@@ -53,6 +56,31 @@ pub(crate) fn give_back(root: &Path, path: &Path, need: Need) -> io::Result<bool
         full.push(name);
     }
     set(&full, need)
+}
+
+/// Gives the owner back access to the directory `dir` outside the workspace
+/// that the harness keeps (the undo store) and to everything in it (read on
+/// files; read, write and search on directories), the same on the directory
+/// holding it (where every workspace's store is), and search on each
+/// directory above that, so that the harness can reach it again; returns the
+/// paths that changed. A symlink on the way is followed, as the harness's own
+/// opening of `dir` does; its mode is not changed.
+pub(crate) fn give_back_kept(dir: &Path) -> Vec<PathBuf> {
+    let mut above: Vec<&Path> = dir.ancestors().skip(1).collect();
+    above.reverse();
+    // The directory holding it is the harness's too (every workspace's store).
+    let holder = above.pop();
+    let mut changed: Vec<PathBuf> = above
+        .into_iter()
+        .map(|path| (path, Need::Pass))
+        .chain(holder.map(|path| (path, Need::Change)))
+        .filter(|(path, need)| set(path, *need).unwrap_or(false))
+        .map(|(path, _)| path.to_path_buf())
+        .collect();
+    if fs::symlink_metadata(dir).is_ok() {
+        changed.extend(give_back_below(dir, Need::Change, |_, _| true));
+    }
+    changed
 }
 
 /// [`give_back`] for `path` itself, which the caller found without following
@@ -225,6 +253,39 @@ mod tests {
         assert!(!give_back(&root, Path::new("theirs"), Need::Read).unwrap());
         assert!(give_back(&root, Path::new("roots"), Need::Read).unwrap());
         assert_eq!(mode(&theirs), 0o000);
+    }
+
+    #[test]
+    fn what_is_kept_outside_is_opened_and_what_is_above_it_passable() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("top");
+        let holder = top.join("holder");
+        let kept = holder.join("kept.git");
+        fs::create_dir_all(kept.join("objects")).unwrap();
+        fs::write(kept.join("HEAD"), "x").unwrap();
+        set_mode(&kept.join("HEAD"), 0o000);
+        set_mode(&kept.join("objects"), 0o000);
+        set_mode(&kept, 0o000);
+        set_mode(&holder, 0o000);
+        set_mode(&top, 0o200);
+        let changed = give_back_kept(&kept);
+        assert_eq!(
+            changed,
+            [
+                top.clone(),
+                holder.clone(),
+                kept.clone(),
+                kept.join("HEAD"),
+                kept.join("objects")
+            ]
+        );
+        assert_eq!(mode(&top), 0o300, "search only, above the holder");
+        assert_eq!(mode(&holder), 0o700);
+        assert_eq!(mode(&kept), 0o700);
+        assert_eq!(mode(&kept.join("objects")), 0o700);
+        assert_eq!(mode(&kept.join("HEAD")), 0o400);
+        assert!(give_back_kept(&kept).is_empty());
+        assert!(give_back_kept(&holder.join("missing.git")).is_empty());
     }
 
     #[test]

@@ -122,6 +122,13 @@ pub enum Tampering {
         /// The paths, sorted.
         paths: Vec<PathBuf>,
     },
+    /// The owner's access to the harness's store, or to a directory above it,
+    /// was taken (`chmod 000 ~/.local/state/harness`, which Landlock does not
+    /// refuse); it was given back.
+    StoreAccessGivenBack {
+        /// The paths, absolute.
+        paths: Vec<PathBuf>,
+    },
 }
 
 impl std::fmt::Display for Tampering {
@@ -144,7 +151,7 @@ impl std::fmt::Display for Tampering {
                 f,
                 "the objects of {name} were removed; restored from the harness's store"
             ),
-            Tampering::AccessGivenBack { paths } => {
+            Tampering::AccessGivenBack { paths } | Tampering::StoreAccessGivenBack { paths } => {
                 f.write_str("the owner's access to ")?;
                 for (i, path) in paths.iter().take(crate::error::LISTED_PATHS).enumerate() {
                     if i > 0 {
@@ -824,6 +831,9 @@ impl Session {
     /// session works from the store, so checkpoints, undo and redo go on.
     pub fn verify(&mut self) -> Result<Vec<Tampering>, Error> {
         self.wait_for_store()?;
+        // Landlock does not cover modes: a command may have taken the owner's
+        // access to the store, which nothing else here would read until undo.
+        let store_access = self.store.give_back_access();
         let mut found = match self.verify_once() {
             // A command may only have taken the owner's access to part of `.git`.
             Err(error) => {
@@ -837,6 +847,14 @@ impl Session {
         if !self.git_access_unreported.is_empty() {
             let paths = std::mem::take(&mut self.git_access_unreported);
             found.insert(0, Tampering::AccessGivenBack { paths });
+        }
+        if !store_access.is_empty() {
+            found.insert(
+                0,
+                Tampering::StoreAccessGivenBack {
+                    paths: store_access,
+                },
+            );
         }
         Ok(found)
     }

@@ -24,6 +24,7 @@ use std::thread::JoinHandle;
 
 use git2::{ObjectType, Oid, Repository};
 
+use crate::access;
 use crate::clean::Probe;
 use crate::error::GitContext;
 use crate::{Error, paths};
@@ -82,8 +83,20 @@ impl Store {
         Store::open_dir(root, &location(root)?)
     }
 
+    /// Gives the owner back the access a command took to the store or to a
+    /// directory above it (see [`access::give_back_kept`]); returns the paths
+    /// that changed.
+    pub(crate) fn give_back_access(&self) -> Vec<PathBuf> {
+        access::give_back_kept(&self.dir)
+    }
+
     /// The store at `dir`, if there is one there for `root`.
+    ///
+    /// Under Landlock a command may have taken the owner's access to it
+    /// (Landlock does not cover modes): `chmod 000` of the store made the run
+    /// look as if it had never been recorded. That access is given back first.
     fn open_dir(root: &Path, dir: &Path) -> Result<Option<Store>, Error> {
+        access::give_back_kept(dir);
         let named = dir.join(WORKSPACE_FILE);
         let Ok(recorded) = fs::read(&named) else {
             return Ok(None);

@@ -222,3 +222,34 @@ fn a_users_own_unreadable_file_before_the_run_is_left_as_it_is() {
     );
     chmod(&repo, "private.txt", 0o600);
 }
+
+/// Landlock does not cover modes: a command could `chmod 000` the undo store,
+/// and the run then looked as if it had never been recorded.
+#[test]
+fn a_store_made_unreadable_is_given_back_and_the_run_still_undone() {
+    let repo = project();
+    let (id, store) = as_the_owner_only(|| {
+        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        session.wait_for_store().unwrap();
+        let store = session.store_dir().to_path_buf();
+        repo.write("a.txt", "changed\n");
+        fs::set_permissions(store.join("objects"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::set_permissions(&store, fs::Permissions::from_mode(0o000)).unwrap();
+        let found = session.verify().unwrap();
+        assert_eq!(
+            found,
+            [Tampering::StoreAccessGivenBack {
+                paths: vec![store.clone(), store.join("objects")]
+            }]
+        );
+        session.checkpoint("step").unwrap().unwrap();
+        (session.id().clone(), store)
+    });
+    // Taken again after the run: undo, in a process of its own, gives it back.
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o000)).unwrap();
+    as_the_owner_only(|| {
+        let mut session = Session::open(&repo.root, &id).unwrap();
+        session.undo(Force::No).unwrap();
+    });
+    assert_eq!(repo.read("a.txt"), "a\n");
+}

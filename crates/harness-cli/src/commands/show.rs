@@ -134,7 +134,7 @@ fn render(out: &mut Out, record: &Record, style: Style, full: bool) -> io::Resul
             command, findings, ..
         } => {
             out.line(&style.yellow(&shown!(
-                "! the command `{}` changed .git, which is not allowed:",
+                "! the command `{}` changed what undo relies on, which is not allowed:",
                 Shown::line(command)
             )))?;
             for finding in findings {
