@@ -253,3 +253,43 @@ fn a_store_made_unreadable_is_given_back_and_the_run_still_undone() {
     });
     assert_eq!(repo.read("a.txt"), "a\n");
 }
+
+/// `.git` itself still opens, but its objects cannot be read: the check after
+/// the command fails, gives the access back, and checks again.
+#[test]
+fn git_objects_made_unreadable_are_given_back_when_the_check_fails() {
+    let repo = project();
+    as_the_owner_only(|| {
+        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        session.wait_for_store().unwrap();
+        chmod(&repo, ".git/objects", 0o000);
+        let found = session.verify().unwrap();
+        assert_eq!(
+            found,
+            [Tampering::AccessGivenBack {
+                paths: paths(&[".git/objects"])
+            }]
+        );
+    });
+    assert_eq!(mode(&repo, ".git/objects"), 0o700);
+}
+
+#[test]
+fn a_long_list_of_paths_given_back_names_twenty_and_counts_the_rest() {
+    let paths: Vec<PathBuf> = (10..31)
+        .map(|n| PathBuf::from(format!(".git/{n}")))
+        .collect();
+    let text = Tampering::AccessGivenBack {
+        paths: paths[..20].to_vec(),
+    }
+    .to_string();
+    assert!(
+        text.ends_with(".git/29 was taken (chmod); given back"),
+        "{text}"
+    );
+    let text = Tampering::AccessGivenBack { paths }.to_string();
+    assert!(
+        text.ends_with(".git/29 and 1 more was taken (chmod); given back"),
+        "{text}"
+    );
+}
