@@ -58,6 +58,19 @@ pub(crate) fn give_back(root: &Path, path: &Path, need: Need) -> io::Result<bool
     set(&full, need)
 }
 
+/// Gives the owner back search on each directory above `path` (the
+/// workspace), so that the harness can reach it again; returns the
+/// directories that changed, from the top.
+pub(crate) fn give_back_above(path: &Path) -> Vec<PathBuf> {
+    let mut above: Vec<&Path> = path.ancestors().skip(1).collect();
+    above.reverse();
+    above
+        .into_iter()
+        .filter(|dir| set(dir, Need::Pass).unwrap_or(false))
+        .map(Path::to_path_buf)
+        .collect()
+}
+
 /// Gives the owner back access to the directory `dir` outside the workspace
 /// that the harness keeps (the undo store) and to everything in it (read on
 /// files; read, write and search on directories), the same on the directory
@@ -66,17 +79,14 @@ pub(crate) fn give_back(root: &Path, path: &Path, need: Need) -> io::Result<bool
 /// paths that changed. A symlink on the way is followed, as the harness's own
 /// opening of `dir` does; its mode is not changed.
 pub(crate) fn give_back_kept(dir: &Path) -> Vec<PathBuf> {
-    let mut above: Vec<&Path> = dir.ancestors().skip(1).collect();
-    above.reverse();
+    let Some(holder) = dir.parent() else {
+        return Vec::new();
+    };
+    let mut changed = give_back_above(holder);
     // The directory holding it is the harness's too (every workspace's store).
-    let holder = above.pop();
-    let mut changed: Vec<PathBuf> = above
-        .into_iter()
-        .map(|path| (path, Need::Pass))
-        .chain(holder.map(|path| (path, Need::Change)))
-        .filter(|(path, need)| set(path, *need).unwrap_or(false))
-        .map(|(path, _)| path.to_path_buf())
-        .collect();
+    if set(holder, Need::Change).unwrap_or(false) {
+        changed.push(holder.to_path_buf());
+    }
     if fs::symlink_metadata(dir).is_ok() {
         changed.extend(give_back_below(dir, Need::Change, |_, _| true));
     }

@@ -122,10 +122,11 @@ pub enum Tampering {
         /// The paths, sorted.
         paths: Vec<PathBuf>,
     },
-    /// The owner's access to the harness's store, or to a directory above it,
-    /// was taken (`chmod 000 ~/.local/state/harness`, which Landlock does not
-    /// refuse); it was given back.
-    StoreAccessGivenBack {
+    /// The owner's access to what undo relies on outside the workspace was
+    /// taken: the harness's store or a directory above it (`chmod 000
+    /// ~/.local/state/harness`, which Landlock does not refuse), or a directory
+    /// above the workspace; it was given back.
+    OutsideAccessGivenBack {
         /// The paths, absolute.
         paths: Vec<PathBuf>,
     },
@@ -151,7 +152,7 @@ impl std::fmt::Display for Tampering {
                 f,
                 "the objects of {name} were removed; restored from the harness's store"
             ),
-            Tampering::AccessGivenBack { paths } | Tampering::StoreAccessGivenBack { paths } => {
+            Tampering::AccessGivenBack { paths } | Tampering::OutsideAccessGivenBack { paths } => {
                 f.write_str("the owner's access to ")?;
                 for (i, path) in paths.iter().take(crate::error::LISTED_PATHS).enumerate() {
                     if i > 0 {
@@ -833,7 +834,8 @@ impl Session {
         self.wait_for_store()?;
         // Landlock does not cover modes: a command may have taken the owner's
         // access to the store, which nothing else here would read until undo.
-        let store_access = self.store.give_back_access();
+        let mut outside = access::give_back_above(&self.root);
+        outside.extend(self.store.give_back_access());
         let mut found = match self.verify_once() {
             // A command may only have taken the owner's access to part of `.git`.
             Err(error) => {
@@ -848,13 +850,8 @@ impl Session {
             let paths = std::mem::take(&mut self.git_access_unreported);
             found.insert(0, Tampering::AccessGivenBack { paths });
         }
-        if !store_access.is_empty() {
-            found.insert(
-                0,
-                Tampering::StoreAccessGivenBack {
-                    paths: store_access,
-                },
-            );
+        if !outside.is_empty() {
+            found.insert(0, Tampering::OutsideAccessGivenBack { paths: outside });
         }
         Ok(found)
     }

@@ -238,7 +238,7 @@ fn a_store_made_unreadable_is_given_back_and_the_run_still_undone() {
         let found = session.verify().unwrap();
         assert_eq!(
             found,
-            [Tampering::StoreAccessGivenBack {
+            [Tampering::OutsideAccessGivenBack {
                 paths: vec![store.clone(), store.join("objects")]
             }]
         );
@@ -292,4 +292,30 @@ fn a_long_list_of_paths_given_back_names_twenty_and_counts_the_rest() {
         text.ends_with(".git/29 and 1 more was taken (chmod); given back"),
         "{text}"
     );
+}
+
+/// A directory above the workspace made unsearchable would leave the harness
+/// unable to reach the workspace at all: given back after the command too.
+#[test]
+fn a_directory_above_the_workspace_made_unsearchable_is_given_back() {
+    let repo = project();
+    let parent = repo.root.parent().unwrap().to_path_buf();
+    as_the_owner_only(|| {
+        let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
+        session.wait_for_store().unwrap();
+        repo.write("a.txt", "changed\n");
+        fs::set_permissions(&parent, fs::Permissions::from_mode(0o600)).unwrap();
+        let found = session.verify().unwrap();
+        assert_eq!(
+            found,
+            [Tampering::OutsideAccessGivenBack {
+                paths: vec![parent.clone()]
+            }]
+        );
+        session.checkpoint("step").unwrap().unwrap();
+        session.undo(Force::No).unwrap();
+    });
+    assert_eq!(repo.read("a.txt"), "a\n");
+    let mode = fs::metadata(&parent).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "search given back, nothing else");
 }
