@@ -61,10 +61,14 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            workspace ($XDG_STATE_HOME/harness), so `harness undo` restores the\n\
          \x20            pre-run files even after a command deleted the run's refs or .git (a\n\
          \x20            deleted .git loses the index and history); refs a command removes are\n\
-         \x20            put back after it; ignored files the file tools write are saved first\n\
-         \x20            (harness-undo::undo_restores_the_user_and_redo_the_agent_exactly,\n\
+         \x20            put back after it, and access it takes with chmod (to the workspace,\n\
+         \x20            .git or the store) is given back; ignored files the file tools write\n\
+         \x20            are saved first; files over 64 MiB a command writes are left out\n\
+         \x20            and named (harness-undo::undo_restores_the_user_and_redo_the_agent_exactly,\n\
          \x20            harness-undo::undo_after_rm_rf_git_restores_the_working_tree_from_the_store,\n\
-         \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit)\n\
+         \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit,\n\
+         \x20            harness-undo::a_store_made_unreadable_is_given_back_and_the_run_still_undone,\n\
+         \x20            harness-cli::a_file_too_large_to_record_is_named_and_never_read_whole)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
          \x20            store's; ignored files commands change (build outputs) are not\n\
