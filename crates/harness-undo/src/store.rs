@@ -94,11 +94,17 @@ impl Store {
     ///
     /// Under Landlock a command may have taken the owner's access to it
     /// (Landlock does not cover modes): `chmod 000` of the store made the run
-    /// look as if it had never been recorded. That access is given back first.
+    /// look as if it had never been recorded. When the store cannot be read,
+    /// that access is given back and it is read again. (What a command took
+    /// deeper inside, [`Session::verify`](crate::Session::verify) gives back
+    /// before undo and redo use it.)
     fn open_dir(root: &Path, dir: &Path) -> Result<Option<Store>, Error> {
-        access::give_back_kept(dir);
         let named = dir.join(WORKSPACE_FILE);
-        let Ok(recorded) = fs::read(&named) else {
+        let mut read = fs::read(&named);
+        if read.is_err() && !access::give_back_kept(dir).is_empty() {
+            read = fs::read(&named);
+        }
+        let Ok(recorded) = read else {
             return Ok(None);
         };
         let recorded = recorded.strip_suffix(b"\n").unwrap_or(&recorded);
