@@ -160,10 +160,11 @@ const OPENAT2: u32 = 437;
 const FCHMODAT2: u32 = 452;
 /// The setuid and setgid bits of a mode.
 const SET_ID_BITS: u32 = 0o6000;
-/// The flags with which `open` and `openat` create a file: `O_CREAT`, and
-/// `__O_TMPFILE` alone (`O_TMPFILE` also holds `O_DIRECTORY`, which opening
-/// a directory sets). The same in every table this filter knows.
-const CREATING_FLAGS: u32 = 0o100 | 0o2000_0000;
+/// The flags with which `open` and `openat` create a file: `O_CREAT`
+/// (`0o100`), and `__O_TMPFILE` alone (`0o2000_0000`; `O_TMPFILE` also holds
+/// `O_DIRECTORY`, which opening a directory sets). The same in every table
+/// this filter knows.
+const CREATING_FLAGS: u32 = 0o2000_0100;
 /// `socketcall`'s first argument for `socket`.
 const SYS_SOCKET: u32 = 1;
 
@@ -465,6 +466,9 @@ mod tests {
             NO_SUCH_CALL,
             libc::SECCOMP_RET_ERRNO | libc::ENOSYS.unsigned_abs()
         );
+        let creating = libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY);
+        assert_eq!(CREATING_FLAGS, creating.unsigned_abs());
+        assert_eq!(SET_ID_BITS, libc::S_ISUID | libc::S_ISGID);
     }
 
     #[test]
