@@ -80,7 +80,8 @@ pub(crate) fn visit(
         .filter(|name| name != ".")
         .collect();
     let mut dir = workspace.open_dir(".")?;
-    let mut levels = vec![Level::of(&dir)];
+    let mut ignore_budget = MAX_IGNORE_BYTES_PER_WALK;
+    let mut levels = vec![Level::of(&dir, &mut ignore_budget)];
     for (index, name) in names.iter().enumerate() {
         let is_last = index + 1 == names.len();
         let kind = kind_of(&dir, name);
@@ -98,10 +99,11 @@ pub(crate) fn visit(
             return Ok(());
         }
         dir = dir.open_dir(name)?;
-        levels.push(Level::of(&dir));
+        levels.push(Level::of(&dir, &mut ignore_budget));
     }
     let mut walk = Walk {
         levels,
+        ignore_budget,
         target_depth: names.len(),
         names,
         max_depth,
@@ -115,6 +117,8 @@ pub(crate) fn visit(
 struct Walk<'v, V> {
     /// The ignore files of every directory from the root to the current one.
     levels: Vec<Level>,
+    /// Bytes of ignore files the walk may still read ([`MAX_IGNORE_BYTES_PER_WALK`]).
+    ignore_budget: u64,
     /// The current directory's path from the root.
     names: Vec<String>,
     /// How many levels below the target to go.
@@ -152,7 +156,7 @@ impl<V: FnMut(&Entry, &WorkspaceDir<'_>) -> ControlFlow<()>> Walk<'_, V> {
                 // A directory that cannot be opened (swapped for a link since it was listed,
                 // say) is left out.
                 if let Some(child) = descend.then(|| dir.open_dir(name).ok()).flatten() {
-                    self.levels.push(Level::of(&child));
+                    self.levels.push(Level::of(&child, &mut self.ignore_budget));
                     let flow = self.directory(&child);
                     self.levels.pop();
                     flow?;
@@ -178,32 +182,66 @@ struct Level {
 }
 
 impl Level {
-    /// Reads the ignore files of `dir` through its handle (a missing or unreadable one
-    /// ignores nothing).
-    fn of(dir: &WorkspaceDir<'_>) -> Level {
+    /// Reads the ignore files of `dir` through its handle, taking their size from
+    /// `budget` (a missing or unreadable one, or one too large for the file limit or the
+    /// budget left, ignores nothing).
+    fn of(dir: &WorkspaceDir<'_>, budget: &mut u64) -> Level {
         let has_git = dir.metadata(".git").is_ok();
         let exclude = has_git
             .then(|| {
                 let info = dir.open_dir(".git").and_then(|git| git.open_dir("info"));
-                info.and_then(|info| info.read("exclude")).ok()
+                info.ok()
+                    .and_then(|info| read_ignore_file(&info, "exclude", budget))
             })
             .flatten();
         Level {
-            ignore: compile(dir.read(".ignore").ok()),
-            gitignore: compile(dir.read(".gitignore").ok()),
+            ignore: compile(read_ignore_file(dir, ".ignore", budget)),
+            gitignore: compile(read_ignore_file(dir, ".gitignore", budget)),
             exclude: compile(exclude),
             has_git,
         }
     }
 }
 
-/// A matcher of the lines of an ignore file; a line that is not a valid glob is skipped, as
-/// git and ripgrep skip it.
+/// The largest ignore file the walk reads (256 KiB); a larger one ignores nothing.
+///
+/// A command can write an ignore file of any size (`truncate -s 2G .gitignore` takes no
+/// disk), and compiling its lines as globs costs memory many times their length: a 200 MB
+/// `.gitignore` of zero bytes had one `list_dir` take 15 GB and 55 s, a 2 GB one the whole
+/// machine, and 256 KiB of the costliest globs (`*a*a*a…`) take some 180 MB and a second
+/// in a debug build. Real ones are kilobytes. Leaving one out shows more entries, never
+/// fewer: what keeps a file from the model is the deny rules, not the ignore files.
+const MAX_IGNORE_FILE_BYTES: u64 = 256 * 1024;
+
+/// The ignore files one walk reads in all (4 MiB): a command can put the largest one in
+/// every directory, and then each directory would cost as much again.
+const MAX_IGNORE_BYTES_PER_WALK: u64 = 4 * 1024 * 1024;
+
+/// The longest line of an ignore file the walk compiles: no pattern of a path is longer
+/// than a path (4096 bytes on Linux), and a longer line would only cost memory.
+const MAX_IGNORE_LINE_BYTES: usize = 4096;
+
+/// The ignore file `name` in `dir`, if it is there, readable, no larger than
+/// [`MAX_IGNORE_FILE_BYTES`] and than the `budget` left, which it then takes from.
+fn read_ignore_file(dir: &WorkspaceDir<'_>, name: &str, budget: &mut u64) -> Option<Vec<u8>> {
+    let metadata = dir.metadata(name).ok()?;
+    if !metadata.is_file() || metadata.len() > MAX_IGNORE_FILE_BYTES.min(*budget) {
+        return None;
+    }
+    let contents = dir.read(name).ok()?;
+    *budget = budget.saturating_sub(contents.len() as u64);
+    Some(contents)
+}
+
+/// A matcher of the lines of an ignore file; a line that is not a valid glob, or longer
+/// than [`MAX_IGNORE_LINE_BYTES`], is skipped, as git and ripgrep skip an invalid one.
 fn compile(contents: Option<Vec<u8>>) -> Gitignore {
     let mut builder = GitignoreBuilder::new(".");
     if let Some(contents) = contents {
         for line in String::from_utf8_lossy(&contents).lines() {
-            let _ = builder.add_line(None, line);
+            if line.len() <= MAX_IGNORE_LINE_BYTES {
+                let _ = builder.add_line(None, line);
+            }
         }
     }
     builder.build().unwrap_or_else(|_| Gitignore::empty())

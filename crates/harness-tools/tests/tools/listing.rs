@@ -333,3 +333,88 @@ fn the_ignore_files_of_an_outer_repository_stop_at_a_nested_one() {
         ".gitignore\nnested/\nnested/b.log\nnested/b.tmp\nplain/\n"
     );
 }
+
+/// An ignore file padded to `len` bytes with comment lines after `rules`.
+fn padded(rules: &str, len: usize) -> Vec<u8> {
+    let mut contents = rules.as_bytes().to_vec();
+    while contents.len() < len {
+        let line = "# padding\n".as_bytes();
+        let take = line.len().min(len - contents.len());
+        if take < line.len() {
+            contents.resize(len, b'#');
+        } else {
+            contents.extend_from_slice(line);
+        }
+    }
+    contents
+}
+
+/// A command can write an ignore file of any size (`truncate -s 2G .gitignore`), and its
+/// lines compiled as globs cost memory many times their size: one over 256 KiB ignores
+/// nothing, rather than take the machine's memory.
+#[test]
+fn an_ignore_file_over_256_kib_is_not_read_and_ignores_nothing() {
+    const LIMIT: usize = 256 * 1024;
+    let fixture = Fixture::new();
+    fixture
+        .file("at/.gitignore", padded("built.o\n", LIMIT))
+        .file("at/built.o", "")
+        .file("over/.gitignore", padded("built.o\n", LIMIT + 1))
+        .file("over/built.o", "");
+    let result = fixture.call("list_dir", json!({"depth": 2}));
+    assert_eq!(
+        ok(&result),
+        "at/\nat/.gitignore\nover/\nover/.gitignore\nover/built.o\n"
+    );
+    // Sparse, of any size: never read at all.
+    let huge = std::fs::OpenOptions::new()
+        .write(true)
+        .open(fixture.path("over/.gitignore"))
+        .expect("the file");
+    huge.set_len(1 << 40).expect("a sparse terabyte");
+    let result = fixture.call("list_dir", json!({"depth": 2}));
+    assert!(ok(&result).contains("over/built.o"), "{}", ok(&result));
+}
+
+/// No pattern of a path is longer than a path: a longer line is skipped, its neighbours kept.
+#[test]
+fn an_ignore_line_longer_than_a_path_is_skipped() {
+    let fixture = Fixture::new();
+    let star = |n: usize| "*".repeat(n);
+    fixture
+        .file("long/.gitignore", format!("{}\nbuilt.o\n", star(4097)))
+        .file("long/built.o", "")
+        .file("long/kept.txt", "")
+        .file("path/.gitignore", format!("{}\n", star(4096)))
+        .file("path/hidden.txt", "");
+    let result = fixture.call("list_dir", json!({"depth": 2}));
+    assert_eq!(
+        ok(&result),
+        "long/\nlong/.gitignore\nlong/kept.txt\npath/\n"
+    );
+}
+
+/// A command can put the largest ignore file in every directory: one walk reads 4 MiB of
+/// them in all, then no more.
+#[test]
+fn one_walk_reads_at_most_4_mib_of_ignore_files() {
+    let fixture = Fixture::new();
+    for n in 0..17 {
+        fixture
+            .file(
+                &format!("d{n:02}/.gitignore"),
+                padded("built.o\n", 256 * 1024),
+            )
+            .file(&format!("d{n:02}/built.o"), "");
+    }
+    let listed = fixture.call("list_dir", json!({"depth": 2}));
+    let shown: Vec<&str> = ok(&listed)
+        .lines()
+        .filter(|line| line.ends_with("built.o"))
+        .collect();
+    assert_eq!(
+        shown,
+        ["d16/built.o"],
+        "the 17th directory's file is past the budget"
+    );
+}
