@@ -247,6 +247,13 @@ struct PassCounts {
 fn run_pass(root: &Path, krate: &str, options: &Options, pass: &Pass) -> Result<PassCounts> {
     let output = root.join("target").join("mutants").join(&pass.output);
     fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
+    // A run with no mutant to test (an --in-diff that touches none) writes no lists, and
+    // the last run's would then be read as this one's.
+    let results = output.join("mutants.out");
+    if results.exists() {
+        fs::remove_dir_all(&results)
+            .with_context(|| format!("removing the last results, {}", results.display()))?;
+    }
 
     let mut command = if pass.isolated {
         isolated_command()?
@@ -287,7 +294,6 @@ fn run_pass(root: &Path, krate: &str, options: &Options, pass: &Pass) -> Result<
     let status = command
         .status()
         .context("running cargo mutants (is it installed?)")?;
-    let results = output.join("mutants.out");
     // cargo-mutants: 0 all caught, 2 some missed, 3 some timed out. Anything
     // else means the mutants were not all tested, so the counts would lie.
     match status.code() {
