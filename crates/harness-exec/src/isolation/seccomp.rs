@@ -130,11 +130,12 @@ struct Arch {
     keyrings: [u32; 3],
     /// The native `prlimit64`.
     prlimit: u32,
-    /// The native calls that set a mode, each with the argument that holds it.
+    /// The native calls whose mode always counts (they set one, or always
+    /// create a file), each with the argument that holds it.
     set_mode: &'static [(u32, u32)],
-    /// The native calls that may create a file, with the arguments that hold
-    /// their flags (`None`: they always create) and mode.
-    create: &'static [(u32, Option<u32>, u32)],
+    /// The native calls that create a file only with some flags, with the
+    /// arguments that hold their flags and mode.
+    open: &'static [(u32, u32, u32)],
     /// Set in every x32 system call number (x86-64 only), which otherwise
     /// shares the native numbers this filter looks at.
     x32_bit: u32,
@@ -144,10 +145,10 @@ struct Arch {
     compat_keyrings: [u32; 3],
     /// The 32-bit table's `prlimit64`.
     compat_prlimit: u32,
-    /// The 32-bit table's calls that set a mode, as `set_mode`.
+    /// The 32-bit table's calls whose mode always counts, as `set_mode`.
     compat_set_mode: &'static [(u32, u32)],
-    /// The 32-bit table's calls that may create a file, as `create`.
-    compat_create: &'static [(u32, Option<u32>, u32)],
+    /// The 32-bit table's calls that create a file with some flags, as `open`.
+    compat_open: &'static [(u32, u32, u32)],
     /// The 32-bit table's `socketcall`, where it has one.
     compat_socketcall: Option<u32>,
 }
@@ -177,28 +178,32 @@ impl Arch {
                 socket: 41,
                 keyrings: [248, 249, 250],
                 prlimit: 302,
-                // chmod, fchmod, fchmodat, fchmodat2.
-                set_mode: &[(90, 1), (91, 1), (268, 2), (FCHMODAT2, 2)],
-                // open, openat, creat, mknod, mknodat.
-                create: &[
-                    (2, Some(1), 2),
-                    (257, Some(2), 3),
-                    (85, None, 1),
-                    (133, None, 1),
-                    (259, None, 2),
+                // chmod, fchmod, fchmodat, fchmodat2, creat, mknod, mknodat.
+                set_mode: &[
+                    (90, 1),
+                    (91, 1),
+                    (268, 2),
+                    (FCHMODAT2, 2),
+                    (85, 1),
+                    (133, 1),
+                    (259, 2),
                 ],
+                // open, openat.
+                open: &[(2, 1, 2), (257, 2, 3)],
                 x32_bit: 0x4000_0000,
                 compat_socket: 359,
                 compat_keyrings: [286, 287, 288],
                 compat_prlimit: 340,
-                compat_set_mode: &[(15, 1), (94, 1), (306, 2), (FCHMODAT2, 2)],
-                compat_create: &[
-                    (5, Some(1), 2),
-                    (295, Some(2), 3),
-                    (8, None, 1),
-                    (14, None, 1),
-                    (297, None, 2),
+                compat_set_mode: &[
+                    (15, 1),
+                    (94, 1),
+                    (306, 2),
+                    (FCHMODAT2, 2),
+                    (8, 1),
+                    (14, 1),
+                    (297, 2),
                 ],
+                compat_open: &[(5, 1, 2), (295, 2, 3)],
                 compat_socketcall: Some(102),
             })
         } else if cfg!(all(target_arch = "aarch64", target_endian = "little")) {
@@ -208,22 +213,25 @@ impl Arch {
                 socket: 198,
                 keyrings: [217, 218, 219],
                 prlimit: 261,
-                // fchmod, fchmodat, fchmodat2: no chmod in this table.
-                set_mode: &[(52, 1), (53, 2), (FCHMODAT2, 2)],
-                // openat, mknodat: no open, creat or mknod.
-                create: &[(56, Some(2), 3), (33, None, 2)],
+                // fchmod, fchmodat, fchmodat2, mknodat: no chmod, creat or mknod
+                // in this table.
+                set_mode: &[(52, 1), (53, 2), (FCHMODAT2, 2), (33, 2)],
+                // openat: no open.
+                open: &[(56, 2, 3)],
                 x32_bit: 0,
                 compat_socket: 281,
                 compat_keyrings: [309, 310, 311],
                 compat_prlimit: 369,
-                compat_set_mode: &[(15, 1), (94, 1), (333, 2), (FCHMODAT2, 2)],
-                compat_create: &[
-                    (5, Some(1), 2),
-                    (322, Some(2), 3),
-                    (8, None, 1),
-                    (14, None, 1),
-                    (324, None, 2),
+                compat_set_mode: &[
+                    (15, 1),
+                    (94, 1),
+                    (333, 2),
+                    (FCHMODAT2, 2),
+                    (8, 1),
+                    (14, 1),
+                    (324, 2),
                 ],
+                compat_open: &[(5, 1, 2), (322, 2, 3)],
                 compat_socketcall: None,
             })
         } else {
@@ -242,7 +250,7 @@ impl Arch {
         }
         checks.extend(refusals(&self.keyrings, REFUSE));
         checks.extend(only_on_itself(self.prlimit));
-        checks.extend(set_id_refusals(self.set_mode, self.create));
+        checks.extend(set_id_refusals(self.set_mode, self.open));
         let Some(network) = network else {
             checks.push(ret(ALLOW));
             return checks;
@@ -292,7 +300,7 @@ impl Arch {
         let mut checks = vec![load(NR)];
         checks.extend(refusals(&self.compat_keyrings, REFUSE));
         checks.extend(only_on_itself(self.compat_prlimit));
-        checks.extend(set_id_refusals(self.compat_set_mode, self.compat_create));
+        checks.extend(set_id_refusals(self.compat_set_mode, self.compat_open));
         if sockets_filtered {
             checks.extend([
                 jump_if(IO_URING_SETUP, 0, 1),
@@ -338,49 +346,38 @@ fn only_on_itself(call: u32) -> [sock_filter; 5] {
 
 /// The checks that keep a command from making a setuid or setgid file
 /// through the calls of one table (the number loaded): `openat2` refused as
-/// unknown, each of `set_mode` answered by its mode, and each of `create` by
-/// its mode when its flags create a file. Other calls go on with their
-/// number still loaded.
-fn set_id_refusals(
-    set_mode: &[(u32, u32)],
-    create: &[(u32, Option<u32>, u32)],
-) -> Vec<sock_filter> {
+/// unknown, each of `set_mode` answered by its mode, and each of `open` by its
+/// mode when its flags create a file. Other calls go on with their number
+/// still loaded.
+fn set_id_refusals(set_mode: &[(u32, u32)], open: &[(u32, u32, u32)]) -> Vec<sock_filter> {
     let mut checks = vec![jump_if(OPENAT2, 0, 1), ret(NO_SUCH_CALL)];
     for &(call, mode) in set_mode {
-        checks.extend([
-            jump_if(call, 0, 5),
-            load(arg(mode)),
-            and(SET_ID_BITS),
-            jump_if(0, 0, 1),
-            ret(ALLOW),
-            ret(REFUSE),
-        ]);
+        checks.push(jump_if(call, 0, 5));
+        checks.extend(by_mode(mode));
     }
-    for &(call, flags, mode) in create {
-        match flags {
-            Some(flags) => checks.extend([
-                jump_if(call, 0, 8),
-                load(arg(flags)),
-                and(CREATING_FLAGS),
-                // Not creating: the mode is not read, whatever it holds.
-                jump_if(0, 3, 0),
-                load(arg(mode)),
-                and(SET_ID_BITS),
-                jump_if(0, 0, 1),
-                ret(ALLOW),
-                ret(REFUSE),
-            ]),
-            None => checks.extend([
-                jump_if(call, 0, 5),
-                load(arg(mode)),
-                and(SET_ID_BITS),
-                jump_if(0, 0, 1),
-                ret(ALLOW),
-                ret(REFUSE),
-            ]),
-        }
+    for &(call, flags, mode) in open {
+        checks.extend([
+            jump_if(call, 0, 8),
+            load(arg(flags)),
+            and(CREATING_FLAGS),
+            // Not creating: the mode is not read, whatever it holds.
+            jump_if(0, 3, 0),
+        ]);
+        checks.extend(by_mode(mode));
     }
     checks
+}
+
+/// Returns allowed when argument `mode` holds neither the setuid nor the
+/// setgid bit, refused when it holds either.
+fn by_mode(mode: u32) -> [sock_filter; 5] {
+    [
+        load(arg(mode)),
+        and(SET_ID_BITS),
+        jump_if(0, 0, 1),
+        ret(ALLOW),
+        ret(REFUSE),
+    ]
 }
 
 /// The classic BPF instructions the filter is made of (`linux/filter.h`),
