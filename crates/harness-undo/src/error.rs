@@ -367,9 +367,11 @@ impl<T> GitContext<T> for Result<T, git2::Error> {
 }
 
 /// Up to [`LISTED_PATHS`] paths joined by commas, then how many more.
-struct PathListing<'a> {
-    paths: &'a [PathBuf],
-    count: usize,
+pub(crate) struct PathListing<'a> {
+    /// The paths, of which the first [`LISTED_PATHS`] are shown.
+    pub(crate) paths: &'a [PathBuf],
+    /// How many there are in all.
+    pub(crate) count: usize,
 }
 
 impl fmt::Display for PathListing<'_> {

@@ -30,18 +30,15 @@ pub(crate) struct Plan {
 impl Plan {
     /// Every directory (relative to the top level, the top level itself
     /// included) in which the plan removes or writes an entry, or removes one
-    /// left empty, and the displaced files it saves: what the harness's user
-    /// must be able to change, or read.
-    pub(crate) fn touched(&self) -> (BTreeSet<PathBuf>, &[PathBuf]) {
-        let directories = self
-            .removed
+    /// left empty: what the harness's user must be able to change.
+    pub(crate) fn directories(&self) -> BTreeSet<PathBuf> {
+        self.removed
             .iter()
             .chain(&self.written)
             .chain(&self.displaced)
             .flat_map(|path| path.ancestors().skip(1))
             .map(Path::to_path_buf)
-            .collect();
-        (directories, &self.displaced)
+            .collect()
     }
 }
 

@@ -8,7 +8,7 @@ use git2::{Oid, Repository};
 
 use crate::clean::Probe;
 use crate::diff::{self, Diff};
-use crate::error::GitContext;
+use crate::error::{GitContext, PathListing};
 use crate::fill;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
@@ -153,17 +153,14 @@ impl std::fmt::Display for Tampering {
                 "the objects of {name} were removed; restored from the harness's store"
             ),
             Tampering::AccessGivenBack { paths } | Tampering::OutsideAccessGivenBack { paths } => {
-                f.write_str("the owner's access to ")?;
-                for (i, path) in paths.iter().take(crate::error::LISTED_PATHS).enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{}", path.display())?;
-                }
-                if paths.len() > crate::error::LISTED_PATHS {
-                    write!(f, " and {} more", paths.len() - crate::error::LISTED_PATHS)?;
-                }
-                f.write_str(" was taken (chmod); given back")
+                let listing = PathListing {
+                    paths,
+                    count: paths.len(),
+                };
+                write!(
+                    f,
+                    "the owner's access to {listing} was taken (chmod); given back"
+                )
             }
         }
     }
@@ -839,7 +836,7 @@ impl Session {
         let mut found = match self.verify_once() {
             // A command may only have taken the owner's access to part of `.git`.
             Err(error) => {
-                if self.give_back_git_access().is_empty() {
+                if !self.give_back_git_access() {
                     return Err(error);
                 }
                 self.verify_once()?
@@ -1243,8 +1240,7 @@ impl Session {
         }
         let mut given = Vec::new();
         let found = workspace_repo(&self.root, &self.store, &mut given)?;
-        self.access_given_back.extend(given.iter().cloned());
-        self.git_access_unreported.extend(given);
+        self.note_git_access(given);
         if found.is_some() {
             return Ok(true);
         }
@@ -1256,13 +1252,21 @@ impl Session {
     }
 
     /// Gives the owner back access to everything in the workspace's `.git`
-    /// (see [`access`]); returns what changed, relative to the top level, and
-    /// keeps it to report.
-    fn give_back_git_access(&mut self) -> Vec<PathBuf> {
+    /// (see [`access`]); true if and only if anything changed, which is kept
+    /// to report.
+    fn give_back_git_access(&mut self) -> bool {
         let given = give_back_git_access(&self.root);
+        let changed = !given.is_empty();
+        self.note_git_access(given);
+        changed
+    }
+
+    /// Keeps `given`, paths in `.git` whose access was given back, for
+    /// [`Session::access_given_back`] and for the next [`Session::verify`] to
+    /// report.
+    fn note_git_access(&mut self, given: Vec<PathBuf>) {
         self.access_given_back.extend(given.iter().cloned());
-        self.git_access_unreported.extend(given.iter().cloned());
-        given
+        self.git_access_unreported.extend(given);
     }
 
     /// Gives the owner back what a restore by `plan` needs: to change every
@@ -1270,12 +1274,12 @@ impl Session {
     /// a directory a command made read-only (`chmod 555 src`) does not stop
     /// the restore halfway. A directory that is not there yet is made by it.
     fn give_back_access_to_change(&mut self, plan: &restore::Plan) -> Result<(), Error> {
-        let (directories, displaced) = plan.touched();
+        let directories = plan.directories();
         let needs = directories
             .iter()
             .map(|dir| (dir.as_path(), access::Need::Change))
             .chain(
-                displaced
+                plan.displaced
                     .iter()
                     .map(|file| (file.as_path(), access::Need::Read)),
             );
