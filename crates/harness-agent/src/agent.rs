@@ -1403,14 +1403,7 @@ impl Run<'_> {
             "saving {path} before step {} failed: {error}",
             self.counts.step
         ));
-        Some(ToolResult::failure(
-            &call.name,
-            &path,
-            &format!(
-                "{path} was not changed: its current content could not be saved for undo \
-                 first ({error}). Change another file, or leave this one as it is."
-            ),
-        ))
+        Some(ToolResult::unsaved(&call.name, &path, &error.to_string()))
     }
 
     /// Shows and records `call` as refused with `result`, without running it.

@@ -67,9 +67,22 @@ impl ToolResult {
         }
     }
 
-    /// A failed result: `message` is prefixed with `Error: `. Also for a caller that
-    /// refuses a call before the tool runs.
-    pub fn failure(tool: &str, target: &str, message: &str) -> ToolResult {
+    /// A write of `path` by `tool` that its caller refused before the tool ran, because
+    /// the undo record it keeps could not save the file's current content first (`why`):
+    /// a file no undo could bring back is not written.
+    pub fn unsaved(tool: &str, path: &str, why: &str) -> ToolResult {
+        ToolResult::failure(
+            tool,
+            path,
+            &format!(
+                "{path} was not changed: its current content could not be saved for undo \
+                 first ({why}). Change another file, or leave this one as it is."
+            ),
+        )
+    }
+
+    /// A failed result: `message` is prefixed with `Error: `.
+    pub(crate) fn failure(tool: &str, target: &str, message: &str) -> ToolResult {
         ToolResult {
             text: format!("Error: {message}"),
             is_error: true,
@@ -302,6 +315,19 @@ mod tests {
         all_matches_shown: Summary::new("search_text", "fn", Detail::Found { shown: 2, matches: 2 }) => "search_text fn  2 matches",
         some_matches_shown: Summary::new("search_text", "fn", Detail::Found { shown: 2, matches: 5 }) => "search_text fn  2 of 5 matches",
         failure_without_target: Summary::new("edit_file", "", Detail::Failed) => "edit_file  error",
+    }
+
+    #[test]
+    fn an_unsaved_write_is_a_failure_that_names_the_file_and_why() {
+        let result = ToolResult::unsaved("write_file", "data.bin", "larger than 64 MiB");
+        assert!(result.is_error());
+        assert!(!result.may_have_changed_workspace());
+        assert_eq!(result.summary().target(), "data.bin");
+        assert_eq!(
+            result.text(),
+            "Error: data.bin was not changed: its current content could not be saved for \
+             undo first (larger than 64 MiB). Change another file, or leave this one as it is."
+        );
     }
 
     #[test]

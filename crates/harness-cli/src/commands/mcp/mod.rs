@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use harness_mcp::{Backend, Call, Reply, Server, ToolDef};
-use harness_tools::Toolbox;
+use harness_tools::{ToolResult, Toolbox};
 use serde_json::Value;
 
 mod record;
@@ -220,10 +220,7 @@ impl Served {
             (&state.recorder, state.toolbox.written_path(name, arguments))
             && let Err(error) = recorder.protect(&path)
         {
-            return Reply::error(format!(
-                "Error: {path} was not changed: its current content could not be saved for \
-                 undo first ({error}). Change another file, or leave this one as it is."
-            ));
+            return Reply::error(ToolResult::unsaved(name, &path, &error).text());
         }
         let started = Instant::now();
         let result = state.toolbox.call(name, arguments);

@@ -186,21 +186,17 @@ impl<'a> Summary<'a> {
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
         if !self.too_large.is_empty() {
-            let files: Vec<Shown> = self.too_large.iter().map(|p| p.display().shown()).collect();
+            let one = self.too_large.len() == 1;
             let line = shown!(
                 "too large:     {} {} larger than {} MiB, so no snapshot holds {}: undo puts \
                  back what was there before the run (a new file stays), redo cannot bring {} \
                  back, and accept refuses until {} gone",
-                Shown::join(&files, ", "),
-                if files.len() == 1 { "is" } else { "are" },
+                crate::commands::named_paths(&self.too_large),
+                if one { "is" } else { "are" },
                 harness_undo::LARGEST_RECORDED_FILE >> 20,
-                if files.len() == 1 { "it" } else { "them" },
-                if files.len() == 1 { "it" } else { "them" },
-                if files.len() == 1 {
-                    "it is"
-                } else {
-                    "they are"
-                },
+                if one { "it" } else { "them" },
+                if one { "it" } else { "them" },
+                if one { "it is" } else { "they are" },
             );
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
