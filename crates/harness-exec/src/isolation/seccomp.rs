@@ -43,9 +43,10 @@
 //!   Landlock's network rules refuse (ABI 4 and later; below it, none).
 //!
 //! `socketpair` stays allowed: a pair of connected sockets reaches nothing
-//! outside. Without the network `io_uring_setup` is refused too (`ENOSYS`,
-//! which every user of it takes as "fall back to plain system calls"), since
-//! an `io_uring` creates sockets without a system call the filter sees.
+//! outside. `io_uring_setup` is refused whatever the network (`ENOSYS`, which
+//! every user of it takes as "fall back to plain system calls"): an
+//! `io_uring` opens sockets and creates files, with any mode, without a
+//! system call the filter sees.
 //!
 //! A 32-bit program on a 64-bit kernel calls through another table: its
 //! keyring calls, its `prlimit64` on another process and its setuid and
@@ -157,6 +158,11 @@ struct Arch {
 const IO_URING_SETUP: u32 = 425;
 /// `openat2`, the same in every table this filter knows.
 const OPENAT2: u32 = 437;
+/// The calls whose work the filter cannot judge, refused as unknown in every
+/// table (callers fall back to calls it can): `io_uring_setup`, whose ring
+/// opens sockets and creates files past the filter, and `openat2`, whose mode
+/// is in memory the filter cannot read.
+const UNJUDGED: [u32; 2] = [IO_URING_SETUP, OPENAT2];
 /// `fchmodat2`, the same in every table this filter knows.
 const FCHMODAT2: u32 = 452;
 /// The setuid and setgid bits of a mode.
@@ -239,8 +245,9 @@ impl Arch {
         }
     }
 
-    /// The native table: the keyring calls and `prlimit64` on another process
-    /// refused and, without the network, `io_uring_setup` refused and `socket`
+    /// The native table: the unjudged calls, the keyring calls, `prlimit64` on
+    /// another process and setuid or setgid modes refused and, without the
+    /// network, `socket`
     /// judged by its family (and, for TCP under Landlock, its type and
     /// protocol). Ends in a return.
     fn native_checks(&self, network: Option<Network>) -> Vec<sock_filter> {
@@ -248,6 +255,7 @@ impl Arch {
         if self.x32_bit != 0 {
             checks.push(and(!self.x32_bit));
         }
+        checks.extend(refusals(&UNJUDGED, NO_SUCH_CALL));
         checks.extend(refusals(&self.keyrings, REFUSE));
         checks.extend(only_on_itself(self.prlimit));
         checks.extend(set_id_refusals(self.set_mode, self.open));
@@ -256,8 +264,6 @@ impl Arch {
             return checks;
         };
         checks.extend([
-            jump_if(IO_URING_SETUP, 0, 1),
-            ret(NO_SUCH_CALL),
             jump_if(self.socket, 1, 0),
             ret(ALLOW),
             load(arg(0)),
@@ -293,21 +299,17 @@ impl Arch {
         checks
     }
 
-    /// The 32-bit table: the keyring calls and `prlimit64` on another process
-    /// refused and, without the network, every `socket` (through `socketcall`
-    /// too) and `io_uring_setup`. Ends in a return.
+    /// The 32-bit table: the unjudged calls, the keyring calls, `prlimit64` on
+    /// another process and setuid or setgid modes refused and, without the
+    /// network, every `socket` (through `socketcall` too). Ends in a return.
     fn compat_checks(&self, sockets_filtered: bool) -> Vec<sock_filter> {
         let mut checks = vec![load(NR)];
+        checks.extend(refusals(&UNJUDGED, NO_SUCH_CALL));
         checks.extend(refusals(&self.compat_keyrings, REFUSE));
         checks.extend(only_on_itself(self.compat_prlimit));
         checks.extend(set_id_refusals(self.compat_set_mode, self.compat_open));
         if sockets_filtered {
-            checks.extend([
-                jump_if(IO_URING_SETUP, 0, 1),
-                ret(NO_SUCH_CALL),
-                jump_if(self.compat_socket, 0, 1),
-                ret(REFUSE),
-            ]);
+            checks.extend([jump_if(self.compat_socket, 0, 1), ret(REFUSE)]);
             if let Some(socketcall) = self.compat_socketcall {
                 checks.extend([
                     jump_if(socketcall, 1, 0),
@@ -345,12 +347,12 @@ fn only_on_itself(call: u32) -> [sock_filter; 5] {
 }
 
 /// The checks that keep a command from making a setuid or setgid file
-/// through the calls of one table (the number loaded): `openat2` refused as
-/// unknown, each of `set_mode` answered by its mode, and each of `open` by its
-/// mode when its flags create a file. Other calls go on with their number
-/// still loaded.
+/// through the calls of one table (the number loaded): each of `set_mode`
+/// answered by its mode, and each of `open` by its mode when its flags create
+/// a file (`openat2` and an `io_uring` are [`UNJUDGED`]). Other calls go on
+/// with their number still loaded.
 fn set_id_refusals(set_mode: &[(u32, u32)], open: &[(u32, u32, u32)]) -> Vec<sock_filter> {
-    let mut checks = vec![jump_if(OPENAT2, 0, 1), ret(NO_SUCH_CALL)];
+    let mut checks = Vec::new();
     for &(call, mode) in set_mode {
         checks.push(jump_if(call, 0, 5));
         checks.extend(by_mode(mode));
