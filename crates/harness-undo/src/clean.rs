@@ -8,6 +8,14 @@
 //! private copy of it ([`private_index`]), which it may write: the stat data it
 //! refreshes and the untracked cache it keeps there spare the next check in the same
 //! workspace most of its work.
+//!
+//! Neither way runs a program that a command of a run could have configured. The
+//! check runs outside any sandbox, and `git status` looking into a submodule starts
+//! another git there, which reads that submodule's configuration: when its git
+//! directory is `sub/.git` in the working tree, a command can write it, and its
+//! `core.fsmonitor` (or a filter driver) would run as the user, unconfined. So git
+//! is told to leave submodules alone, and their state is asked of libgit2, which
+//! runs no configured program ([`dirty_submodules`]), by both ways alike.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
@@ -16,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use git2::{Repository, Status, StatusOptions};
+use git2::{Repository, Status, StatusOptions, SubmoduleIgnore, SubmoduleStatus};
 
 use crate::error::GitContext;
 use crate::{Error, paths};
@@ -66,6 +74,7 @@ impl Probe {
             Probe::GitCli(program) => git_status(program, repo.path(), root)?,
             Probe::Libgit2 => libgit2_status(repo)?,
         };
+        paths.extend(dirty_submodules(repo)?);
         // git lists a path twice when it is both staged for deletion and untracked.
         paths.sort();
         paths.dedup();
@@ -116,7 +125,9 @@ fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBu
             // Explicit, because status.showUntrackedFiles=no in a user's config
             // would hide exactly the files an undo must not lose.
             "--untracked-files=normal",
-            "--ignore-submodules=none",
+            // No git started in a submodule, where a command may have written
+            // the configuration (see the module's documentation).
+            "--ignore-submodules=all",
             "--no-renames",
         ])
         .current_dir(root)
@@ -259,6 +270,34 @@ fn parse_porcelain_v2(output: &[u8]) -> Result<Vec<PathBuf>, Error> {
     Ok(paths)
 }
 
+/// The submodules of `repo`'s index that are not as recorded: a new commit checked out,
+/// a staged change of the recorded commit, or changed, staged or untracked files in
+/// them, whatever `.gitmodules` says to ignore (what `git status
+/// --ignore-submodules=none` reports). An uninitialized submodule is clean.
+///
+/// A submodule whose state libgit2 cannot read (no name in `.gitmodules`, a damaged
+/// git directory) counts as dirty: the check then refuses where it cannot tell.
+fn dirty_submodules(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
+    const GITLINK: u32 = 0o160_000;
+    let index = repo.index().context("read the index")?;
+    let not_as_recorded = !(SubmoduleStatus::IN_HEAD
+        | SubmoduleStatus::IN_INDEX
+        | SubmoduleStatus::IN_CONFIG
+        | SubmoduleStatus::IN_WD
+        | SubmoduleStatus::WD_UNINITIALIZED);
+    Ok(index
+        .iter()
+        .filter(|entry| entry.mode & 0o170_000 == GITLINK)
+        .filter(|entry| {
+            std::str::from_utf8(&entry.path)
+                .ok()
+                .and_then(|name| repo.submodule_status(name, SubmoduleIgnore::None).ok())
+                .is_none_or(|status| status.intersects(not_as_recorded))
+        })
+        .map(|entry| paths::from_bytes(&entry.path))
+        .collect())
+}
+
 /// The check through libgit2.
 fn libgit2_status(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
     let mut options = StatusOptions::new();
@@ -266,7 +305,8 @@ fn libgit2_status(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
         .include_untracked(true)
         .recurse_untracked_dirs(false)
         .include_ignored(false)
-        .exclude_submodules(false)
+        // Asked apart, whatever `.gitmodules` says to ignore ([`dirty_submodules`]).
+        .exclude_submodules(true)
         .renames_head_to_index(false)
         .renames_index_to_workdir(false);
     let statuses = repo
@@ -660,5 +700,113 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(root.join("a.txt"), fs::Permissions::from_mode(0o755)).unwrap();
         } => ["a.txt"];
+        clean_submodule: |root, repo| {
+            submodule(root, repo);
+        } => Vec::<&str>::new();
+        file_changed_in_a_submodule: |root, repo| {
+            submodule(root, repo);
+            fs::write(root.join("mod/lib.txt"), "changed\n").unwrap();
+        } => ["mod"];
+        untracked_file_in_a_submodule: |root, repo| {
+            submodule(root, repo);
+            fs::write(root.join("mod/new.txt"), "n").unwrap();
+        } => ["mod"];
+        new_commit_in_a_submodule: |root, repo| {
+            let inner = submodule(root, repo);
+            fs::write(root.join("mod/lib.txt"), "two\n").unwrap();
+            commit(&inner, &["lib.txt"], "two");
+        } => ["mod"];
+        uninitialized_submodule: |root, repo| {
+            submodule(root, repo);
+            fs::remove_dir_all(root.join("mod")).unwrap();
+            fs::create_dir(root.join("mod")).unwrap();
+        } => Vec::<&str>::new();
+        changes_that_gitmodules_says_to_ignore_are_seen: |root, repo| {
+            submodule(root, repo);
+            let gitmodules = fs::read_to_string(root.join(".gitmodules")).unwrap();
+            fs::write(root.join(".gitmodules"), gitmodules + "\tignore = all\n").unwrap();
+            commit(repo, &[".gitmodules"], "ignore the submodule");
+            fs::write(root.join("mod/lib.txt"), "changed\n").unwrap();
+        } => ["mod"];
+    }
+
+    /// Adds a submodule at `mod` whose git directory is `mod/.git` in the working
+    /// tree (as a clone made before git 1.7.8 has it, and as a command can make it),
+    /// committed; returns its repository.
+    fn submodule(root: &Path, repo: &Repository) -> Repository {
+        let inner = Repository::init(root.join("mod")).unwrap();
+        fs::write(root.join("mod/lib.txt"), "lib\n").unwrap();
+        commit(&inner, &["lib.txt"], "one");
+        fs::write(
+            root.join(".gitmodules"),
+            "[submodule \"mod\"]\n\tpath = mod\n\turl = ./mod\n",
+        )
+        .unwrap();
+        let head = inner.head().unwrap().target().unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add(&git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o160_000,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: head,
+                flags: 0,
+                flags_extended: 0,
+                path: b"mod".to_vec(),
+            })
+            .unwrap();
+        index.write().unwrap();
+        commit(repo, &[".gitmodules"], "add the submodule");
+        inner
+    }
+
+    /// Commits `paths` of `repo`'s working tree with the rest of its index.
+    fn commit(repo: &Repository, paths: &[&str], message: &str) {
+        let mut index = repo.index().unwrap();
+        for path in paths {
+            index.add_path(Path::new(path)).unwrap();
+        }
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        let parent = repo.head().ok().and_then(|head| head.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .unwrap();
+    }
+
+    #[test]
+    fn no_program_a_submodule_s_configuration_names_is_run() {
+        let Some(git) = git() else { return };
+        let (dir, repo) = fixture();
+        let inner = submodule(dir.path(), &repo);
+        // What a command can write in `mod/.git`: a file system monitor and a clean
+        // filter applied to every file, each of which git would run as the user.
+        let ran = dir.path().join("ran");
+        let mark = format!("touch '{}'; echo", ran.display());
+        let mut config = inner.config().unwrap();
+        config.set_str("core.fsmonitor", &mark).unwrap();
+        config.set_str("filter.mark.clean", &mark).unwrap();
+        fs::write(dir.path().join("mod/.gitattributes"), "* filter=mark\n").unwrap();
+        fs::write(dir.path().join("mod/lib.txt"), "changed\n").unwrap();
+        let got = git.dirty_paths(&repo, dir.path()).unwrap();
+        assert_eq!(got, [PathBuf::from("mod")]);
+        assert!(!ran.exists(), "git ran the submodule's configured program");
+        // The same repository asked the way git asks by default runs it: the check
+        // above is not passing because nothing would have run.
+        let status = Command::new("git")
+            .args(["status", "--porcelain", "--ignore-submodules=none"])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+        assert!(ran.exists(), "plain git status runs the submodule's program");
     }
 }
