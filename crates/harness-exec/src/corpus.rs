@@ -227,6 +227,17 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         [Allowed, Blocked, Blocked],
     ),
     row(
+        "nested_git_hook",
+        "write a hook in a nested repository's .git",
+        &[
+            "sh",
+            "-c",
+            "echo 'echo owned' > vendor/lib/.git/hooks/post-checkout",
+        ],
+        Observe::Creates("{workspace}/vendor/lib/.git/hooks/post-checkout"),
+        [Allowed, Blocked, Blocked],
+    ),
+    row(
         "write_harness_toml",
         "append to harness.toml",
         &["sh", "-c", "echo 'sandbox = \"none\"' >> harness.toml"],

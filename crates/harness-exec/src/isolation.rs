@@ -137,6 +137,9 @@ pub struct Confinement {
     hidden: Vec<PathBuf>,
     /// Further paths kept read-only (an undo store).
     read_only: Vec<PathBuf>,
+    /// Further paths kept as they are (the git directories of repositories
+    /// in the workspace).
+    protected: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -151,6 +154,7 @@ impl Confinement {
             home: std::env::var_os("HOME").map(PathBuf::from),
             hidden: Vec::new(),
             read_only: Vec::new(),
+            protected: Vec::new(),
         }
     }
 
@@ -184,6 +188,21 @@ impl Confinement {
         self
     }
 
+    /// Protects `path` in the workspace as its `.git` is: read-only to commands
+    /// where something stands there when a command starts, and whatever a
+    /// command makes there, or puts in place of what stood there, is moved
+    /// aside once it has ended ([`Outcome::set_aside`]). For the git
+    /// directory (or `.git` file) of a submodule or of another repository in
+    /// the workspace, where the user's git reads a configuration that can
+    /// name programs to run; [`hide_denied`](Confinement::hide_denied)
+    /// protects those its walk finds.
+    ///
+    /// [`Outcome::set_aside`]: crate::Outcome::set_aside
+    pub fn protect(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.protected.push(path.into());
+        self
+    }
+
     /// Hides every path in the workspace that `is_denied` refuses, as it is
     /// now, with every other name (hard link) there of a file so hidden or of
     /// a file in this confinement's home secrets: [`hidden_in_workspace`] over
@@ -194,6 +213,7 @@ impl Confinement {
     pub fn hide_denied(mut self, is_denied: impl Fn(&Path) -> bool) -> (Confinement, Hidden) {
         let found = hidden_in_workspace(&self.workspace, self.home.as_deref(), is_denied);
         self.hidden.extend(found.paths.iter().cloned());
+        self.protected.extend(found.git_dirs.iter().cloned());
         (self, found)
     }
 
@@ -235,15 +255,19 @@ impl Confinement {
         existing(self.protected().chain(self.read_only.iter().cloned()))
     }
 
-    /// The workspace's protected paths that do not exist now, which a
-    /// command could create ([`protected`]).
-    pub(crate) fn missing_protected(&self) -> Vec<PathBuf> {
-        protected::missing(self.protected())
+    /// The workspace's protected paths as they are now, for the runner to
+    /// set aside what a command makes or replaces there ([`protected`]).
+    pub(crate) fn protected_before(&self) -> Vec<protected::Before> {
+        protected::before(self.protected())
     }
 
-    /// The workspace's undo path and the harness's own configuration.
+    /// The workspace's undo path, the harness's own configuration, and those
+    /// given to [`Confinement::protect`].
     fn protected(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        PROTECTED.into_iter().map(|name| self.workspace.join(name))
+        PROTECTED
+            .into_iter()
+            .map(|name| self.workspace.join(name))
+            .chain(self.protected.iter().cloned())
     }
 
     /// The existing extra writable paths, resolved.
@@ -321,7 +345,7 @@ impl Isolation {
         match tier {
             Tier::Bwrap => {
                 let seccomp_filter = seccomp_filter(confinement, seccomp::Network::Namespace);
-                let missing_protected = confinement.missing_protected();
+                let protected = confinement.protected_before();
                 let mut command = bwrap::command(confinement, cwd)?;
                 command.arg("--");
                 if let Some(env) = bwrap::signal_resetter() {
@@ -333,13 +357,13 @@ impl Isolation {
                     env: vec![("TMPDIR".into(), "/tmp".into())],
                     ruleset: None,
                     seccomp_filter,
-                    missing_protected,
+                    protected,
                     ignore_interrupt: true,
                     _private_tmp: None,
                 })
             }
             Tier::Landlock => {
-                let missing_protected = confinement.missing_protected();
+                let protected = confinement.protected_before();
                 let private_tmp = PrivateTmp::create()?;
                 let ruleset = landlock::ruleset(confinement, private_tmp.path())?;
                 let network = seccomp::Network::of(Tier::Landlock, kernel_abi());
@@ -351,7 +375,7 @@ impl Isolation {
                     env: vec![("TMPDIR".into(), private_tmp.path().into())],
                     ruleset: Some(ruleset),
                     seccomp_filter,
-                    missing_protected,
+                    protected,
                     ignore_interrupt: false,
                     _private_tmp: Some(private_tmp),
                 })
@@ -380,10 +404,10 @@ pub(crate) struct Prepared {
     /// The seccomp filter of the sockets and keyrings the command may not
     /// reach, which the child installs on itself before `exec` ([`seccomp`]).
     pub(crate) seccomp_filter: Option<seccomp::Program>,
-    /// The workspace's protected paths missing when the command starts,
-    /// which the runner moves aside if the command creates one
-    /// ([`protected`]).
-    pub(crate) missing_protected: Vec<PathBuf>,
+    /// The workspace's protected paths as they were when the command
+    /// started, where the runner moves aside what the command made or
+    /// replaced ([`protected`]).
+    pub(crate) protected: Vec<protected::Before>,
     /// Whether the started program (`bwrap`) must survive the `SIGINT` that
     /// interrupts a command: it is the process group's leader, and its death
     /// would kill the command at once instead of letting it stop.
@@ -399,7 +423,7 @@ impl Prepared {
             env: Vec::new(),
             ruleset: None,
             seccomp_filter: None,
-            missing_protected: Vec::new(),
+            protected: Vec::new(),
             ignore_interrupt: false,
             _private_tmp: None,
         }

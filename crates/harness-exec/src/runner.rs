@@ -270,7 +270,7 @@ impl Runner {
         // Without it (a lower `pipe-max-size`), the default 64 KiB still works.
         let coalesce = fcntl_setpipe_size(&output, PIPE_SIZE).is_ok_and(coalesces);
         let prepared = self.isolation.prepare(&executable, program, args, &cwd)?;
-        let missing_protected = prepared.missing_protected;
+        let protected = prepared.protected;
         let mut command = prepared.command;
         command
             .current_dir(&cwd)
@@ -330,7 +330,7 @@ impl Runner {
             Ending::Exited => status_of(exit),
         };
         // Every process of the command is gone: nothing can write after this.
-        let set_aside = set_aside(&missing_protected);
+        let set_aside = set_aside(&protected);
         Ok(self.outcome(status, started.elapsed(), capture.finish(), set_aside))
     }
 

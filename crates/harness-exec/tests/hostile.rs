@@ -73,6 +73,11 @@ fn git_hook() {
 }
 
 #[test]
+fn nested_git_hook() {
+    check_every_tier("nested_git_hook");
+}
+
+#[test]
 fn write_harness_toml() {
     check_every_tier("write_harness_toml");
 }
@@ -344,6 +349,10 @@ impl Fixture {
             git(&workspace, &["rm", "-q", "harness.toml"]);
             git(&workspace, &["commit", "-q", "-m", "no configuration"]);
         }
+        if row.id == "nested_git_hook" {
+            // A repository of its own inside the workspace (a vendored clone).
+            fs::create_dir_all(workspace.join("vendor/lib/.git/hooks")).expect("nested");
+        }
         if row.id == "cargo_test" {
             // Landlock lets commands write inside the workspace's
             // directories, not create new top-level entries.
@@ -399,7 +408,10 @@ impl Fixture {
     /// Runs `row` under `tier`; true if and only if its effect happened.
     fn run(mut self, tier: Tier, row: &HostileCommand) -> bool {
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", toolchain_bin().display());
-        let confinement = Confinement::new(&self.workspace).home(&self.home);
+        // As the command line confines: with the workspace walked for what to hide and protect.
+        let (confinement, _) = Confinement::new(&self.workspace)
+            .home(&self.home)
+            .hide_denied(|_| false);
         let runner = Runner::new()
             .parent_env([
                 ("PATH", path.as_str()),

@@ -146,6 +146,94 @@ fn what_a_command_creates_at_a_protected_name_is_moved_aside_where_nothing_reads
 }
 
 #[test]
+fn the_git_directories_of_repositories_in_the_workspace_are_kept_as_they_are() {
+    // What the user's git reads when it looks into a submodule or a nested
+    // repository: a command that could write there could plant a
+    // `core.fsmonitor` or a hook that the user's next `git status` runs.
+    let submodule = "gitdir: ../.git/modules/sub\n";
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(workspace.join("sub")).expect("mkdir");
+        std::fs::write(workspace.join("sub/.git"), submodule).expect("write");
+        std::fs::write(workspace.join("sub/lib.txt"), "lib\n").expect("write");
+        std::fs::create_dir_all(workspace.join("vendor/lib/.git/hooks")).expect("mkdir");
+        // A submodule not checked out: its directory is empty.
+        std::fs::create_dir_all(workspace.join("empty")).expect("mkdir");
+        let (confinement, found) = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .protect(workspace.join("empty/.git"))
+            .hide_denied(|_| false);
+        let mut git_dirs = found.git_dirs.clone();
+        git_dirs.sort();
+        assert_eq!(
+            git_dirs,
+            [
+                workspace.join("sub/.git"),
+                workspace.join("vendor/lib/.git")
+            ]
+        );
+        let script = "echo 'gitdir: ../evil' > sub/.git; \
+                      echo 'touch pwned' > vendor/lib/.git/hooks/post-checkout; \
+                      mkdir empty/.git && echo '[core]' > empty/.git/config; \
+                      echo changed > sub/lib.txt";
+        let outcome = runner(tier, confinement)
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("sub/.git"))
+                .ok()
+                .as_deref(),
+            Some(submodule),
+            "{tier}"
+        );
+        assert!(
+            !workspace
+                .join("vendor/lib/.git/hooks/post-checkout")
+                .exists(),
+            "{tier}"
+        );
+        assert!(!workspace.join("empty/.git").exists(), "{tier}");
+        assert!(
+            workspace.join("empty/.git.refused-1/config").exists(),
+            "{tier}: moved aside, not deleted"
+        );
+        assert_eq!(outcome.set_aside().len(), 1, "{tier}: {outcome:?}");
+        // The rest of the submodule is the workspace's, as writable as ever.
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("sub/lib.txt"))
+                .ok()
+                .as_deref(),
+            Some("changed\n"),
+            "{tier}"
+        );
+    }
+}
+
+#[test]
+fn a_git_directory_replaced_with_its_directory_is_moved_aside() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(workspace.join("sub")).expect("mkdir");
+        std::fs::write(workspace.join("sub/.git"), "gitdir: ../.git/modules/sub\n").expect("write");
+        let (confinement, _) = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .hide_denied(|_| false);
+        // bwrap lets a directory holding a read-only mount be renamed (the
+        // mount goes with it); Landlock refuses it.
+        let script = "mv sub moved; mkdir -p sub/.git && echo '[core]' > sub/.git/config";
+        runner(tier, confinement)
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        assert!(
+            !workspace.join("sub/.git/config").exists(),
+            "{tier}: a git directory a command made in place of the submodule's is read"
+        );
+    }
+}
+
+#[test]
 fn the_network_is_reachable_only_when_allowed() {
     for tier in real_tiers() {
         let (_dir, root) = scratch();

@@ -25,6 +25,13 @@ pub const WALK_LIMIT: usize = 50_000;
 pub struct Hidden {
     /// The paths, in the order found: denied ones, then other names of secret files.
     pub paths: Vec<PathBuf>,
+    /// The git directories and `.git` files below the top of the workspace (of its
+    /// submodules and of other repositories in it), found on the way, not walked into:
+    /// [`Confinement::hide_denied`] protects them as it does the workspace's `.git`
+    /// ([`Confinement::protect`]).
+    ///
+    /// [`Confinement::protect`]: crate::Confinement::protect
+    pub git_dirs: Vec<PathBuf>,
     /// True if the walk stopped at [`WALK_LIMIT`] entries, so paths past it are missing.
     pub truncated: bool,
 }
@@ -82,6 +89,7 @@ fn hidden_within(
     paths.extend(links);
     Hidden {
         paths,
+        git_dirs: walk.git_dirs,
         truncated: walk.truncated,
     }
 }
@@ -93,6 +101,8 @@ struct Walk {
     denied: Vec<PathBuf>,
     /// Every other regular file.
     files: Vec<PathBuf>,
+    /// The `.git` entries below the top.
+    git_dirs: Vec<PathBuf>,
     /// Entries looked at.
     seen: usize,
     /// The most entries to look at.
@@ -132,6 +142,10 @@ impl Walk {
                 let spelling = spelled.join(entry.file_name());
                 if is_denied(&spelling) {
                     self.denied.push(path);
+                } else if entry.file_name() == ".git" {
+                    if !through_link {
+                        self.git_dirs.push(path);
+                    }
                 } else if kind.is_dir() {
                     pending.push((path, spelling, through_link));
                 } else if kind.is_file() {
@@ -333,6 +347,7 @@ mod tests {
             hidden_in_workspace(&root, None, denied(&root)),
             Hidden {
                 paths: vec![root.join(".env")],
+                git_dirs: Vec::new(),
                 truncated: false
             }
         );
@@ -353,8 +368,34 @@ mod tests {
             cut,
             Hidden {
                 paths: Vec::new(),
+                git_dirs: Vec::new(),
                 truncated: true
             }
+        );
+    }
+
+    #[test]
+    fn the_git_directories_below_the_top_are_found_and_not_walked_into() {
+        let directory = tempfile::tempdir().expect("tempdir");
+        let root = directory.path().canonicalize().expect("canonical");
+        for dir in [".git/objects", "vendor/lib/.git/objects", "sub"] {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+        }
+        for n in 0..10 {
+            std::fs::write(root.join(format!("vendor/lib/.git/objects/{n}")), "").expect("object");
+        }
+        std::fs::write(root.join("sub/.git"), "gitdir: ../.git/modules/sub\n").expect("gitfile");
+        std::os::unix::fs::symlink(root.join("vendor"), root.join("third_party")).expect("link");
+        // `.git`, `sub`, `sub/.git`, `vendor`, `vendor/lib`, `vendor/lib/.git`, `third_party`
+        // and the same three below it: the objects are not walked.
+        let found = hidden_within(&root, None, |_| false, 10);
+        assert!(!found.truncated);
+        let mut git_dirs = found.git_dirs;
+        git_dirs.sort();
+        assert_eq!(
+            git_dirs,
+            [root.join("sub/.git"), root.join("vendor/lib/.git")],
+            "found once each, not at the top"
         );
     }
 
@@ -373,6 +414,7 @@ mod tests {
             cut,
             Hidden {
                 paths: vec![root.join("private")],
+                git_dirs: Vec::new(),
                 truncated: true
             }
         );

@@ -1,20 +1,26 @@
-//! The workspace's protected names (`.git`, `harness.toml`) that did not
-//! exist when a command started, and what the runner does when a command
-//! created one.
+//! The workspace's protected paths (its `.git`, `harness.toml`, and the git
+//! directories of the repositories inside it) as they were when a command
+//! started, and what the runner does when a command created or replaced one.
 //!
 //! An existing protected path is bound read-only (bwrap) or left out of the
 //! grants (Landlock). A missing one cannot be: bwrap can bind only over
 //! something that exists, and making an empty file to bind over would leave
 //! it in the user's repository. Yet a `harness.toml` a command writes where
 //! there was none is read by the next run, which would then run with the
-//! command's settings (its own `verify = "true"`, say). So the runner looks
-//! after the command and everything it started are gone, and moves whatever
-//! now stands at such a name aside, to `harness.toml.refused-N` beside it
-//! (a random name when a thousand such names are taken already): nothing
-//! reads it there, and nothing is deleted, since a command could as well
-//! have moved a file of the user's to that name.
+//! command's settings (its own `verify = "true"`, say), and a `.git` a command
+//! makes in a submodule's directory is where the user's own `git status`
+//! looks for that submodule's configuration (a `core.fsmonitor` there runs as
+//! the user). A protected path below the top can also be replaced whole: its
+//! directory renamed away (the read-only mount goes with it) and made again.
+//! So the runner looks after the command and everything it started are gone,
+//! and moves whatever now stands at such a name and is not what stood there
+//! when the command started aside, to `harness.toml.refused-N` beside it (a
+//! random name when a thousand such names are taken already): nothing reads
+//! it there, and nothing is deleted, since a command could as well have moved
+//! a file of the user's to that name.
 
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{CWD, RenameFlags, renameat_with};
@@ -33,29 +39,42 @@ pub struct SetAside {
 /// command that made them all first must not keep its file where it is.
 const NUMBERED: u32 = 1000;
 
-/// The paths among `protected` that do not exist now (not even as a dangling
-/// symlink).
-pub(crate) fn missing(protected: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+/// A protected path as it was when a command started: what stood there, if anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Before {
+    path: PathBuf,
+    /// The device and inode of what stood at `path` (not followed if a link).
+    identity: Option<(u64, u64)>,
+}
+
+/// Each of `protected` as it is now.
+pub(crate) fn before(protected: impl IntoIterator<Item = PathBuf>) -> Vec<Before> {
     protected
         .into_iter()
-        .filter(|path| {
-            path.symlink_metadata()
-                .is_err_and(|error| error.kind() == io::ErrorKind::NotFound)
+        .map(|path| Before {
+            identity: identity(&path),
+            path,
         })
         .collect()
 }
 
-/// Moves aside whatever now exists at each of `missing` (paths that did not
-/// exist when the command started).
-pub(crate) fn set_aside(missing: &[PathBuf]) -> Vec<SetAside> {
-    missing
+/// Moves aside whatever now stands at each path of `before` and is not what
+/// stood there then: made where there was nothing, or in place of what was.
+pub(crate) fn set_aside(before: &[Before]) -> Vec<SetAside> {
+    before
         .iter()
-        .filter(|path| path.symlink_metadata().is_ok())
-        .map(|created| SetAside {
-            created: created.clone(),
-            moved_to: move_aside(created).map_err(|error| error.to_string()),
+        .filter(|before| identity(&before.path).is_some_and(|now| Some(now) != before.identity))
+        .map(|before| SetAside {
+            created: before.path.clone(),
+            moved_to: move_aside(&before.path).map_err(|error| error.to_string()),
         })
         .collect()
+}
+
+/// The device and inode of what stands at `path`, a dangling symlink included.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    let metadata = path.symlink_metadata().ok()?;
+    Some((metadata.dev(), metadata.ino()))
 }
 
 /// Renames `path` to the first free `<path>.refused-N`, or past
@@ -89,52 +108,81 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_what_was_missing_and_now_exists_is_moved_and_nothing_is_replaced() {
+    fn only_what_was_made_or_replaced_is_moved_and_nothing_is_replaced() {
         let dir = tempfile::tempdir().expect("tempdir");
         let toml = dir.path().join("harness.toml");
         let git = dir.path().join(".git");
         let link = dir.path().join("link");
+        let kept = dir.path().join("sub/.git");
+        let replaced = dir.path().join("other/.git");
         std::os::unix::fs::symlink("nowhere", &link).expect("symlink");
-        let missing_now = missing([toml.clone(), git.clone(), link.clone()]);
-        assert_eq!(
-            missing_now,
-            [toml.clone(), git.clone()],
-            "a dangling link exists"
+        for path in [&kept, &replaced] {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, "gitdir: ../.git/modules/sub\n").expect("write");
+        }
+        let before = before([
+            toml.clone(),
+            git.clone(),
+            link.clone(),
+            kept.clone(),
+            replaced.clone(),
+        ]);
+        assert!(
+            set_aside(&before).is_empty(),
+            "nothing was made or replaced"
         );
 
-        assert!(set_aside(&missing_now).is_empty(), "nothing was created");
         std::fs::write(&toml, "verify = \"true\"\n").expect("write");
         std::fs::write(dir.path().join("harness.toml.refused-1"), "older\n").expect("write");
-        let moved = set_aside(&missing_now);
-        let expected = dir.path().join("harness.toml.refused-2");
+        // Written in place: the same file, which a read-only mount would have refused.
+        std::fs::write(&kept, "gitdir: elsewhere\n").expect("write");
+        // The directory renamed away and made again, with a repository of its own.
+        std::fs::rename(dir.path().join("other"), dir.path().join("moved")).expect("rename");
+        std::fs::create_dir_all(&replaced).expect("mkdir");
+        std::fs::remove_file(&link).expect("remove");
+        let moved = set_aside(&before);
+        let refused = |path: &Path, n: u32| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(format!(".refused-{n}"));
+            PathBuf::from(name)
+        };
         assert_eq!(
             moved,
-            [SetAside {
-                created: toml.clone(),
-                moved_to: Ok(expected.clone()),
-            }]
+            [
+                SetAside {
+                    created: toml.clone(),
+                    moved_to: Ok(refused(&toml, 2)),
+                },
+                SetAside {
+                    created: replaced.clone(),
+                    moved_to: Ok(refused(&replaced, 1)),
+                },
+            ]
         );
         assert!(!toml.exists());
+        assert!(!replaced.exists());
         assert_eq!(
-            std::fs::read_to_string(expected).expect("kept"),
+            std::fs::read_to_string(refused(&toml, 2)).expect("kept"),
             "verify = \"true\"\n"
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("harness.toml.refused-1")).expect("kept"),
             "older\n"
         );
+        assert!(kept.exists(), "what was there is left there");
     }
 
     #[test]
     fn every_numbered_name_taken_beforehand_still_leaves_nothing_where_it_was() {
         let dir = tempfile::tempdir().expect("tempdir");
         let toml = dir.path().join("harness.toml");
+        let before = before([toml.clone()]);
         std::fs::write(&toml, "x").expect("write");
         for n in 1..=NUMBERED {
             std::fs::write(dir.path().join(format!("harness.toml.refused-{n}")), "")
                 .expect("write");
         }
-        let moved = set_aside(std::slice::from_ref(&toml));
+        let moved = set_aside(&before);
         let to = moved[0].moved_to.clone().expect("moved");
         let suffix = to
             .file_name()
