@@ -338,3 +338,103 @@ fn a_model_that_unignores_a_users_file_cannot_have_undo_delete_it() {
     assert_eq!(repo.read(".gitignore"), "precious.txt\n");
     assert!(!repo.root.join("created.txt").exists());
 }
+
+/// git looks for a submodule's configuration through its `.git`, in the working tree, and a
+/// configuration can name a program to run (`core.fsmonitor`). A command that wrote one there
+/// would have the user's next `git status` run it, and the harness's own check of the tree,
+/// both outside any sandbox. Tried three ways under both tiers: rewriting a checked-out
+/// submodule's `.git`, making one in a submodule not checked out, and (bwrap lets a
+/// directory holding a read-only mount be renamed) moving a submodule away to make a new one
+/// in its place. None runs, and the run names what it moved aside.
+#[test]
+fn a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        let source = repo.outer.join("lib-source");
+        fs::create_dir(&source).expect("mkdir");
+        fs::write(source.join("lib.py"), "x = 1\n").expect("write");
+        let author = ["-c", "user.name=t", "-c", "user.email=t@localhost"];
+        for args in [
+            &["init", "-q"][..],
+            &["add", "."],
+            &["commit", "-qm", "lib"],
+        ] {
+            let status = std::process::Command::new("git")
+                .args(author)
+                .args(args)
+                .current_dir(&source)
+                .status()
+                .expect("git");
+            assert!(status.success());
+        }
+        let source = source.to_str().expect("UTF-8");
+        for path in ["lib", "later"] {
+            repo.git(&[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                source,
+                path,
+            ]);
+        }
+        repo.git(&["commit", "-qm", "submodules"]);
+        repo.git(&["submodule", "deinit", "-q", "-f", "later"]);
+        let marker = repo.outer.join("ran");
+        let plant = |dir: &str| {
+            format!(
+                "git init -q {dir}; git -C {dir} config core.fsmonitor 'touch {}; echo'",
+                marker.display()
+            )
+        };
+        let attack = [
+            format!(
+                "rm -f lib/.git; echo 'gitdir: ../evil' > lib/.git; {}",
+                plant("lib")
+            ),
+            plant("later"),
+            format!("mv lib moved && {}", plant("lib")),
+        ];
+        let model = Model::start();
+        model.script(vec![
+            Turn::Calls(
+                attack
+                    .iter()
+                    .map(|script| ("run_command", json!({"argv": ["sh", "-c", script]})))
+                    .collect(),
+            ),
+            Turn::Text("Done."),
+        ]);
+        let run = repo.harness(&["run", "--sandbox", sandbox, "--host", &model.url(), "t"]);
+        run.assert_exit(1);
+        assert!(!marker.exists(), "{sandbox}: ran during the run\n{run}");
+        assert_eq!(
+            fs::read_to_string(repo.root.join("lib/.git"))
+                .unwrap_or_else(|_| fs::read_to_string(repo.root.join("moved/.git")).expect("kept")),
+            "gitdir: ../.git/modules/lib\n",
+            "{sandbox}"
+        );
+        assert!(
+            !repo.root.join("later/.git").exists(),
+            "{sandbox}: a .git made where none was stays\n{run}"
+        );
+        let set_aside = repo
+            .records("tool")
+            .iter()
+            .filter(|record| record.to_string().contains("which commands may not write"))
+            .count();
+        assert!(set_aside >= 1, "{sandbox}: the model is told\n{run}");
+        // The user's own git, as they would run it next.
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&repo.root)
+            .output()
+            .expect("git");
+        assert!(status.status.success(), "{status:?}");
+        assert!(!marker.exists(), "{sandbox}: the user's git status ran it");
+        // And the next run's check of the tree.
+        repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
+        assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
+    }
+}

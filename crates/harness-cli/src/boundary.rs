@@ -34,7 +34,8 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
         text.push_str(
             "\n  (Landlock grants by hierarchy, and a grant on the workspace's top would reach\n\
              \x20  .git/: so commands cannot create new entries there, e.g. a first `cargo build`'s\n\
-             \x20  target/; the file tools can, and every directory below is writable.)\n",
+             \x20  target/, nor at the top of a submodule or another repository in it; the file\n\
+             \x20  tools can, and every directory below is writable.)\n",
         );
     }
     text.push_str(&format!("\nLeft open under {tier}:\n\n"));
@@ -56,6 +57,13 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            timeout that kills the whole process tree, and output cut to a bound\n\
          \x20            (harness-exec::arguments_are_never_shell_code,\n\
          \x20            harness-exec::an_escapee_without_group_or_marker_is_killed_at_the_timeout)\n\
+         \x20 protected  git's programs: the .git of each submodule and other repository in\n\
+         \x20            the workspace is read-only to commands under bwrap and Landlock, and\n\
+         \x20            one made in its place is moved aside, so no command plants a\n\
+         \x20            core.fsmonitor or hook for your git to run; the harness's own check\n\
+         \x20            of the tree runs no git in a submodule\n\
+         \x20            (harness-cli::a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule,\n\
+         \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run)\n\
          \x20 protected  your work: a dirty tree is refused (or snapshotted with --allow-dirty),\n\
          \x20            every step is a checkpoint, each also copied to a store outside the\n\
          \x20            workspace ($XDG_STATE_HOME/harness), so `harness undo` restores the\n\

@@ -80,6 +80,13 @@ impl Plan {
         if let Some(stores) = harness_undo::stores_dir() {
             confinement = confinement.read_only(stores);
         }
+        // So does where git finds each submodule's configuration, checked out or not (the
+        // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
+        // there would run as the user at their next `git status`. Without a repository
+        // there are none; the run itself says why it cannot start.
+        for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
+            confinement = confinement.protect(path);
+        }
         let tests = settings
             .test_code()
             .context("in the configuration's `tests`")?;

@@ -278,22 +278,29 @@ fn parse_porcelain_v2(output: &[u8]) -> Result<Vec<PathBuf>, Error> {
 /// A submodule whose state libgit2 cannot read (no name in `.gitmodules`, a damaged
 /// git directory) counts as dirty: the check then refuses where it cannot tell.
 fn dirty_submodules(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
-    const GITLINK: u32 = 0o160_000;
-    let index = repo.index().context("read the index")?;
     let not_as_recorded = !(SubmoduleStatus::IN_HEAD
         | SubmoduleStatus::IN_INDEX
         | SubmoduleStatus::IN_CONFIG
         | SubmoduleStatus::IN_WD
         | SubmoduleStatus::WD_UNINITIALIZED);
-    Ok(index
-        .iter()
-        .filter(|entry| entry.mode & 0o170_000 == GITLINK)
-        .filter(|entry| {
-            std::str::from_utf8(&entry.path)
-                .ok()
+    Ok(submodules(repo)?
+        .into_iter()
+        .filter(|path| {
+            path.to_str()
                 .and_then(|name| repo.submodule_status(name, SubmoduleIgnore::None).ok())
                 .is_none_or(|status| status.intersects(not_as_recorded))
         })
+        .collect())
+}
+
+/// The paths of the submodules `repo`'s index records (its gitlinks), relative to
+/// the top of the working tree.
+pub(crate) fn submodules(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
+    const GITLINK: u32 = 0o160_000;
+    let index = repo.index().context("read the index")?;
+    Ok(index
+        .iter()
+        .filter(|entry| entry.mode & 0o170_000 == GITLINK)
         .map(|entry| paths::from_bytes(&entry.path))
         .collect())
 }
@@ -807,6 +814,9 @@ mod tests {
             .output()
             .unwrap();
         assert!(status.status.success(), "{status:?}");
-        assert!(ran.exists(), "plain git status runs the submodule's program");
+        assert!(
+            ran.exists(),
+            "plain git status runs the submodule's program"
+        );
     }
 }

@@ -199,6 +199,24 @@ pub use session::{
     Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session, Tampering,
 };
 
+/// Where the working tree at `root` holds, or may come to hold, a submodule's
+/// `.git` (a file naming its git directory, or the directory itself): `path/.git`
+/// for each submodule the index records, checked out or not. The user's git reads
+/// that submodule's configuration through it, and a configuration can name
+/// programs to run (`core.fsmonitor`), so a confining tier keeps these as they are
+/// (`harness_exec::Confinement::protect`).
+///
+/// # Errors
+///
+/// The errors of opening the repository at `root` (its top) and reading its index.
+pub fn submodule_git_paths(root: &std::path::Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    let (repo, root) = open::open(root)?;
+    Ok(clean::submodules(&repo)?
+        .into_iter()
+        .map(|path| root.join(path).join(".git"))
+        .collect())
+}
+
 /// Checks that the working tree at `root` is clean, as [`Session::begin`] does
 /// without `allow_dirty`: no staged, modified, deleted, or untracked files that
 /// are not ignored.
