@@ -278,11 +278,14 @@ fn parse_porcelain_v2(output: &[u8]) -> Result<Vec<PathBuf>, Error> {
 /// A submodule whose state libgit2 cannot read (no name in `.gitmodules`, a damaged
 /// git directory) counts as dirty: the check then refuses where it cannot tell.
 fn dirty_submodules(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
-    let not_as_recorded = !(SubmoduleStatus::IN_HEAD
-        | SubmoduleStatus::IN_INDEX
-        | SubmoduleStatus::IN_CONFIG
-        | SubmoduleStatus::IN_WD
-        | SubmoduleStatus::WD_UNINITIALIZED);
+    // Every flag but where the submodule is found, and "not checked out".
+    let not_as_recorded = !SubmoduleStatus::from_iter([
+        SubmoduleStatus::IN_HEAD,
+        SubmoduleStatus::IN_INDEX,
+        SubmoduleStatus::IN_CONFIG,
+        SubmoduleStatus::IN_WD,
+        SubmoduleStatus::WD_UNINITIALIZED,
+    ]);
     Ok(submodules(repo)?
         .into_iter()
         .filter(|path| {
@@ -785,6 +788,28 @@ mod tests {
         let parents: Vec<&git2::Commit> = parent.iter().collect();
         repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
             .unwrap();
+    }
+
+    #[test]
+    fn each_submodule_s_git_path_is_named_checked_out_or_not() {
+        let (dir, repo) = fixture();
+        submodule(dir.path(), &repo);
+        let root = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            crate::submodule_git_paths(dir.path()).unwrap(),
+            [root.join("mod/.git")]
+        );
+        fs::remove_dir_all(root.join("mod")).unwrap();
+        fs::create_dir(root.join("mod")).unwrap();
+        assert_eq!(
+            crate::submodule_git_paths(dir.path()).unwrap(),
+            [root.join("mod/.git")],
+            "not checked out"
+        );
+        assert!(matches!(
+            crate::submodule_git_paths(&root.join("mod")),
+            Err(Error::NotARepository { .. } | Error::NotRepositoryRoot { .. })
+        ));
     }
 
     #[test]
