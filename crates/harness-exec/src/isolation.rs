@@ -23,7 +23,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
 
-pub(crate) use self::bwrap::{find_bwrap, no_bwrap};
+#[cfg(test)]
+pub(crate) use self::bwrap::no_bwrap;
+pub(crate) use self::bwrap::trusted_bwrap;
 pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
 pub(crate) use self::landlock::kernel_abi;
 pub use self::protected::SetAside;
@@ -140,6 +142,10 @@ pub struct Confinement {
     /// Further paths kept as they are (the git directories of repositories
     /// in the workspace).
     protected: Vec<PathBuf>,
+    /// Where commands may have written before, beyond what this confinement
+    /// lets them write: no program the harness runs itself is taken from
+    /// there (a probe's confinement, standing in for the real one).
+    untrusted: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -155,6 +161,7 @@ impl Confinement {
             hidden: Vec::new(),
             read_only: Vec::new(),
             protected: Vec::new(),
+            untrusted: Vec::new(),
         }
     }
 
@@ -268,6 +275,23 @@ impl Confinement {
             .into_iter()
             .map(|name| self.workspace.join(name))
             .chain(self.protected.iter().cloned())
+    }
+
+    /// This confinement, distrusting `places` as well ([`Confinement::places_written`]).
+    pub(crate) fn distrusting(mut self, places: Vec<PathBuf>) -> Confinement {
+        self.untrusted.extend(places);
+        self
+    }
+
+    /// Where commands can write, resolved: the workspace, the extra writable paths, and
+    /// what [`Confinement::distrusting`] added. The harness takes no program it runs
+    /// itself, unconfined (`bwrap`), from there: a command could have written it.
+    pub(crate) fn places_written(&self) -> Vec<PathBuf> {
+        let workspace = self.workspace().unwrap_or_else(|_| self.workspace.clone());
+        std::iter::once(workspace)
+            .chain(self.writable_paths())
+            .chain(self.untrusted.iter().cloned())
+            .collect()
     }
 
     /// The existing extra writable paths, resolved.

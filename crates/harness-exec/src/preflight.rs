@@ -104,21 +104,34 @@ pub struct Choice {
 }
 
 /// Resolves `sandbox` on this machine: an explicit tier if it works, `auto`
-/// to the strongest tier that works ([`Tier::None`] always does).
+/// to the strongest tier that works ([`Tier::None`] always does). As
+/// [`choose_for`] with commands confined to the current directory.
 ///
 /// # Errors
 ///
 /// An explicitly asked-for tier that cannot run, saying why and how to fix it.
 pub fn choose(sandbox: Sandbox) -> Result<Choice, Unavailable> {
+    choose_for(sandbox, &here())
+}
+
+/// Resolves `sandbox` for commands confined as `confinement`: an explicit tier if it
+/// works, `auto` to the strongest tier that works ([`Tier::None`] always does). The
+/// probes run in a scratch directory; no program the harness runs itself (`bwrap`) is
+/// taken from where `confinement` lets commands write ([`probe_for`]).
+///
+/// # Errors
+///
+/// An explicitly asked-for tier that cannot run, saying why and how to fix it.
+pub fn choose_for(sandbox: Sandbox, confinement: &Confinement) -> Result<Choice, Unavailable> {
     match sandbox {
-        Sandbox::Only(tier) => probe(tier).map(|()| Choice {
+        Sandbox::Only(tier) => probe_for(tier, confinement).map(|()| Choice {
             tier,
             skipped: Vec::new(),
         }),
         Sandbox::Auto => {
             let mut skipped = Vec::new();
             for tier in Tier::ALL {
-                match probe(tier) {
+                match probe_for(tier, confinement) {
                     Ok(()) => return Ok(Choice { tier, skipped }),
                     Err(unavailable) => skipped.push(unavailable),
                 }
@@ -129,20 +142,39 @@ pub fn choose(sandbox: Sandbox) -> Result<Choice, Unavailable> {
 }
 
 /// Starts a trivial command under `tier` and checks that it could write in
-/// its workspace and could not write outside.
+/// its workspace and could not write outside. As [`probe_for`] with commands
+/// confined to the current directory.
 ///
 /// # Errors
 ///
 /// Why the tier cannot run here, and how to fix it.
 pub fn probe(tier: Tier) -> Result<(), Unavailable> {
+    probe_for(tier, &here())
+}
+
+/// Starts a trivial command under `tier`, in a scratch directory, and checks that it
+/// could write in its workspace and could not write outside. The `bwrap` it runs is the
+/// one commands confined as `confinement` would run under: never one from where they can
+/// write (a command could have put it there, and the harness runs it unconfined).
+///
+/// # Errors
+///
+/// Why the tier cannot run here, and how to fix it.
+pub fn probe_for(tier: Tier, confinement: &Confinement) -> Result<(), Unavailable> {
     if tier == Tier::None {
         return Ok(());
     }
-    let bwrap_found = crate::isolation::find_bwrap().is_some();
-    if let Some(unavailable) = missing_before_probing(tier, kernel_abi(), bwrap_found) {
+    let untrusted = confinement.places_written();
+    let bwrap = crate::isolation::trusted_bwrap(&untrusted);
+    if let Some(unavailable) = missing_before_probing(tier, kernel_abi(), bwrap) {
         return Err(unavailable);
     }
-    probe_in(tier, &std::env::temp_dir(), PROBE_SCRIPT)
+    probe_in(tier, &std::env::temp_dir(), PROBE_SCRIPT, untrusted)
+}
+
+/// Commands confined to the current directory, as far as it can be found.
+fn here() -> Confinement {
+    Confinement::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
 }
 
 /// The probe's command: it writes once in its workspace and once next to it.
@@ -150,7 +182,12 @@ const PROBE_SCRIPT: &str = "echo > sub/probe; echo > ../outside; exit 0";
 
 /// Runs `script` under `tier` in a scratch directory made under `base` (and
 /// removed afterwards), and judges what it did with [`verdict`].
-fn probe_in(tier: Tier, base: &Path, script: &str) -> Result<(), Unavailable> {
+fn probe_in(
+    tier: Tier,
+    base: &Path,
+    script: &str,
+    untrusted: Vec<PathBuf>,
+) -> Result<(), Unavailable> {
     let scratch = Scratch::create(base).map_err(|error| {
         Unavailable::new(
             tier,
@@ -162,7 +199,9 @@ fn probe_in(tier: Tier, base: &Path, script: &str) -> Result<(), Unavailable> {
     let result = fs::create_dir_all(workspace.join("sub"))
         .map_err(ProbeError::Setup)
         .and_then(|()| {
-            let confinement = Confinement::new(&workspace).home(scratch.path.join("home"));
+            let confinement = Confinement::new(&workspace)
+                .home(scratch.path.join("home"))
+                .distrusting(untrusted);
             Runner::new()
                 .isolation(Isolation::new(tier, confinement))
                 .run(
@@ -236,11 +275,15 @@ fn verdict(seen: Sighting) -> Result<(), String> {
 }
 
 /// Why `tier` cannot run before anything is started: a kernel of Landlock ABI `abi`
-/// (0: none) for Landlock, whether a `bwrap` program was found for bwrap.
-fn missing_before_probing(tier: Tier, abi: u32, bwrap_found: bool) -> Option<Unavailable> {
+/// (0: none) for Landlock, why no `bwrap` can be run for bwrap.
+fn missing_before_probing(
+    tier: Tier,
+    abi: u32,
+    bwrap: Result<PathBuf, Unavailable>,
+) -> Option<Unavailable> {
     match tier {
         Tier::Landlock if abi == 0 => Some(Unavailable::no_landlock()),
-        Tier::Bwrap if !bwrap_found => Some(crate::isolation::no_bwrap()),
+        Tier::Bwrap => bwrap.err(),
         _ => None,
     }
 }
@@ -280,7 +323,9 @@ pub struct HostFacts {
 
 /// Reads the facts of this machine.
 pub fn host_facts() -> HostFacts {
-    let bwrap = crate::isolation::find_bwrap();
+    // Run for its version: so not one from where commands confined to the current
+    // directory could have written it.
+    let bwrap = crate::isolation::trusted_bwrap(&here().places_written()).ok();
     let bwrap_version = bwrap.as_ref().and_then(|bwrap| {
         let output = std::process::Command::new(bwrap)
             .arg("--version")
@@ -383,19 +428,24 @@ mod tests {
 
     #[test]
     fn a_missing_bwrap_or_landlock_is_known_before_probing() {
+        let found = |found: bool| {
+            found
+                .then(|| PathBuf::from("/usr/bin/bwrap"))
+                .ok_or_else(crate::isolation::no_bwrap)
+        };
         let tiers = |abi, bwrap| {
             Tier::ALL
                 .into_iter()
-                .filter(|&tier| missing_before_probing(tier, abi, bwrap).is_some())
+                .filter(|&tier| missing_before_probing(tier, abi, found(bwrap)).is_some())
                 .collect::<Vec<_>>()
         };
         assert_eq!(tiers(0, false), [Tier::Bwrap, Tier::Landlock]);
         assert_eq!(tiers(1, false), [Tier::Bwrap]);
         assert_eq!(tiers(0, true), [Tier::Landlock]);
         assert!(tiers(7, true).is_empty());
-        let bwrap = missing_before_probing(Tier::Bwrap, 7, false).expect("missing");
+        let bwrap = missing_before_probing(Tier::Bwrap, 7, found(false)).expect("missing");
         assert_eq!(bwrap.reason(), "no `bwrap` program on PATH");
-        let landlock = missing_before_probing(Tier::Landlock, 0, true).expect("missing");
+        let landlock = missing_before_probing(Tier::Landlock, 0, found(true)).expect("missing");
         assert!(
             landlock.fix().contains("CONFIG_SECURITY_LANDLOCK"),
             "{landlock}"
@@ -566,7 +616,7 @@ mod tests {
         ];
         for (script, expected) in cases {
             let base = tempfile::tempdir().expect("tempdir");
-            let result = probe_in(Tier::None, base.path(), script);
+            let result = probe_in(Tier::None, base.path(), script, Vec::new());
             match (result, expected) {
                 (Ok(()), Ok(())) => {}
                 (Err(unavailable), Err(reason)) => {
@@ -588,14 +638,18 @@ mod tests {
         // Whether a tier can start is decided without the probe, so a broken
         // probe cannot skip this test.
         let abi = kernel_abi();
-        let bwrap_found = crate::isolation::find_bwrap().is_some();
         for tier in [Tier::Bwrap, Tier::Landlock] {
-            if let Some(missing) = missing_before_probing(tier, abi, bwrap_found) {
+            let bwrap = crate::isolation::trusted_bwrap(&[]);
+            if let Some(missing) = missing_before_probing(tier, abi, bwrap) {
                 eprintln!("skipped: {missing}");
                 continue;
             }
             let base = tempfile::tempdir().expect("tempdir");
-            assert_eq!(probe_in(tier, base.path(), PROBE_SCRIPT), Ok(()), "{tier}");
+            assert_eq!(
+                probe_in(tier, base.path(), PROBE_SCRIPT, Vec::new()),
+                Ok(()),
+                "{tier}"
+            );
             let left: Vec<_> = fs::read_dir(base.path()).expect("base").collect();
             assert!(left.is_empty(), "{tier}: left behind {left:?}");
         }

@@ -7,7 +7,7 @@
 //! the hidden paths, covered by an empty tmpfs (a directory) or `/dev/null`
 //! (a file).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -25,7 +25,7 @@ use crate::preflight::Unavailable;
 /// which `bwrap` hands on unchanged, and values on `bwrap`'s command line
 /// would be readable by every user of the machine in `/proc/<pid>/cmdline`.
 pub(crate) fn command(confinement: &Confinement, cwd: &Path) -> Result<Command, Error> {
-    let bwrap = find_bwrap().ok_or_else(|| Error::Isolation(no_bwrap()))?;
+    let bwrap = trusted_bwrap(&confinement.places_written()).map_err(Error::Isolation)?;
     let mut command = Command::new(bwrap);
     command.args(arguments(confinement, cwd)?);
     Ok(command)
@@ -64,12 +64,49 @@ pub(crate) fn no_bwrap() -> Unavailable {
     )
 }
 
-/// `bwrap` on this process's `PATH`.
+/// The first `bwrap` in one of this process's `PATH`'s absolute directories, resolved,
+/// wherever it lies.
 pub(crate) fn find_bwrap() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_bwrap_in(std::env::var_os("PATH").as_deref(), |_| true)
+}
+
+/// The `bwrap` to run: the first in one of `PATH`'s absolute directories that does not
+/// lie in one of `untrusted`, the places commands can write (resolved). The harness runs
+/// it itself, unconfined, so one a command wrote there would run the next command as it
+/// likes: in the workspace when `PATH` has an empty entry (the current directory) or a
+/// directory of the workspace (a virtual environment's `bin`, say).
+///
+/// # Errors
+///
+/// No `bwrap` at all, or only one where commands can write, saying which.
+pub(crate) fn trusted_bwrap(untrusted: &[PathBuf]) -> Result<PathBuf, Unavailable> {
+    let path = std::env::var_os("PATH");
+    let trusted = |bwrap: &Path| !untrusted.iter().any(|place| bwrap.starts_with(place));
+    find_bwrap_in(path.as_deref(), trusted).ok_or_else(|| match find_bwrap() {
+        Some(found) => Unavailable::new(
+            Tier::Bwrap,
+            format!(
+                "the `bwrap` on PATH ({}) is where commands can write",
+                found.display()
+            ),
+            "install bubblewrap in a system directory (`apt-get install bubblewrap`), \
+             or take that directory off PATH",
+        ),
+        None => no_bwrap(),
+    })
+}
+
+/// The first `bwrap` file in one of `search_path`'s absolute directories whose resolved
+/// path (links followed) `trusted` accepts, resolved. A relative entry, and an empty one,
+/// which names the current directory (often the workspace), is skipped, as Go's
+/// `exec.LookPath` does since 1.19.
+fn find_bwrap_in(search_path: Option<&OsStr>, trusted: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    std::env::split_paths(search_path?)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join("bwrap"))
-        .find(|candidate| candidate.is_file())
+        .filter(|candidate| candidate.is_file())
+        .filter_map(|candidate| candidate.canonicalize().ok())
+        .find(|bwrap| trusted(bwrap))
 }
 
 /// Every `bwrap` option, in the order the mounts stack.
@@ -158,6 +195,51 @@ mod tests {
         let found = String::from_utf8_lossy(&shell.stdout).trim().to_owned();
         let expected = (!found.is_empty()).then(|| PathBuf::from(found));
         assert_eq!(find_bwrap(), expected);
+    }
+
+    #[test]
+    fn only_a_bwrap_in_an_absolute_directory_that_commands_cannot_write_is_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (workspace, system) = (root.join("workspace"), root.join("system"));
+        for place in [&root, &workspace, &system] {
+            std::fs::create_dir_all(place).expect("mkdir");
+            let bwrap = place.join("bwrap");
+            std::fs::write(&bwrap, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+        // The empty entry and `.` name the current directory, `..`-style paths one
+        // relative to it: none is looked in, wherever the harness was started.
+        let cwd = std::env::current_dir().expect("cwd");
+        let up: PathBuf = std::iter::repeat_n("..", cwd.components().count() - 1).collect();
+        let relative = up.join(root.strip_prefix("/").expect("absolute"));
+        let search_path = std::env::join_paths([
+            PathBuf::new(),
+            PathBuf::from("."),
+            relative,
+            workspace.clone(),
+            system.clone(),
+        ])
+        .expect("join");
+        let outside = |bwrap: &Path| !bwrap.starts_with(&workspace);
+        assert_eq!(
+            find_bwrap_in(Some(&search_path), outside),
+            Some(system.join("bwrap"))
+        );
+        assert_eq!(
+            find_bwrap_in(Some(&search_path), |_| true),
+            Some(workspace.join("bwrap")),
+            "the first absolute one"
+        );
+        // Reached through a link, it is judged where it really is.
+        let linked = root.join("linked");
+        std::fs::create_dir(&linked).expect("mkdir");
+        std::os::unix::fs::symlink(workspace.join("bwrap"), linked.join("bwrap")).expect("link");
+        let through_link = std::env::join_paths([&linked]).expect("join");
+        assert_eq!(find_bwrap_in(Some(&through_link), outside), None);
+        assert_eq!(find_bwrap_in(None, |_| true), None);
     }
 
     fn text(args: &[OsString]) -> String {
