@@ -438,3 +438,75 @@ fn a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule() {
         assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
     }
 }
+
+/// The harness runs `bwrap` and `git` itself, outside any sandbox. With an empty entry in
+/// `PATH` (the current directory, here the workspace: `PATH=:/usr/bin`, a common slip) or
+/// the workspace itself on it, a command could write its own `bwrap` or `git` there, and the
+/// harness would run it, unconfined, for the next command or the next check of the tree.
+/// Tried: neither runs, in the run or the next one.
+#[test]
+fn a_bwrap_or_git_a_command_writes_where_path_looks_is_never_run_by_the_harness() {
+    let repo = Repo::from_fixture("calc");
+    let which = |program: &str| {
+        let output = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .expect("sh");
+        String::from_utf8(output.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    };
+    let (bwrap, git) = (which("bwrap"), which("git"));
+    assert!(
+        !bwrap.is_empty() && !git.is_empty(),
+        "bwrap and git are installed"
+    );
+    let marker = repo.outer.join("ran");
+    let impostor = |real: &str| {
+        format!(
+            "printf '#!/bin/sh\\ntouch {}\\nexec {real} \"$@\"\\n'",
+            marker.display()
+        )
+    };
+    let plant = format!(
+        "{} > bwrap; {} > git; chmod +x bwrap git",
+        impostor(&bwrap),
+        impostor(&git)
+    );
+    let model = Model::start();
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sh", "-c", plant]})),
+        Turn::call("run_command", json!({"argv": ["ls", "bwrap", "git"]})),
+        Turn::Text("Done."),
+    ]);
+    let system = std::env::var("PATH").expect("PATH");
+    let path = format!(":{}:{system}", repo.root.display());
+    let vars = [("PATH", path.as_str())];
+    let run = repo.harness_with_env(
+        &["run", "--sandbox", "bwrap", "--host", &model.url(), "t"],
+        &vars,
+    );
+    run.assert_exit(1);
+    assert!(repo.root.join("bwrap").exists(), "planted\n{run}");
+    let listed = repo
+        .records("tool")
+        .into_iter()
+        .find(|record| record["arguments"]["argv"][0] == "ls")
+        .expect("the listing ran");
+    assert!(
+        listed["result"]
+            .as_str()
+            .is_some_and(|result| result.starts_with("exit=0")),
+        "the next command ran under bwrap: {listed}"
+    );
+    assert!(
+        !marker.exists(),
+        "the harness ran the planted program\n{run}"
+    );
+    repo.harness_with_env(
+        &["run", "--allow-dirty", "--host", &model.url(), "t"],
+        &vars,
+    );
+    assert!(!marker.exists(), "the next run's check ran the planted git");
+}

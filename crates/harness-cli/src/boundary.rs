@@ -64,6 +64,11 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            of the tree runs no git in a submodule\n\
          \x20            (harness-cli::a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule,\n\
          \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run)\n\
+         \x20 protected  the programs the harness runs itself: bwrap and git come only from\n\
+         \x20            absolute PATH directories commands cannot write (not the workspace, nor\n\
+         \x20            a --writable path for bwrap), so a command cannot plant one there\n\
+         \x20            (harness-cli::a_bwrap_or_git_a_command_writes_where_path_looks_is_never_run_by_the_harness,\n\
+         \x20            harness-exec::no_bwrap_from_the_workspace_a_writable_path_or_the_current_directory_is_run)\n\
          \x20 protected  your work: a dirty tree is refused (or snapshotted with --allow-dirty),\n\
          \x20            every step is a checkpoint, each also copied to a store outside the\n\
          \x20            workspace ($XDG_STATE_HOME/harness), so `harness undo` restores the\n\

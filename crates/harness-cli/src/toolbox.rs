@@ -118,7 +118,8 @@ impl Plan {
             timeout,
             max_timeout,
         } = self;
-        let choice = preflight::choose(sandbox)?;
+        // Not a `bwrap` from where these commands can write: the harness runs it unconfined.
+        let choice = preflight::choose_for(sandbox, &confinement)?;
         let hidden;
         (confinement, hidden) = confinement.hide_denied(|path| workspace.is_read_denied(path));
         if hidden.truncated {

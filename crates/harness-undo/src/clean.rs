@@ -39,16 +39,28 @@ pub(crate) enum Probe {
 }
 
 impl Probe {
-    /// The probe for this machine: the `git` on `PATH` if it runs, else libgit2.
-    /// Found once per process.
-    pub(crate) fn for_this_machine() -> &'static Probe {
+    /// The probe for the workspace at `root`: the `git` in one of `PATH`'s absolute
+    /// directories ([`find_program`]) if it runs, else libgit2; and libgit2 when that git
+    /// lies in `root`, where a command could have written it, before it is ever run (the
+    /// harness runs git outside any sandbox). Found once per process.
+    pub(crate) fn for_workspace(root: &Path) -> &'static Probe {
+        static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
         static PROBE: OnceLock<Probe> = OnceLock::new();
-        PROBE.get_or_init(|| Probe::detect(OsStr::new("git")))
+        static LIBGIT2: Probe = Probe::Libgit2;
+        match FOUND.get_or_init(|| find_program(OsStr::new("git"))) {
+            Some(git) if lies_in(git, root) => &LIBGIT2,
+            Some(git) => PROBE.get_or_init(|| Probe::detect(git.as_os_str())),
+            None => &LIBGIT2,
+        }
     }
 
-    /// [`Probe::GitCli`] if `program --version` runs and exits 0, else [`Probe::Libgit2`].
+    /// [`Probe::GitCli`] with the file [`find_program`] finds for `program`, if it runs
+    /// `--version` and exits 0; else [`Probe::Libgit2`].
     pub(crate) fn detect(program: &OsStr) -> Probe {
-        let runs = Command::new(program)
+        let Some(path) = find_program(program) else {
+            return Probe::Libgit2;
+        };
+        let runs = Command::new(&path)
             .arg("--version")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -56,7 +68,7 @@ impl Probe {
             .status()
             .is_ok_and(|status| status.success());
         if runs {
-            Probe::GitCli(program.to_os_string())
+            Probe::GitCli(path.into_os_string())
         } else {
             Probe::Libgit2
         }
@@ -79,6 +91,34 @@ impl Probe {
         paths.sort();
         paths.dedup();
         Ok(paths)
+    }
+}
+
+/// `program` itself when it names a path (it holds a `/`); otherwise the first file of
+/// that name in one of `PATH`'s absolute directories. A relative entry, and an empty one,
+/// which names the current directory, is skipped (as Go's `exec.LookPath` does since
+/// 1.19): the harness runs git with the workspace as its current directory, so such an
+/// entry would find a `git` a command wrote there, and run it unconfined.
+pub(crate) fn find_program(program: &OsStr) -> Option<PathBuf> {
+    find_program_in(program, std::env::var_os("PATH").as_deref())
+}
+
+/// [`find_program`] with `search_path` for `PATH`.
+fn find_program_in(program: &OsStr, search_path: Option<&OsStr>) -> Option<PathBuf> {
+    if program.as_encoded_bytes().contains(&b'/') {
+        return Some(PathBuf::from(program));
+    }
+    std::env::split_paths(search_path?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// True if `path`, its links followed, lies in the directory `root`.
+fn lies_in(path: &Path, root: &Path) -> bool {
+    match (fs::canonicalize(path), fs::canonicalize(root)) {
+        (Ok(path), Ok(root)) => path.starts_with(root),
+        _ => false,
     }
 }
 
@@ -332,6 +372,7 @@ fn libgit2_status(repo: &Repository) -> Result<Vec<PathBuf>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Packer;
     use std::fs;
 
     macro_rules! parses {
@@ -378,13 +419,87 @@ mod tests {
         assert_eq!(Probe::detect(missing), Probe::Libgit2);
         // `false` runs but fails, which is not a working git either.
         assert_eq!(Probe::detect(OsStr::new("false")), Probe::Libgit2);
-        if Command::new("git").arg("--version").output().is_ok() {
+        let shell = Command::new("sh")
+            .args(["-c", "command -v git || true"])
+            .output()
+            .unwrap();
+        let found = String::from_utf8_lossy(&shell.stdout).trim().to_owned();
+        if !found.is_empty() {
             assert_eq!(
                 Probe::detect(OsStr::new("git")),
-                Probe::GitCli("git".into())
+                Probe::GitCli(found.clone().into())
             );
-            assert_eq!(Probe::for_this_machine(), &Probe::GitCli("git".into()));
+            let dir = tempfile::tempdir().unwrap();
+            assert_eq!(
+                Probe::for_workspace(dir.path()),
+                &Probe::GitCli(found.into())
+            );
         }
+    }
+
+    #[test]
+    fn a_program_is_found_only_in_absolute_directories_of_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let system = dir.path().join("system");
+        fs::create_dir(&system).unwrap();
+        for place in [dir.path(), &system] {
+            let program = place.join("tool");
+            fs::write(&program, "#!/bin/sh\n").unwrap();
+            fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // Relative entries, the empty one among them, would be looked up from the
+        // current directory: the workspace, where git runs.
+        let cwd = std::env::current_dir().unwrap();
+        let relative = pathdiff(dir.path(), &cwd);
+        let search_path =
+            std::env::join_paths([PathBuf::new(), PathBuf::from("."), relative, system.clone()])
+                .unwrap();
+        assert_eq!(
+            find_program_in(OsStr::new("tool"), Some(&search_path)),
+            Some(system.join("tool"))
+        );
+        let only_relative = std::env::join_paths([PathBuf::new(), PathBuf::from(".")]).unwrap();
+        assert_eq!(
+            find_program_in(OsStr::new("tool"), Some(&only_relative)),
+            None
+        );
+        assert_eq!(find_program_in(OsStr::new("tool"), None), None);
+        assert_eq!(
+            find_program_in(OsStr::new("./tool"), None),
+            Some(PathBuf::from("./tool")),
+            "a path is taken as it is"
+        );
+    }
+
+    /// `path` relative to `base`, both absolute: `../..` up to `/`, then down.
+    fn pathdiff(path: &Path, base: &Path) -> PathBuf {
+        let ups = base.components().count() - 1;
+        let mut relative: PathBuf = std::iter::repeat_n("..", ups).collect();
+        relative.push(path.strip_prefix("/").unwrap());
+        relative
+    }
+
+    #[test]
+    fn a_git_inside_the_workspace_is_never_run() {
+        let Some(Probe::GitCli(git)) = git() else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Probe::for_workspace(dir.path()),
+            &Probe::GitCli(git.clone())
+        );
+        // Every file lies in `/`: as if the workspace held this machine's git.
+        assert_eq!(Probe::for_workspace(Path::new("/")), &Probe::Libgit2);
+        assert_eq!(
+            Packer::for_workspace(Path::new("/")),
+            Packer::Libgit2,
+            "nor does the copy to the store run it"
+        );
+        assert!(lies_in(Path::new(&git), Path::new("/")));
+        assert!(!lies_in(Path::new(&git), dir.path()));
+        assert!(!lies_in(&dir.path().join("missing"), dir.path()));
     }
 
     #[test]

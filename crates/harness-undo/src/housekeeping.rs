@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use git2::Repository;
 
+use crate::clean::Probe;
 use crate::record::Runs;
 use crate::store::{self, Store};
 use crate::{Error, RunId, RunInfo};
@@ -126,9 +127,9 @@ pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
         let dir = runs.run_dir(&run.id);
         fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     }
-    if !doomed.is_empty() {
+    if let (false, Probe::GitCli(git)) = (doomed.is_empty(), Probe::for_workspace(&root)) {
         // Best effort: without git the objects stay, and only the space is lost.
-        let _ = Command::new("git")
+        let _ = Command::new(git)
             .arg("--git-dir")
             .arg(store.dir())
             .args(["gc", "--quiet", "--prune=now"])

@@ -227,7 +227,7 @@ pub fn submodule_git_paths(root: &std::path::Path) -> Result<Vec<std::path::Path
 /// opening the repository.
 pub fn check_clean(root: &std::path::Path) -> Result<(), Error> {
     let (repo, root) = open::open(root)?;
-    let dirty = clean::Probe::for_this_machine().dirty_paths(&repo, &root)?;
+    let dirty = clean::Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
     if dirty.is_empty() {
         Ok(())
     } else {

@@ -245,7 +245,7 @@ impl Session {
         let checked = (|| {
             // Watch before looking, so that nothing changing meanwhile is missed.
             let scanner = Scanner::new(&repo, &root, None, options.tracking)?;
-            let dirty = Probe::for_this_machine().dirty_paths(&repo, &root)?;
+            let dirty = Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
             if !dirty.is_empty() && !options.allow_dirty {
                 return Err(Error::dirty(dirty));
             }
@@ -897,7 +897,7 @@ impl Session {
                     &workspace_odb,
                     expected,
                     &mut written,
-                    Packer::for_this_machine(),
+                    Packer::for_workspace(&self.root),
                 )?;
                 found.push(Tampering::ObjectsRestored { name: name.clone() });
             }

@@ -166,9 +166,9 @@ pub(crate) enum Packer<'a> {
 }
 
 impl Packer<'static> {
-    /// The `git` on `PATH` if it runs, else libgit2.
-    pub(crate) fn for_this_machine() -> Packer<'static> {
-        match Probe::for_this_machine() {
+    /// The `git` of [`Probe::for_workspace`] for the workspace at `root`, else libgit2.
+    pub(crate) fn for_workspace(root: &Path) -> Packer<'static> {
+        match Probe::for_workspace(root) {
             Probe::GitCli(program) => Packer::Git(program),
             Probe::Libgit2 => Packer::Libgit2,
         }
@@ -200,8 +200,14 @@ impl Copying {
             let from = Repository::open(&git_dir).context("open the workspace's repository")?;
             let to = Repository::open_bare(&store_dir).context("open the harness store")?;
             // Opened here, `from` reads the workspace's objects only: git can pack them.
-            let written =
-                copy_commit(&from, &to, commit, with_parents, Packer::for_this_machine())?;
+            let root = from.workdir().unwrap_or(&git_dir).to_path_buf();
+            let written = copy_commit(
+                &from,
+                &to,
+                commit,
+                with_parents,
+                Packer::for_workspace(&root),
+            )?;
             if let Some(name) = name {
                 to.reference(&name, commit, true, "harness: pre-run state")
                     .context(format_args!("update {name} in the harness store"))?;

@@ -77,13 +77,14 @@ fn explain(
             .map_err(|error| anyhow::anyhow!("in the configuration: {error}"))?,
         (None, None) => Sandbox::Auto,
     };
+    let confinement = harness_exec::Confinement::new(&root);
     let (tier, note) = match sandbox {
-        Sandbox::Only(tier) => match preflight::probe(tier) {
+        Sandbox::Only(tier) => match preflight::probe_for(tier, &confinement) {
             Ok(()) => (tier, None),
             Err(unavailable) => (tier, Some(format!("note: {unavailable}\n\n"))),
         },
         Sandbox::Auto => {
-            let choice = preflight::choose(Sandbox::Auto)?;
+            let choice = preflight::choose_for(Sandbox::Auto, &confinement)?;
             (choice.tier, None)
         }
     };
