@@ -517,6 +517,40 @@ fn the_file_tools_refuse_a_place_a_rule_names_through_a_link_under_its_real_path
     );
 }
 
+/// Your configuration decides how the next run's commands are confined: inside a writable
+/// home a command can neither rewrite it nor make one where there was none.
+#[test]
+fn a_command_cannot_write_your_configuration_inside_a_writable_home() {
+    let repo = Repo::from_fixture("calc");
+    let home = repo.outer.join("home");
+    let config = home.join(".config/harness/config.toml");
+    let call = r#"{"argv": ["sh", "-c", "mkdir -p ~/.config/harness && echo 'sandbox = \"none\"' > ~/.config/harness/config.toml"]}"#;
+    let home_arg = home.display().to_string();
+    for sandbox in ["bwrap", "landlock"] {
+        for existing in [None, Some("network = false\n")] {
+            let _ = fs::remove_dir_all(home.join(".config"));
+            if let Some(text) = existing {
+                fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+                fs::write(&config, text).expect("write");
+            }
+            let run = repo.harness(&[
+                "tool",
+                "--sandbox",
+                sandbox,
+                "--writable",
+                &home_arg,
+                "run_command",
+                call,
+            ]);
+            assert_eq!(
+                fs::read_to_string(&config).ok().as_deref(),
+                existing,
+                "{sandbox}: the configuration changed\n{run}"
+            );
+        }
+    }
+}
+
 /// `--writable` names what commands may write besides the workspace; the undo store and
 /// the workspace's `.git` stay read-only inside it, so a command cannot take the way back.
 #[test]

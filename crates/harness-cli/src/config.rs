@@ -440,7 +440,7 @@ fn refuse_loosening(path: &Path, config: &FileConfig) -> anyhow::Result<()> {
 }
 
 /// `$XDG_CONFIG_HOME/harness/config.toml`, else `~/.config/harness/config.toml`.
-fn user_file() -> Option<PathBuf> {
+pub(crate) fn user_file() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)

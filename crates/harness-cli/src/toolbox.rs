@@ -80,6 +80,11 @@ impl Plan {
         if let Some(stores) = harness_undo::stores_dir() {
             confinement = confinement.read_only(stores);
         }
+        // So does your configuration, which says how the next run's commands are confined
+        // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
+        if let Some(file) = config::user_file() {
+            confinement = confinement.protect(file);
+        }
         // So does where git finds each submodule's configuration, checked out or not (the
         // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
         // there would run as the user at their next `git status`. Without a repository
