@@ -172,9 +172,15 @@ pub fn probe_for(tier: Tier, confinement: &Confinement) -> Result<(), Unavailabl
     probe_in(tier, &std::env::temp_dir(), PROBE_SCRIPT, untrusted)
 }
 
-/// Commands confined to the current directory, as far as it can be found.
+/// Commands confined to the current directory, the workspace a harness started here
+/// would take; to the temporary directory where there is no such workspace: the current
+/// directory cannot be found, or it is the root of the filesystem, which the command line
+/// refuses as a workspace (and which holds every `bwrap`).
 fn here() -> Confinement {
-    Confinement::new(std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+    match std::env::current_dir() {
+        Ok(dir) if dir.parent().is_some() => Confinement::new(dir),
+        _ => Confinement::new(std::env::temp_dir()),
+    }
 }
 
 /// The probe's command: it writes once in its workspace and once next to it.

@@ -82,6 +82,13 @@ fn no_bwrap_from_the_workspace_a_writable_path_or_the_current_directory_is_run()
     );
     assert!(!marker.exists(), "a bwrap from the current directory ran");
 
+    // The root directory is no workspace: started there, the system's bwrap is run.
+    std::env::set_current_dir("/").expect("cd /");
+    unsafe { std::env::set_var("PATH", &system) };
+    preflight::probe(Tier::Bwrap).expect("the system's bwrap works from /");
+    assert!(preflight::host_facts().bwrap.is_some());
+    std::env::set_current_dir(&here).expect("cd");
+
     // With only such a one, the tier cannot run, and says why.
     let only = std::env::join_paths([&workspace]).expect("join");
     unsafe { std::env::set_var("PATH", &only) };
