@@ -116,13 +116,21 @@
 //! temporary directory, extra writable paths, the network or not; the secret
 //! locations of `$HOME` ([`HOME_SECRETS`]) and the deny rules are hidden.
 //!
+//! The git directories of other repositories in the workspace (submodules,
+//! vendored clones) are kept as its own `.git` is: those
+//! [`Confinement::hide_denied`]'s walk finds, and those given to
+//! [`Confinement::protect`]. The one program the runner starts outside the
+//! confinement, `bwrap`, is never taken from where commands can write: a
+//! relative or empty `PATH` entry, the workspace, a writable path.
+//!
 //! ```no_run
 //! use harness_exec::{Confinement, Isolation, RunOptions, Runner, Sandbox, preflight};
 //!
 //! let workspace = "/home/me/project";
-//! // The strongest tier that works here; an explicit one that cannot is an error.
-//! let choice = preflight::choose(Sandbox::Auto)?;
 //! let confinement = Confinement::new(workspace).writable("/home/me/.cargo/registry");
+//! // The strongest tier that works here for these commands; an explicit one that
+//! // cannot is an error.
+//! let choice = preflight::choose_for(Sandbox::Auto, &confinement)?;
 //! let runner = Runner::new().isolation(Isolation::new(choice.tier, confinement));
 //! let outcome = runner.run(&["rm", "-rf", ".git"], &RunOptions::new(workspace))?;
 //! assert!(!outcome.is_success()); // refused by the kernel: .git is read-only
