@@ -73,7 +73,12 @@ fn no_bwrap_from_the_workspace_a_writable_path_or_the_current_directory_is_run()
     assert!(outcome.is_success(), "{outcome:?}");
     assert!(!marker.exists(), "a bwrap from where commands write ran");
 
-    // Without a confinement to go by, the current directory is where commands write.
+    // Without a confinement to go by, the current directory is where commands write (a
+    // temporary directory of its own, so that this one does not hold `here`, as /tmp does
+    // where the tree is built under it).
+    let tmp = root.join("tmp");
+    std::fs::create_dir(&tmp).expect("mkdir");
+    unsafe { std::env::set_var("TMPDIR", &tmp) };
     unsafe { std::env::set_var("PATH", path(&[&here])) };
     preflight::probe(Tier::Bwrap).expect("the system's bwrap works");
     assert_eq!(
