@@ -140,7 +140,7 @@ pub struct Confinement {
     /// Further paths kept read-only (an undo store).
     read_only: Vec<PathBuf>,
     /// Further paths kept as they are (the git directories of repositories
-    /// in the workspace).
+    /// in the workspace, the user's configuration).
     protected: Vec<PathBuf>,
     /// Where commands may have written before, beyond what this confinement
     /// lets them write: no program the harness runs itself is taken from
@@ -195,14 +195,15 @@ impl Confinement {
         self
     }
 
-    /// Protects `path` in the workspace as its `.git` is: read-only to commands
+    /// Protects `path` as the workspace's `.git` is: read-only to commands
     /// where something stands there when a command starts, and whatever a
     /// command makes there, or puts in place of what stood there, is moved
     /// aside once it has ended ([`Outcome::set_aside`]). For the git
     /// directory (or `.git` file) of a submodule or of another repository in
     /// the workspace, where the user's git reads a configuration that can
-    /// name programs to run; [`hide_denied`](Confinement::hide_denied)
-    /// protects those its walk finds.
+    /// name programs to run ([`hide_denied`](Confinement::hide_denied)
+    /// protects those its walk finds), or for a configuration that decides
+    /// how the next run's commands are confined.
     ///
     /// [`Outcome::set_aside`]: crate::Outcome::set_aside
     pub fn protect(mut self, path: impl Into<PathBuf>) -> Confinement {

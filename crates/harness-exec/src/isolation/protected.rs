@@ -127,6 +127,7 @@ mod tests {
             kept.clone(),
             replaced.clone(),
         ]);
+        assert!(before[2].identity.is_some(), "a dangling link exists");
         assert!(
             set_aside(&before).is_empty(),
             "nothing was made or replaced"
@@ -140,6 +141,8 @@ mod tests {
         std::fs::rename(dir.path().join("other"), dir.path().join("moved")).expect("rename");
         std::fs::create_dir_all(&replaced).expect("mkdir");
         std::fs::remove_file(&link).expect("remove");
+        // A dangling link made where there was nothing stands there too.
+        std::os::unix::fs::symlink("nowhere", &git).expect("symlink");
         let moved = set_aside(&before);
         let refused = |path: &Path, n: u32| {
             let mut name = path.as_os_str().to_owned();
@@ -154,12 +157,17 @@ mod tests {
                     moved_to: Ok(refused(&toml, 2)),
                 },
                 SetAside {
+                    created: git.clone(),
+                    moved_to: Ok(refused(&git, 1)),
+                },
+                SetAside {
                     created: replaced.clone(),
                     moved_to: Ok(refused(&replaced, 1)),
                 },
             ]
         );
         assert!(!toml.exists());
+        assert!(git.symlink_metadata().is_err());
         assert!(!replaced.exists());
         assert_eq!(
             std::fs::read_to_string(refused(&toml, 2)).expect("kept"),
