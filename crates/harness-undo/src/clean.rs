@@ -16,6 +16,15 @@
 //! `core.fsmonitor` (or a filter driver) would run as the user, unconfined. So git
 //! is told to leave submodules alone, and their state is asked of libgit2, which
 //! runs no configured program ([`dirty_submodules`]), by both ways alike.
+//!
+//! Nor does the top-level git run one: the configuration is the user's, and no command
+//! can write it, but the programs it names may lie where commands write. A hooks
+//! directory in the working tree (husky's `core.hooksPath = .husky/_`) would give the
+//! `post-index-change` hook git runs when it writes an index; a filter driver whose
+//! program is a script in the tree, or `python -m` of a module looked for in the tree,
+//! runs on every file `.gitattributes` (which commands write) gives it. So every git the
+//! harness runs is started by [`git_command`], which names no hooks directory and no file
+//! system monitor, and the check turns each filter driver off ([`without_filters`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
@@ -60,7 +69,7 @@ impl Probe {
         let Some(path) = find_program(program) else {
             return Probe::Libgit2;
         };
-        let runs = Command::new(&path)
+        let runs = git_command(path.as_os_str())
             .arg("--version")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -83,7 +92,12 @@ impl Probe {
         root: &Path,
     ) -> Result<Vec<PathBuf>, Error> {
         let mut paths = match self {
-            Probe::GitCli(program) => git_status(program, repo.path(), root)?,
+            Probe::GitCli(program) => {
+                match without_filters(git_command(program), program, repo.path()) {
+                    Some(command) => git_status(command, repo.path(), root)?,
+                    None => libgit2_status(repo)?,
+                }
+            }
             Probe::Libgit2 => libgit2_status(repo)?,
         };
         paths.extend(dirty_submodules(repo)?);
@@ -114,6 +128,92 @@ fn find_program_in(program: &OsStr, search_path: Option<&OsStr>) -> Option<PathB
         .find(|candidate| candidate.is_file())
 }
 
+/// A command that runs the git `program` with no program its configuration names,
+/// beyond the filter drivers (see [`without_filters`]): hooks are looked for in a
+/// directory that cannot exist, and no file system monitor is asked. Values given on
+/// git's command line override every configuration file.
+pub(crate) fn git_command(program: &OsStr) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(["-c", "core.hooksPath=/dev/null"])
+        .args(["-c", "core.fsmonitor=false"]);
+    command
+}
+
+/// `command`, a [`git_command`] for the repository at `git_dir`, with every filter
+/// driver that git's configuration there defines turned off: git then compares a file's
+/// bytes as they are, as libgit2 does, and a driver marked `required` is not an error.
+///
+/// `None` if the drivers cannot all be named, or one cannot be turned off on git's
+/// command line (a name holding `=`): the caller asks libgit2 instead, which runs no
+/// filter program.
+fn without_filters(mut command: Command, program: &OsStr, git_dir: &Path) -> Option<Command> {
+    let listed = git_command(program)
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["config", "-z", "--get-regexp", r"^filter\."])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    // `git config --get-regexp` exits 1 when nothing matches.
+    match listed.status.code() {
+        Some(0) => {}
+        Some(1) if listed.stdout.is_empty() => return Some(command),
+        _ => return None,
+    }
+    for driver in filter_drivers(&listed.stdout)? {
+        for (key, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            let mut setting = OsString::from("filter.");
+            setting.push(&driver);
+            setting.push(format!(".{key}={value}"));
+            command.arg("-c").arg(setting);
+        }
+    }
+    Some(command)
+}
+
+/// The names of the filter drivers in `git config -z --get-regexp '^filter\.'`'s
+/// output (records of `filter.<name>.<key>`, a newline, the value, a NUL), each once;
+/// `None` if a record is not of that form or a name holds `=`, which would end the key
+/// of a `-c name=value`.
+fn filter_drivers(listed: &[u8]) -> Option<Vec<OsString>> {
+    let mut drivers: Vec<OsString> = Vec::new();
+    for record in listed
+        .split(|&b| b == 0)
+        .filter(|record| !record.is_empty())
+    {
+        let key = record.split(|&b| b == b'\n').next()?;
+        let name = key.strip_prefix(b"filter.")?;
+        let dot = name.iter().rposition(|&b| b == b'.')?;
+        let name = &name[..dot];
+        if name.is_empty() || name.contains(&b'=') {
+            return None;
+        }
+        let name = bytes_to_os(name);
+        if !drivers.contains(&name) {
+            drivers.push(name);
+        }
+    }
+    Some(drivers)
+}
+
+#[cfg(unix)]
+fn bytes_to_os(bytes: &[u8]) -> OsString {
+    use std::os::unix::ffi::OsStrExt;
+    OsStr::from_bytes(bytes).to_os_string()
+}
+
+#[cfg(not(unix))]
+fn bytes_to_os(bytes: &[u8]) -> OsString {
+    OsString::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
 /// True if `path`, its links followed, lies in the directory `root`.
 fn lies_in(path: &Path, root: &Path) -> bool {
     match (fs::canonicalize(path), fs::canonicalize(root)) {
@@ -127,8 +227,9 @@ fn lies_in(path: &Path, root: &Path) -> bool {
 /// One `git status`: splitting the work (`git status -uno` beside `git
 /// ls-files --others`) was measured slower on a busy two-core machine, where
 /// there is no idle core for the second command and both read the index.
-fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut command = Command::new(program);
+/// `command` is the git to run, with its settings (see [`Probe::dirty_paths`]).
+fn git_status(mut command: Command, git_dir: &Path, root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let program = command.get_program().to_os_string();
     match private_index(git_dir) {
         Some(index) => {
             command
@@ -174,7 +275,7 @@ fn git_status(program: &OsStr, git_dir: &Path, root: &Path) -> Result<Vec<PathBu
         .stdin(Stdio::null());
     let output = command
         .output()
-        .map_err(|e| Error::io(Path::new(program), e))?;
+        .map_err(|e| Error::io(Path::new(&program), e))?;
     if !output.status.success() {
         return Err(Error::GitCommand {
             command: format!("{command:?}"),
@@ -507,14 +608,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
         // `--git-dir` of a directory that is not a repository makes git fail.
-        let err = git_status(OsStr::new("git"), &dir.path().join("nope"), dir.path());
+        let err = git_status(
+            git_command(OsStr::new("git")),
+            &dir.path().join("nope"),
+            dir.path(),
+        );
         if let Err(Error::GitCommand { stderr, .. }) = &err {
             assert!(!stderr.is_empty());
         } else if Command::new("git").arg("--version").output().is_ok() {
             panic!("expected a git failure, got {err:?}");
         }
         drop(repo);
-        let err = git_status(OsStr::new("/nonexistent/git"), dir.path(), dir.path()).unwrap_err();
+        let err = git_status(
+            git_command(OsStr::new("/nonexistent/git")),
+            dir.path(),
+            dir.path(),
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::Io { .. }), "{err}");
     }
 
@@ -957,6 +1067,148 @@ mod tests {
         assert!(
             ran.exists(),
             "plain git status runs the submodule's program"
+        );
+    }
+
+    /// Writes an executable shell script at `path` that creates `mark`.
+    fn marking_script(path: &Path, mark: &Path) {
+        fs::write(path, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    /// The repository's configuration names programs that lie in its working tree,
+    /// where commands write: a hooks directory with a `post-index-change` hook, a file
+    /// system monitor, and two filter drivers (one run per file, one long-running) that
+    /// `.gitattributes` gives every file. Returns the file each program creates.
+    fn programs_in_the_tree(dir: &Path, repo: &Repository) -> [PathBuf; 4] {
+        let marks = ["hook", "fsmonitor", "clean", "process"].map(|name| dir.join(name));
+        fs::create_dir(dir.join("hooks")).unwrap();
+        marking_script(&dir.join("hooks/post-index-change"), &marks[0]);
+        marking_script(&dir.join("monitor.sh"), &marks[1]);
+        marking_script(&dir.join("clean.sh"), &marks[2]);
+        marking_script(&dir.join("process.sh"), &marks[3]);
+        let mut config = repo.config().unwrap();
+        config.set_str("core.hooksPath", "hooks").unwrap();
+        config.set_str("core.fsmonitor", "./monitor.sh").unwrap();
+        config
+            .set_str("filter.mark.clean", "./clean.sh; cat")
+            .unwrap();
+        config.set_bool("filter.mark.required", true).unwrap();
+        config
+            .set_str("filter.in.a.dot.process", "./process.sh")
+            .unwrap();
+        fs::write(
+            dir.join(".gitattributes"),
+            "*.txt filter=mark\nsub/* filter=in.a.dot\n",
+        )
+        .unwrap();
+        // The same bytes under new stat data: git reads each file through its filter,
+        // and refreshes the entry, which writes an index, which runs the hook.
+        for file in ["a.txt", "sub/c.txt"] {
+            let path = dir.join(file);
+            let bytes = fs::read(&path).unwrap();
+            fs::remove_file(&path).unwrap();
+            fs::write(&path, bytes).unwrap();
+        }
+        marks
+    }
+
+    #[test]
+    fn no_program_the_repository_s_configuration_names_is_run() {
+        let Some(git) = git() else { return };
+        let (dir, repo) = fixture();
+        let marks = programs_in_the_tree(dir.path(), &repo);
+        let got = git.dirty_paths(&repo, dir.path()).unwrap();
+        let untracked = [
+            ".gitattributes",
+            "clean.sh",
+            "hooks/",
+            "monitor.sh",
+            "process.sh",
+        ];
+        assert_eq!(got, untracked.map(PathBuf::from));
+        let ran: Vec<_> = marks.iter().filter(|mark| mark.exists()).collect();
+        assert!(ran.is_empty(), "the check ran {ran:?}");
+        // Plain `git status` on the same repository runs every one of them: the check
+        // above passes because it ran none, not because none would run. (The process
+        // filter, which does not speak git's protocol, ends the first before it writes
+        // the index; the second, without it, runs the hook.)
+        for settings in [&[][..], &["-c", "filter.in.a.dot.process="]] {
+            Command::new("git")
+                .args(settings)
+                .args(["status", "--porcelain"])
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+        }
+        let missed: Vec<_> = marks.iter().filter(|mark| !mark.exists()).collect();
+        assert!(missed.is_empty(), "git status did not run {missed:?}");
+    }
+
+    #[test]
+    fn a_filter_driver_git_cannot_be_told_to_skip_leaves_the_check_to_libgit2() {
+        let Some(git) = git() else { return };
+        let (dir, repo) = fixture();
+        let mark = dir.path().join("ran");
+        marking_script(&dir.path().join("clean.sh"), &mark);
+        // `-c filter.a=b.clean=` would set `filter.a` to `b.clean=`.
+        let mut config = repo.config().unwrap();
+        config
+            .set_str("filter.a=b.clean", "./clean.sh; cat")
+            .unwrap();
+        fs::write(dir.path().join(".gitattributes"), "* filter=a=b\n").unwrap();
+        fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+        let got = git.dirty_paths(&repo, dir.path()).unwrap();
+        assert_eq!(
+            got,
+            [".gitattributes", "a.txt", "clean.sh"].map(PathBuf::from)
+        );
+        assert!(!mark.exists(), "the check ran the filter");
+        assert!(private_indexes(&repo).is_empty(), "git was run");
+    }
+
+    #[test]
+    fn filter_drivers_are_named_from_git_s_listing() {
+        let listed = b"filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.required\ntrue\0\
+                       filter.in.a.dot.process\n./p\0filter.lfs.smudge\nx\ny\0";
+        assert_eq!(
+            filter_drivers(listed).unwrap(),
+            [OsString::from("lfs"), OsString::from("in.a.dot")]
+        );
+        assert_eq!(filter_drivers(b"").unwrap(), Vec::<OsString>::new());
+        for unusable in [
+            &b"filter.a=b.clean\nx\0"[..],
+            b"filter..clean\nx\0",
+            b"filter.clean\nx\0",
+            b"core.fsmonitor\nx\0",
+        ] {
+            assert_eq!(
+                filter_drivers(unusable),
+                None,
+                "{}",
+                String::from_utf8_lossy(unusable)
+            );
+        }
+    }
+
+    #[test]
+    fn every_git_the_harness_runs_names_no_hooks_and_no_monitor() {
+        let command = git_command(OsStr::new("git"));
+        let args: Vec<_> = command.get_args().collect();
+        assert_eq!(
+            args,
+            [
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.fsmonitor=false"
+            ]
         );
     }
 }

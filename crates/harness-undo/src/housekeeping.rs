@@ -3,12 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
 use git2::Repository;
 
-use crate::clean::Probe;
+use crate::clean::{Probe, git_command};
 use crate::record::Runs;
 use crate::store::{self, Store};
 use crate::{Error, RunId, RunInfo};
@@ -129,7 +129,7 @@ pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
     }
     if let (false, Probe::GitCli(git)) = (doomed.is_empty(), Probe::for_workspace(&root)) {
         // Best effort: without git the objects stay, and only the space is lost.
-        let _ = Command::new(git)
+        let _ = git_command(git)
             .arg("--git-dir")
             .arg(store.dir())
             .args(["gc", "--quiet", "--prune=now"])

@@ -25,7 +25,7 @@ use std::thread::JoinHandle;
 use git2::{ObjectType, Oid, Repository};
 
 use crate::access;
-use crate::clean::Probe;
+use crate::clean::{Probe, git_command};
 use crate::error::GitContext;
 use crate::{Error, paths};
 
@@ -511,7 +511,7 @@ impl Copy<'_, '_> {
         }
         let pack_dir = self.objects.join("pack");
         fs::create_dir_all(&pack_dir).map_err(|e| Error::io(&pack_dir, e))?;
-        let mut command = Command::new(program);
+        let mut command = git_command(program);
         command
             .arg("--git-dir")
             .arg(self.from.path())
@@ -547,7 +547,7 @@ impl Copy<'_, '_> {
     /// `git pack-objects` of `from`'s object directory into `to`, the pack
     /// streamed to libgit2, which hashes each object it holds.
     fn pack_verified_with_git(&self, program: &OsStr, ids: &[Oid]) -> Result<(), Error> {
-        let mut command = Command::new(program);
+        let mut command = git_command(program);
         command
             .arg("--git-dir")
             .arg(self.from.path())
