@@ -439,6 +439,78 @@ fn a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule() {
     }
 }
 
+/// git takes hooks from the directory `core.hooksPath` names, and a file system monitor from
+/// the program `core.fsmonitor` names; husky sets the first to `.husky/_` in the working
+/// tree, and git runs the `post-index-change` hook at every `git status` that writes the
+/// index (a shell prompt runs one after every command). Tried under both tiers: writing a
+/// hook into the existing hooks directory, putting a new directory in its place, and
+/// writing the monitor where the configuration names one that is not there yet. None runs
+/// during the run, at the user's `git status`, or at the next run's check.
+#[test]
+fn a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        // husky's layout: the hooks directory ignores everything in it.
+        fs::create_dir_all(repo.root.join(".husky/_")).expect("mkdir");
+        repo.file(".husky/_/.gitignore", "*\n");
+        repo.file(".husky/_/h", "#!/bin/sh\n");
+        repo.git(&["config", "core.hooksPath", ".husky/_"]);
+        repo.git(&["config", "core.fsmonitor", "tools/monitor"]);
+        let marker = repo.outer.join("ran");
+        let script = format!("#!/bin/sh\ntouch '{}'\n", marker.display());
+        let plant = |path: &str| {
+            format!(
+                "mkdir -p \"$(dirname {path})\" && printf '%s' '{script}' > {path} && chmod +x {path}"
+            )
+        };
+        let attack = [
+            plant(".husky/_/post-index-change"),
+            format!(
+                "mv .husky/_ .husky/old && {}",
+                plant(".husky/_/post-index-change")
+            ),
+            plant("tools/monitor"),
+        ];
+        let model = Model::start();
+        model.script(vec![
+            Turn::Calls(
+                attack
+                    .iter()
+                    .map(|script| ("run_command", json!({"argv": ["sh", "-c", script]})))
+                    .collect(),
+            ),
+            Turn::Text("Done."),
+        ]);
+        let run = repo.harness(&["run", "--sandbox", sandbox, "--host", &model.url(), "t"]);
+        run.assert_exit(1);
+        assert!(!marker.exists(), "{sandbox}: ran during the run\n{run}");
+        assert!(
+            !repo.root.join(".husky/_/post-index-change").exists(),
+            "{sandbox}: a hook was planted\n{run}"
+        );
+        assert!(
+            !repo.root.join("tools/monitor").exists(),
+            "{sandbox}: a monitor was planted\n{run}"
+        );
+        // The user's own git, as they would run it next, with a file whose stat data
+        // changed, so that it writes the index.
+        let calc = repo.root.join("calc.py");
+        let bytes = fs::read(&calc).expect("read");
+        fs::remove_file(&calc).expect("rm");
+        fs::write(&calc, bytes).expect("write");
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&repo.root)
+            .output()
+            .expect("git");
+        assert!(status.status.success(), "{status:?}");
+        assert!(!marker.exists(), "{sandbox}: the user's git status ran it");
+        // And the next run's check of the tree.
+        repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
+        assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
+    }
+}
+
 /// The harness runs `bwrap` and `git` itself, outside any sandbox. With an empty entry in
 /// `PATH` (the current directory, here the workspace: `PATH=:/usr/bin`, a common slip) or
 /// the workspace itself on it, a command could write its own `bwrap` or `git` there, and the

@@ -60,10 +60,14 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20 protected  git's programs: the .git of each submodule and other repository in\n\
          \x20            the workspace is read-only to commands under bwrap and Landlock, and\n\
          \x20            one made in its place is moved aside, so no command plants a\n\
-         \x20            core.fsmonitor or hook for your git to run; the harness's own check\n\
-         \x20            of the tree runs no git in a submodule\n\
+         \x20            core.fsmonitor or hook for your git to run; so are the hooks\n\
+         \x20            directory and monitor your git configuration names (husky's\n\
+         \x20            .husky/_); the harness's own git runs no hook, monitor or filter\n\
+         \x20            driver, and none in a submodule\n\
          \x20            (harness-cli::a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule,\n\
-         \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run)\n\
+         \x20            harness-cli::a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks,\n\
+         \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run,\n\
+         \x20            harness-undo::no_program_the_repository_s_configuration_names_is_run)\n\
          \x20 protected  the programs the harness runs itself: bwrap and git come only from\n\
          \x20            absolute PATH directories commands cannot write (not the workspace, nor\n\
          \x20            a --writable path for bwrap), so a command cannot plant one there\n\

@@ -92,6 +92,12 @@ impl Plan {
         for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
             confinement = confinement.protect(path);
         }
+        // And where git's configuration has it take hooks and a file system monitor
+        // from (husky's `.husky/_` in the workspace): a `post-index-change` hook there
+        // runs at the user's next `git status`.
+        for path in harness_undo::configured_program_paths(root).unwrap_or_default() {
+            confinement = confinement.protect(path);
+        }
         let tests = settings
             .test_code()
             .context("in the configuration's `tests`")?;

@@ -1038,6 +1038,32 @@ mod tests {
     }
 
     #[test]
+    fn the_places_the_configuration_takes_programs_from_are_named() {
+        let (dir, repo) = fixture();
+        let root = dir.path().canonicalize().unwrap();
+        let named = || crate::configured_program_paths(dir.path()).unwrap();
+        assert_eq!(named(), Vec::<PathBuf>::new());
+        let mut config = repo.config().unwrap();
+        config.set_str("core.hooksPath", ".husky/_").unwrap();
+        config.set_str("core.fsmonitor", "tools/monitor").unwrap();
+        assert_eq!(named(), [root.join(".husky/_"), root.join("tools/monitor")]);
+        config
+            .set_str("core.hooksPath", "/elsewhere/hooks")
+            .unwrap();
+        for switch in ["true", "false", "yes", "0"] {
+            config.set_str("core.fsmonitor", switch).unwrap();
+            assert_eq!(named(), [PathBuf::from("/elsewhere/hooks")], "{switch}");
+        }
+        // The top itself, or a directory holding it, is not named.
+        for whole in ["", ".", "..", "sub/..", root.to_str().unwrap()] {
+            config.set_str("core.hooksPath", whole).unwrap();
+            assert_eq!(named(), Vec::<PathBuf>::new(), "{whole:?}");
+        }
+        config.set_str("core.hooksPath", "sub").unwrap();
+        assert_eq!(named(), [root.join("sub")]);
+    }
+
+    #[test]
     fn no_program_a_submodule_s_configuration_names_is_run() {
         let Some(git) = git() else { return };
         let (dir, repo) = fixture();

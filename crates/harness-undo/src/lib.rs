@@ -217,6 +217,44 @@ pub fn submodule_git_paths(root: &std::path::Path) -> Result<Vec<std::path::Path
         .collect())
 }
 
+/// Where the git configuration of the repository at `root` has git take programs from,
+/// besides its git directories: the hooks directory `core.hooksPath` names (relative to
+/// the working tree's top, as git takes it) and the file system monitor `core.fsmonitor`
+/// names when it is a program and not a yes or no. The user's git runs what it finds
+/// there as the user: the `post-index-change` hook at every `git status` that writes the
+/// index, which a shell prompt may run after every command. A confining tier keeps these
+/// as they are (`harness_exec::Confinement::protect`), for where they lie where commands
+/// write: husky's `.husky/_`, a team's `.githooks`, `~/.githooks` inside `--writable ~`.
+///
+/// A hooks directory that is the working tree's top or holds it is left out: keeping it
+/// would keep the whole workspace from commands.
+///
+/// # Errors
+///
+/// The errors of opening the repository at `root` (its top) and reading its
+/// configuration.
+pub fn configured_program_paths(root: &std::path::Path) -> Result<Vec<std::path::PathBuf>, Error> {
+    use crate::error::GitContext;
+    let (repo, root) = open::open(root)?;
+    let config = repo
+        .config()
+        .and_then(|mut config| config.snapshot())
+        .context("read the configuration")?;
+    let mut paths = Vec::new();
+    if let Ok(hooks) = config.get_path("core.hooksPath") {
+        paths.push(root.join(hooks));
+    }
+    let monitor_is_a_switch = config.get_bool("core.fsmonitor").is_ok();
+    if let (Ok(monitor), false) = (config.get_path("core.fsmonitor"), monitor_is_a_switch) {
+        paths.push(root.join(monitor));
+    }
+    paths.retain(|path| {
+        let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        !root.starts_with(resolved)
+    });
+    Ok(paths)
+}
+
 /// Checks that the working tree at `root` is clean, as [`Session::begin`] does
 /// without `allow_dirty`: no staged, modified, deleted, or untracked files that
 /// are not ignored.
