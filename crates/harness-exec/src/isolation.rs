@@ -263,6 +263,34 @@ impl Confinement {
         existing(self.protected().chain(self.read_only.iter().cloned()))
     }
 
+    /// The directories between each [read-only path](Confinement::read_only_paths) and
+    /// the writable place that holds it (the workspace or a writable path), outermost
+    /// first. A read-only mount goes with the directory that holds it when that is
+    /// renamed (`mv lib gone` took `lib/sub/.git` with it), and a mount point cannot be
+    /// renamed: bwrap binds each of these onto itself. (Landlock refuses such a rename,
+    /// the directory not being granted whole.)
+    pub(crate) fn pinned_dirs(&self) -> Vec<PathBuf> {
+        let places: Vec<PathBuf> = self
+            .workspace()
+            .into_iter()
+            .chain(self.writable_paths())
+            .collect();
+        let mut pinned = Vec::new();
+        for path in self.read_only_paths() {
+            let holder = places
+                .iter()
+                .filter(|place| path.starts_with(place) && path != **place)
+                .max_by_key(|place| place.components().count());
+            if let Some(place) = holder {
+                let between = path.ancestors().skip(1).take_while(|dir| dir != place);
+                pinned.extend(between.map(Path::to_path_buf));
+            }
+        }
+        pinned.sort_by_cached_key(|dir| (dir.components().count(), dir.clone()));
+        pinned.dedup();
+        pinned
+    }
+
     /// The workspace's protected paths as they are now, for the runner to
     /// set aside what a command makes or replaces there ([`protected`]).
     pub(crate) fn protected_before(&self) -> Vec<protected::Before> {
@@ -546,6 +574,40 @@ mod tests {
         assert_eq!(
             Isolation::new(Tier::None, Confinement::new("/")),
             Isolation::none()
+        );
+    }
+
+    #[test]
+    fn the_directories_between_a_kept_path_and_its_writable_place_are_pinned() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        for made in [
+            "work/lib/sub/.git",
+            "home/.local/state/harness",
+            "outside/kept",
+        ] {
+            std::fs::create_dir_all(root.join(made)).expect("mkdir");
+        }
+        let confinement = Confinement::new(root.join("work"))
+            .writable(root.join("home"))
+            .writable(root.join("home/.local"))
+            .protect(root.join("work/lib/sub/.git"))
+            .read_only(root.join("home/.local/state/harness"))
+            // Neither a writable place itself nor a path in none has a directory between.
+            .read_only(root.join("home"))
+            .read_only(root.join("outside/kept"));
+        assert_eq!(
+            confinement.pinned_dirs(),
+            [
+                root.join("work/lib"),
+                root.join("home/.local/state"),
+                root.join("work/lib/sub"),
+            ],
+            "outermost first, up to the nearest writable place"
+        );
+        assert_eq!(
+            Confinement::new(root.join("work")).pinned_dirs(),
+            Vec::<PathBuf>::new()
         );
     }
 

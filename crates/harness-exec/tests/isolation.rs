@@ -233,6 +233,48 @@ fn a_git_directory_replaced_with_its_directory_is_moved_aside() {
     }
 }
 
+/// A read-only mount goes with its directory when that is renamed: under bwrap, moving a
+/// directory that holds the undo store (inside `--writable ~`) or a submodule's `.git` took
+/// it from where the harness and git look for it. Each directory between such a path and the
+/// writable place that holds it stays where it is, under both tiers.
+#[test]
+fn a_directory_holding_a_kept_path_stays_where_it_is() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let home = root.join("home");
+        let store = home.join(".local/state/harness");
+        std::fs::create_dir_all(&store).expect("mkdir");
+        std::fs::write(store.join("run"), "the undo store\n").expect("write");
+        std::fs::create_dir_all(workspace.join("lib/sub")).expect("mkdir");
+        let git = workspace.join("lib/sub/.git");
+        std::fs::write(&git, "gitdir: ../../.git/modules/sub\n").expect("write");
+        let confinement = Confinement::new(&workspace)
+            .home(&home)
+            .writable(&home)
+            .read_only(&store)
+            .protect(&git);
+        let script = "mv lib/sub lib/moved; mv lib gone; \
+                      mv ../home/.local/state ../home/.local/moved; mv ../home/.local ../home/gone; \
+                      touch lib/new ../home/.local/new";
+        let outcome = runner(tier, confinement)
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        assert!(git.is_file(), "{tier}: {}", outcome.to_model_text());
+        assert!(
+            store.join("run").is_file(),
+            "{tier}: {}",
+            outcome.to_model_text()
+        );
+        // The directories themselves are still written (under Landlock, only the entries
+        // they held when the command started: see the README).
+        if tier == Tier::Bwrap {
+            assert!(workspace.join("lib/new").is_file(), "{tier}");
+            assert!(home.join(".local/new").is_file(), "{tier}");
+        }
+    }
+}
+
 #[test]
 fn the_network_is_reachable_only_when_allowed() {
     for tier in real_tiers() {

@@ -144,6 +144,12 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
     for path in confinement.writable_paths() {
         args.mount("--bind", &path, &path);
     }
+    // A read-only mount goes with the directory that holds it when that is renamed, and a
+    // mount point cannot be renamed: each directory between one and the writable place
+    // that holds it is bound onto itself, before the read-only binds it holds.
+    for dir in confinement.pinned_dirs() {
+        args.mount("--bind", &dir, &dir);
+    }
     // After every writable bind, so that none can make them writable again.
     for path in confinement.read_only_paths() {
         args.mount("--ro-bind", &path, &path);
