@@ -196,23 +196,12 @@ fn filter_drivers(listed: &[u8]) -> Option<Vec<OsString>> {
         if name.is_empty() || name.contains(&b'=') {
             return None;
         }
-        let name = bytes_to_os(name);
+        let name = paths::from_bytes(name).into_os_string();
         if !drivers.contains(&name) {
             drivers.push(name);
         }
     }
     Some(drivers)
-}
-
-#[cfg(unix)]
-fn bytes_to_os(bytes: &[u8]) -> OsString {
-    use std::os::unix::ffi::OsStrExt;
-    OsStr::from_bytes(bytes).to_os_string()
-}
-
-#[cfg(not(unix))]
-fn bytes_to_os(bytes: &[u8]) -> OsString {
-    OsString::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// True if `path`, its links followed, lies in the directory `root`.
