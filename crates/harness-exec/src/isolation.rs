@@ -263,12 +263,14 @@ impl Confinement {
         existing(self.protected().chain(self.read_only.iter().cloned()))
     }
 
-    /// The directories between each [read-only path](Confinement::read_only_paths) and
-    /// the writable place that holds it (the workspace or a writable path), outermost
-    /// first. A read-only mount goes with the directory that holds it when that is
-    /// renamed (`mv lib gone` took `lib/sub/.git` with it), and a mount point cannot be
-    /// renamed: bwrap binds each of these onto itself. (Landlock refuses such a rename,
-    /// the directory not being granted whole.)
+    /// The directories between each [read-only](Confinement::read_only_paths) or
+    /// [hidden](Confinement::hidden_paths) path and the writable place that holds it
+    /// (the workspace or a writable path), outermost first. A mount goes with the
+    /// directory that holds it when that is renamed (`mv lib gone` took a read-only
+    /// `lib/sub/.git` with it; `mv ~/.docker ~/d` under `--writable ~` took what hid
+    /// `config.json`, and the next command, hiding the old path, read the new one), and a
+    /// mount point cannot be renamed: bwrap binds each of these onto itself. (Landlock
+    /// refuses such a rename, the directory not being granted whole.)
     pub(crate) fn pinned_dirs(&self) -> Vec<PathBuf> {
         let places: Vec<PathBuf> = self
             .workspace()
@@ -276,7 +278,11 @@ impl Confinement {
             .chain(self.writable_paths())
             .collect();
         let mut pinned = Vec::new();
-        for path in self.read_only_paths() {
+        for path in self
+            .read_only_paths()
+            .into_iter()
+            .chain(self.hidden_paths())
+        {
             let holder = places
                 .iter()
                 .filter(|place| path.starts_with(place) && path != **place)
@@ -583,6 +589,7 @@ mod tests {
         let root = dir.path().canonicalize().expect("canonical");
         for made in [
             "work/lib/sub/.git",
+            "work/config/.env",
             "home/.local/state/harness",
             "outside/kept",
         ] {
@@ -592,6 +599,7 @@ mod tests {
             .writable(root.join("home"))
             .writable(root.join("home/.local"))
             .protect(root.join("work/lib/sub/.git"))
+            .hide(root.join("work/config/.env"))
             .read_only(root.join("home/.local/state/harness"))
             // Neither a writable place itself nor a path in none has a directory between.
             .read_only(root.join("home"))
@@ -599,6 +607,7 @@ mod tests {
         assert_eq!(
             confinement.pinned_dirs(),
             [
+                root.join("work/config"),
                 root.join("work/lib"),
                 root.join("home/.local/state"),
                 root.join("work/lib/sub"),

@@ -275,6 +275,47 @@ fn a_directory_holding_a_kept_path_stays_where_it_is() {
     }
 }
 
+/// The same for what is hidden: under bwrap a hidden path's mount went with the directory
+/// that holds it, and the next command, whose view hides what stood at the old paths, read
+/// the secret at the new one (`mv ~/.docker ~/d`, then `cat ~/d/config.json`, inside
+/// `--writable ~`; `mv config c`, then `cat c/.env`, in the workspace).
+#[test]
+fn a_hidden_path_cannot_be_moved_out_of_hiding() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let home = root.join("home");
+        for (path, secret) in [
+            (home.join(".docker/config.json"), "docker-secret"),
+            (home.join(".config/gh/hosts.yml"), "gh-secret"),
+            (workspace.join("config/.env"), "env-secret"),
+        ] {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, secret).expect("write");
+        }
+        let confinement = || {
+            let (confinement, _) = Confinement::new(&workspace)
+                .home(&home)
+                .writable(&home)
+                .hide_denied(|path| path.ends_with(".env"));
+            confinement
+        };
+        let moves = "cd ../home && mv .docker d; mv .config c; cd ../workspace && mv config c";
+        runner(tier, confinement())
+            .run(&["sh", "-c", moves], &RunOptions::new(&workspace))
+            .expect("runs");
+        let reads = "cat ../home/d/config.json ../home/c/gh/hosts.yml c/.env \
+                     ../home/.docker/config.json ../home/.config/gh/hosts.yml config/.env";
+        let outcome = runner(tier, confinement())
+            .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
+            .expect("runs");
+        let seen = outcome.to_model_text();
+        for secret in ["docker-secret", "gh-secret", "env-secret"] {
+            assert!(!seen.contains(secret), "{tier}: {secret} read\n{seen}");
+        }
+    }
+}
+
 #[test]
 fn the_network_is_reachable_only_when_allowed() {
     for tier in real_tiers() {
