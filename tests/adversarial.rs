@@ -582,3 +582,86 @@ fn a_bwrap_or_git_a_command_writes_where_path_looks_is_never_run_by_the_harness(
     );
     assert!(!marker.exists(), "the next run's check ran the planted git");
 }
+
+/// A small disk of its own for the workspace, unmounted when dropped.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// Mounts a tmpfs of `size` over the (empty) directory `at`; `None` where this process
+    /// may not mount (not root), which `HARNESS_CI_ALL_TIERS=1` (CI, run as root) refuses.
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallDisk> {
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if mounted {
+            return Some(SmallDisk(at.to_path_buf()));
+        }
+        assert!(
+            std::env::var_os("HARNESS_CI_ALL_TIERS").is_none(),
+            "cannot mount a tmpfs (required under HARNESS_CI_ALL_TIERS=1)"
+        );
+        #[allow(clippy::print_stderr)] // a skipped test says why, on stderr
+        {
+            eprintln!("skipped: cannot mount a tmpfs (not root?)");
+        }
+        None
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A command that fills the disk loses nothing: the run says it cannot tell what changed
+/// (a snapshot that failed had taken the kernel's change notes, and the next one found
+/// "files changed: none" in a tree the command had changed), undo says the disk is full and
+/// what to do, and once there is space it puts back every file.
+#[test]
+fn a_command_that_fills_the_disk_loses_nothing() {
+    let repo = Repo::plain("calc");
+    let fixture = repo.outer.join("fixture");
+    fs::rename(&repo.root, &fixture).expect("move the copy aside");
+    fs::create_dir(&repo.root).expect("mkdir");
+    let Some(_disk) = SmallDisk::mount(&repo.root, "8m") else {
+        return;
+    };
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture.join("."))
+        .arg(&repo.root)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    repo.git(&["init", "--quiet"]);
+    repo.git(&["add", "--all"]);
+    repo.git(&["commit", "--quiet", "-m", "fixture"]);
+    let before = repo.snapshot();
+    let model = Model::start();
+    let fill = "echo '# changed' >> calc.py; rm test_calc.py; \
+                dd if=/dev/zero of=big bs=1M count=64 2>/dev/null; echo filled";
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sh", "-c", fill]})),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    assert!(
+        run.stdout.contains("files changed: unknown (") && run.stdout.contains("No space left"),
+        "{run}"
+    );
+    let undo = repo.harness(&["undo"]);
+    assert_ne!(undo.code, Some(0), "{undo}");
+    assert!(
+        undo.stderr.contains("the disk is full: free some space"),
+        "{undo}"
+    );
+    fs::remove_file(repo.root.join("big")).expect("free the space");
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+}

@@ -49,7 +49,14 @@ fn main() -> ExitCode {
             // The one place an error is printed. It may quote a path or a command, so it is
             // sanitized as one line: no message of ours spans lines, and a newline in a path
             // cannot print a line of its own. If stderr is gone too, there is no one to tell.
-            let message = shown::Shown::line(&format!("harness: {error:#}"));
+            let mut message = format!("harness: {error:#}");
+            if is_disk_full(&error) {
+                message.push_str(
+                    "; the disk is full: free some space (a large file a command of the run \
+                     made, say) and run the same command again",
+                );
+            }
+            let message = shown::Shown::line(&message);
             let _ = display::Out::stderr().line(&message);
             exit::for_error(&error)
         }
@@ -74,6 +81,18 @@ fn init_logging(verbose: u8) {
         .with_ansi(false)
         .with_target(false)
         .try_init();
+}
+
+/// True if and only if `error` was caused by a full disk.
+fn is_disk_full(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|error| error.kind() == io::ErrorKind::StorageFull)
+            || cause
+                .downcast_ref::<harness_undo::Error>()
+                .is_some_and(harness_undo::Error::is_disk_full)
+    })
 }
 
 /// True if and only if `error` was caused by writing to a closed pipe.

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::RunId;
 
+/// The system's message for a full disk (`ENOSPC`), as libgit2 and git quote it.
+const DISK_FULL: &str = "No space left on device";
+
 /// How many dirty paths an error message lists before it only counts.
 pub(crate) const LISTED_PATHS: usize = 20;
 
@@ -334,6 +337,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// True if and only if this failed because the disk was full: nothing could be
+    /// recorded, and the same action succeeds once there is space (a command of the run
+    /// may have filled it).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            // libgit2 passes on the system's message, not the error.
+            Error::Git { detail, .. } => detail.contains(DISK_FULL),
+            Error::GitCommand { stderr, .. } => stderr.contains(DISK_FULL),
+            _ => false,
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
@@ -418,6 +434,28 @@ mod tests {
         twenty_one_paths_cut_at_twenty: 21, 21 =>
             "f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19 and 1 more";
         count_beyond_the_list: 2, 30 => "f0, f1 and 28 more";
+    }
+
+    #[test]
+    fn a_full_disk_is_told_apart_from_other_failures() {
+        let full = std::io::Error::from_raw_os_error(28);
+        assert!(Error::io(Path::new("f"), full).is_disk_full());
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(!Error::io(Path::new("f"), denied).is_disk_full());
+        let git = |detail: &str| Error::Git {
+            action: "record a.py".into(),
+            detail: detail.into(),
+        };
+        assert!(git("failed to write out file: No space left on device").is_disk_full());
+        assert!(!git("the index is locked").is_disk_full());
+        let command = |stderr: &str| Error::GitCommand {
+            command: "git status".into(),
+            status: "exit status: 128".into(),
+            stderr: stderr.into(),
+        };
+        assert!(command("fatal: unable to write index: No space left on device").is_disk_full());
+        assert!(!command("fatal: not a git repository").is_disk_full());
+        assert!(!Error::dirty(paths(1)).is_disk_full());
     }
 
     #[test]

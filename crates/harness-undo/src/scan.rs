@@ -319,16 +319,25 @@ impl Scanner {
     /// the tree, the access is given back (see [`access`]) and the snapshot is
     /// taken again, from a full scan.
     pub(crate) fn snapshot(&mut self) -> Result<Oid, Error> {
-        match self.snapshot_once() {
+        let taken = match self.snapshot_once() {
             Err(error) => {
                 if self.users_own || self.give_back_access().is_empty() {
-                    return Err(error);
+                    Err(error)
+                } else {
+                    self.rescan_due = true;
+                    self.snapshot_once()
                 }
-                self.rescan_due = true;
-                self.snapshot_once()
             }
             taken => taken,
+        };
+        if taken.is_err() {
+            // The failed snapshot took the change notes, and what it recorded of them
+            // was not kept: only a full scan sees those changes now. (After a command
+            // filled the disk, the next snapshot, of a tree it had changed, found
+            // nothing changed.)
+            self.rescan_due = true;
         }
+        taken
     }
 
     /// Paths whose owner the scanner gave read access back to, relative to
@@ -765,6 +774,33 @@ mod tests {
         fs::write(dir.path().join(".gitignore"), "sub/\n").unwrap();
         let scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
         assert!(scanner.unread.is_none());
+    }
+
+    #[cfg(target_os = "linux")] // Elsewhere every snapshot scans in full.
+    #[test]
+    fn a_failed_snapshot_leaves_its_changes_to_the_next() {
+        let (dir, repo) = repo();
+        let mut scanner = Scanner::new(&repo, dir.path(), None, Tracking::Watch).unwrap();
+        let before = scanner.snapshot().unwrap();
+        fs::write(dir.path().join("sub/file"), "changed").unwrap();
+        // Objects cannot be written (as when the disk is full): the snapshot fails
+        // after it has taken the change notes.
+        let objects = repo.path().join("objects");
+        let away = repo.path().join("objects.away");
+        fs::rename(&objects, &away).unwrap();
+        fs::write(&objects, "not a directory").unwrap();
+        let failed = scanner.snapshot();
+        fs::remove_file(&objects).unwrap();
+        fs::rename(&away, &objects).unwrap();
+        assert!(failed.is_err(), "{failed:?}");
+        let after = scanner.snapshot().unwrap();
+        assert_ne!(
+            after, before,
+            "the change was lost with the failed snapshot"
+        );
+        let tree = repo.find_tree(after).unwrap();
+        let blob = tree.get_path(Path::new("sub/file")).unwrap().id();
+        assert_eq!(repo.find_blob(blob).unwrap().content(), b"changed");
     }
 
     fn repo() -> (tempfile::TempDir, Repository) {
