@@ -665,3 +665,96 @@ fn a_command_that_fills_the_disk_loses_nothing() {
     repo.harness(&["undo"]).assert_exit(0);
     assert_eq!(repo.snapshot(), before);
 }
+
+/// Watches the named pipes `fifos`: after a while, as long as the returned guard lives,
+/// each one that a reader is waiting on (what the harness must never do) is opened for
+/// writing and closed, which ends the wait, and the guard records it. So a test of code that
+/// waits fails instead of hanging.
+struct Rescue {
+    rescued: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Rescue {
+    fn watch(fifos: Vec<std::path::PathBuf>) -> Rescue {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::atomic::Ordering;
+        let rescue = Rescue {
+            rescued: Default::default(),
+            done: Default::default(),
+        };
+        let (rescued, done) = (rescue.rescued.clone(), rescue.done.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+            while !done.load(Ordering::SeqCst) {
+                for fifo in &fifos {
+                    // Without blocking, opening for writing succeeds only while a reader
+                    // has the pipe open.
+                    let writer = fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(fifo);
+                    if writer.is_ok() {
+                        rescued.store(true, Ordering::SeqCst);
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+        });
+        rescue
+    }
+
+    /// True if a reader had to be rescued.
+    fn rescued(&self) -> bool {
+        self.rescued.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Rescue {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Opened for reading, a named pipe waits for a writer, forever. A command made one where
+/// the harness saves a file first (an ignored file a file tool is about to overwrite, and
+/// one standing where undo puts a recorded file back), and the run, then undo, hung. Now
+/// each says what stands there, and nothing is lost: once it is gone, undo restores all.
+#[test]
+fn a_named_pipe_a_command_makes_hangs_neither_a_file_tool_nor_undo() {
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let model = Model::start();
+    let pipes =
+        "mkdir -p __pycache__ && mkfifo __pycache__/calc.pyc && rm calc.py && mkfifo calc.py";
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sh", "-c", pipes]})),
+        Turn::call(
+            "write_file",
+            json!({"path": "__pycache__/calc.pyc", "content": "x", "overwrite": true}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let rescue = Rescue::watch(
+        ["__pycache__/calc.pyc", "calc.py"]
+            .map(|pipe| repo.root.join(pipe))
+            .to_vec(),
+    );
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    let refused = repo.records("tool").iter().any(|record| {
+        record
+            .to_string()
+            .contains("calc.pyc is a named pipe, not a file")
+    });
+    assert!(refused, "the tool says what stands there\n{run}");
+    let undo = repo.harness(&["undo"]);
+    assert_ne!(undo.code, Some(0), "{undo}");
+    assert!(
+        undo.stderr.contains("calc.py is a named pipe, not a file"),
+        "{undo}"
+    );
+    fs::remove_file(repo.root.join("calc.py")).expect("rm the pipe");
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(repo.snapshot(), before);
+    assert!(!rescue.rescued(), "the harness waited on a named pipe");
+}

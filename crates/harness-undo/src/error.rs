@@ -208,6 +208,22 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// What stands where a file had to be saved before it is overwritten or removed is not
+    /// a file (a named pipe, a socket, a device a command made there): it has no content to
+    /// save, and reading a named pipe would wait for a writer forever, so it is left as it
+    /// is.
+    #[error(
+        "{} is a {kind}, not a file: it cannot be saved for undo first, so nothing was \
+         changed; move it out of the workspace (or delete it) and try again",
+        path.display()
+    )]
+    NotAFile {
+        /// The path, relative to the workspace's top level.
+        path: PathBuf,
+        /// What it is: "named pipe", "socket", "device", "directory" or "special file".
+        kind: &'static str,
+    },
+
     /// A run with checkpoints was to be discarded: it has changes to undo.
     #[error(
         "run {run} has {checkpoints} checkpoint(s), so it is kept; undo it with `harness undo`"

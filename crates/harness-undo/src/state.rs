@@ -116,22 +116,17 @@ pub(crate) fn with_files(
     for path in paths {
         let full = root.join(path);
         let metadata = std::fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
-        if metadata.is_file() && metadata.len() > crate::LARGEST_RECORDED_FILE {
-            return Err(Error::TooLargeToSave { path: path.clone() });
-        }
         let (content, mode) = if metadata.is_symlink() {
             let target = std::fs::read_link(&full).map_err(|e| Error::io(&full, e))?;
             (paths::to_bytes(&target), FileMode::Link)
-        } else if paths::is_executable(&metadata) {
-            (
-                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
-                FileMode::BlobExecutable,
-            )
         } else {
-            (
-                std::fs::read(&full).map_err(|e| Error::io(&full, e))?,
-                FileMode::Blob,
-            )
+            let (content, metadata) = read_file(&full, path)?;
+            let mode = if paths::is_executable(&metadata) {
+                FileMode::BlobExecutable
+            } else {
+                FileMode::Blob
+            };
+            (content, mode)
         };
         let blob = repo.blob(&content).context("store a displaced file")?;
         update.upsert(path.as_path(), blob, mode);
@@ -140,6 +135,69 @@ pub(crate) fn with_files(
     update
         .create_updated(repo, &base)
         .context("add displaced files to the saved tree")
+}
+
+/// The bytes of the regular file at `full` (`path` in the workspace), with what the open
+/// file's metadata says, read without blocking on what is not one: a command can make a
+/// named pipe where a file is saved, and opening one for reading waits for a writer,
+/// forever. What was opened is judged, not what stood there a moment before.
+fn read_file(full: &Path, path: &Path) -> Result<(Vec<u8>, std::fs::Metadata), Error> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW).bits() as i32,
+    );
+    let mut file = options.open(full).map_err(|error| {
+        // A socket cannot be opened at all.
+        match std::fs::symlink_metadata(full) {
+            Ok(seen) if !seen.is_file() && !seen.is_symlink() => Error::NotAFile {
+                path: path.to_path_buf(),
+                kind: kind_of(&seen.file_type()),
+            },
+            _ => Error::io(full, error),
+        }
+    })?;
+    let metadata = file.metadata().map_err(|e| Error::io(full, e))?;
+    if !metadata.is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_of(&metadata.file_type()),
+        });
+    }
+    if metadata.len() > crate::LARGEST_RECORDED_FILE {
+        return Err(Error::TooLargeToSave {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut content = Vec::new();
+    file.read_to_end(&mut content)
+        .map_err(|e| Error::io(full, e))?;
+    Ok((content, metadata))
+}
+
+/// What a file of type `kind` that is not a regular file is, in words.
+fn kind_of(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "named pipe";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    if kind.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
 }
 
 /// The state of a clean tree at `head`: its tree is the working tree and the index.
@@ -173,6 +231,68 @@ pub(crate) fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Opens `fifo` for writing, without blocking, after a while: that succeeds only while
+    /// a reader waits on it (what the code under test must never do), and ends the wait,
+    /// so the test fails instead of hanging. The flag says whether it did.
+    #[cfg(unix)]
+    fn rescue(fifo: &Path) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let rescued = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (fifo, flag) = (fifo.to_path_buf(), rescued.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            let writer = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(fifo);
+            flag.store(writer.is_ok(), std::sync::atomic::Ordering::SeqCst);
+        });
+        rescued
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_is_read_and_nothing_waits_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let rescued = rescue(&fifo);
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for (full, kind) in [
+            (fifo, "named pipe"),
+            (socket, "socket"),
+            (PathBuf::from("/dev/null"), "device"),
+            (dir.path().to_path_buf(), "directory"),
+        ] {
+            match read_file(&full, Path::new("p")) {
+                Err(Error::NotAFile { path, kind: got }) => {
+                    assert_eq!((path.as_path(), got), (Path::new("p"), kind));
+                }
+                other => panic!("{}: {other:?}", full.display()),
+            }
+        }
+        let file = dir.path().join("file");
+        std::fs::write(&file, "bytes").unwrap();
+        let (content, metadata) = read_file(&file, Path::new("file")).unwrap();
+        assert_eq!((content.as_slice(), metadata.len()), (&b"bytes"[..], 5));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(
+            read_file(&link, Path::new("link")).is_err(),
+            "a link is not followed"
+        );
+        assert!(
+            !rescued.load(std::sync::atomic::Ordering::SeqCst),
+            "the read waited for a writer"
+        );
+    }
 
     fn config(text: &str) -> (tempfile::TempDir, git2::Config) {
         let dir = tempfile::tempdir().unwrap();
