@@ -62,8 +62,8 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            one made in its place is moved aside, so no command plants a\n\
          \x20            core.fsmonitor or hook for your git to run; so are the hooks\n\
          \x20            directory and monitor your git configuration names (husky's\n\
-         \x20            .husky/_); the harness's own git runs no hook, monitor or filter\n\
-         \x20            driver, and none in a submodule\n\
+         \x20            .husky/_); the git the harness runs itself runs no hook, monitor\n\
+         \x20            or filter driver, and never in a submodule\n\
          \x20            (harness-cli::a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule,\n\
          \x20            harness-cli::a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks,\n\
          \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run,\n\
