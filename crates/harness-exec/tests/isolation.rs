@@ -271,6 +271,16 @@ fn a_directory_holding_a_kept_path_stays_where_it_is() {
         if tier == Tier::Bwrap {
             assert!(workspace.join("lib/new").is_file(), "{tier}");
             assert!(home.join(".local/new").is_file(), "{tier}");
+            // A file moved out of such a directory crosses a mount: `rename` fails
+            // (EXDEV), and `mv` copies it instead.
+            let out = "python3 -c \"import os; os.rename('lib/new', 'renamed')\" 2>&1 | tail -1; \
+                       mv lib/new moved && cat moved";
+            let outcome = runner(tier, Confinement::new(&workspace).protect(&git))
+                .run(&["sh", "-c", out], &RunOptions::new(&workspace))
+                .expect("runs");
+            let text = outcome.to_model_text();
+            assert!(text.contains("Invalid cross-device link"), "{text}");
+            assert!(workspace.join("moved").is_file(), "{text}");
         }
     }
 }
