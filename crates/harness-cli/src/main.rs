@@ -103,3 +103,18 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .is_some_and(|error| error.kind() == io::ErrorKind::BrokenPipe)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_found_anywhere_in_the_chain_and_nothing_else_is_taken_for_one() {
+        let full = anyhow::Error::from(io::Error::from_raw_os_error(28)).context("write");
+        assert!(is_disk_full(&full));
+        let denied =
+            anyhow::Error::from(io::Error::from(io::ErrorKind::PermissionDenied)).context("write");
+        assert!(!is_disk_full(&denied));
+        assert!(!is_disk_full(&anyhow::anyhow!("No space left on device")));
+    }
+}
