@@ -396,18 +396,7 @@ fn a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule() {
             plant("later"),
             format!("mv lib moved && {}", plant("lib")),
         ];
-        let model = Model::start();
-        model.script(vec![
-            Turn::Calls(
-                attack
-                    .iter()
-                    .map(|script| ("run_command", json!({"argv": ["sh", "-c", script]})))
-                    .collect(),
-            ),
-            Turn::Text("Done."),
-        ]);
-        let run = repo.harness(&["run", "--sandbox", sandbox, "--host", &model.url(), "t"]);
-        run.assert_exit(1);
+        let (model, run) = run_scripts(&repo, sandbox, &attack);
         assert!(!marker.exists(), "{sandbox}: ran during the run\n{run}");
         assert_eq!(
             fs::read_to_string(repo.root.join("lib/.git"))
@@ -425,18 +414,50 @@ fn a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule() {
             .filter(|record| record.to_string().contains("which commands may not write"))
             .count();
         assert!(set_aside >= 1, "{sandbox}: the model is told\n{run}");
-        // The user's own git, as they would run it next.
-        let status = std::process::Command::new("git")
-            .args(["status", "--porcelain"])
-            .current_dir(&repo.root)
-            .output()
-            .expect("git");
-        assert!(status.status.success(), "{status:?}");
-        assert!(!marker.exists(), "{sandbox}: the user's git status ran it");
-        // And the next run's check of the tree.
-        repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
-        assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
+        assert_git_runs_nothing_later(&repo, &model, &marker, sandbox);
     }
+}
+
+/// `harness run` under `sandbox` with a model that runs each of `scripts` with `sh -c`,
+/// then says it is done; the run has no verification, so it ends unverified (exit 1).
+fn run_scripts(repo: &Repo, sandbox: &str, scripts: &[String]) -> (Model, crate::support::Run) {
+    let model = Model::start();
+    model.script(vec![
+        Turn::Calls(
+            scripts
+                .iter()
+                .map(|script| ("run_command", json!({"argv": ["sh", "-c", script]})))
+                .collect(),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--sandbox", sandbox, "--host", &model.url(), "t"]);
+    run.assert_exit(1);
+    (model, run)
+}
+
+/// After a run: neither the user's own `git status`, as they would run it next (with a
+/// file whose stat data changed, so that it writes the index), nor the next run's check of
+/// the tree, runs a program that creates `marker`.
+fn assert_git_runs_nothing_later(
+    repo: &Repo,
+    model: &Model,
+    marker: &std::path::Path,
+    sandbox: &str,
+) {
+    let calc = repo.root.join("calc.py");
+    let bytes = fs::read(&calc).expect("read");
+    fs::remove_file(&calc).expect("rm");
+    fs::write(&calc, bytes).expect("write");
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&repo.root)
+        .output()
+        .expect("git");
+    assert!(status.status.success(), "{status:?}");
+    assert!(!marker.exists(), "{sandbox}: the user's git status ran it");
+    repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
+    assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
 }
 
 /// git takes hooks from the directory `core.hooksPath` names, and a file system monitor from
@@ -471,18 +492,7 @@ fn a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks()
             ),
             plant("tools/monitor"),
         ];
-        let model = Model::start();
-        model.script(vec![
-            Turn::Calls(
-                attack
-                    .iter()
-                    .map(|script| ("run_command", json!({"argv": ["sh", "-c", script]})))
-                    .collect(),
-            ),
-            Turn::Text("Done."),
-        ]);
-        let run = repo.harness(&["run", "--sandbox", sandbox, "--host", &model.url(), "t"]);
-        run.assert_exit(1);
+        let (model, run) = run_scripts(&repo, sandbox, &attack);
         assert!(!marker.exists(), "{sandbox}: ran during the run\n{run}");
         assert!(
             !repo.root.join(".husky/_/post-index-change").exists(),
@@ -492,22 +502,7 @@ fn a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks()
             !repo.root.join("tools/monitor").exists(),
             "{sandbox}: a monitor was planted\n{run}"
         );
-        // The user's own git, as they would run it next, with a file whose stat data
-        // changed, so that it writes the index.
-        let calc = repo.root.join("calc.py");
-        let bytes = fs::read(&calc).expect("read");
-        fs::remove_file(&calc).expect("rm");
-        fs::write(&calc, bytes).expect("write");
-        let status = std::process::Command::new("git")
-            .args(["status", "--porcelain"])
-            .current_dir(&repo.root)
-            .output()
-            .expect("git");
-        assert!(status.status.success(), "{status:?}");
-        assert!(!marker.exists(), "{sandbox}: the user's git status ran it");
-        // And the next run's check of the tree.
-        repo.harness(&["run", "--allow-dirty", "--host", &model.url(), "t"]);
-        assert!(!marker.exists(), "{sandbox}: the next run's check ran it");
+        assert_git_runs_nothing_later(&repo, &model, &marker, sandbox);
     }
 }
 
