@@ -753,3 +753,43 @@ fn a_named_pipe_a_command_makes_hangs_neither_a_file_tool_nor_undo() {
     assert_eq!(repo.snapshot(), before);
     assert!(!rescue.rescued(), "the harness waited on a named pipe");
 }
+
+/// A repository a command makes anywhere in the workspace (`git init tools/x`) with a
+/// program in its configuration: an editor that finds the repositories in a folder, or a
+/// shell prompt in that directory, runs its `git status`. No snapshot records a nested
+/// repository, so the run said "files changed: none" and undo left it. Tried under both
+/// tiers: its `.git` is moved aside, the run lists what it made, nothing runs at the
+/// user's `git status` there or at the next run, and undo takes it all back.
+#[test]
+fn a_repository_a_command_makes_in_the_workspace_is_not_left_as_one() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        // Landlock lets commands make no new entry at the top of the workspace.
+        fs::create_dir(repo.root.join("tools")).expect("mkdir");
+        repo.file("tools/README.md", "tools\n");
+        repo.git(&["add", "--all"]);
+        repo.git(&["commit", "--quiet", "-m", "tools"]);
+        let before = repo.snapshot();
+        let marker = repo.outer.join("ran");
+        let plant = format!(
+            "git init -q tools/x && git -C tools/x config core.fsmonitor 'touch {}; echo' \
+             && echo y > tools/x/f",
+            marker.display()
+        );
+        let (_model, run) = run_scripts(&repo, sandbox, &[plant]);
+        assert!(
+            run.stdout.contains("tools/x/.git.refused-1/config"),
+            "{sandbox}: the run lists what the command made\n{run}"
+        );
+        assert!(!repo.root.join("tools/x/.git").exists(), "{sandbox}\n{run}");
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(repo.root.join("tools/x"))
+            .output()
+            .expect("git");
+        assert!(status.status.success(), "{status:?}");
+        assert!(!marker.exists(), "{sandbox}: git status in tools/x ran it");
+        repo.harness(&["undo"]).assert_exit(0);
+        assert_eq!(repo.snapshot(), before, "{sandbox}");
+    }
+}

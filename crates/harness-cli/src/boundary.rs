@@ -59,13 +59,15 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            harness-exec::an_escapee_without_group_or_marker_is_killed_at_the_timeout)\n\
          \x20 protected  git's programs: the .git of each submodule and other repository in\n\
          \x20            the workspace is read-only to commands under bwrap and Landlock, and\n\
-         \x20            one made in its place is moved aside, so no command plants a\n\
-         \x20            core.fsmonitor or hook for your git to run; so are the hooks\n\
-         \x20            directory and monitor your git configuration names (husky's\n\
-         \x20            .husky/_); the git the harness runs itself runs no hook, monitor\n\
-         \x20            or filter driver, and never in a submodule\n\
+         \x20            one made in its place, or anywhere in the workspace, is moved\n\
+         \x20            aside, so no command plants a core.fsmonitor or hook for your git\n\
+         \x20            to run; so are the hooks directory and monitor your git\n\
+         \x20            configuration names (husky's .husky/_); the git the harness runs\n\
+         \x20            itself runs no hook, monitor or filter driver, and never in a\n\
+         \x20            submodule\n\
          \x20            (harness-cli::a_command_cannot_plant_a_program_for_git_to_run_in_a_submodule,\n\
          \x20            harness-cli::a_command_cannot_plant_a_hook_or_monitor_where_your_git_configuration_looks,\n\
+         \x20            harness-cli::a_repository_a_command_makes_in_the_workspace_is_not_left_as_one,\n\
          \x20            harness-undo::no_program_a_submodule_s_configuration_names_is_run,\n\
          \x20            harness-undo::no_program_the_repository_s_configuration_names_is_run)\n\
          \x20 protected  the programs the harness runs itself: bwrap and git come only from\n\

@@ -297,10 +297,11 @@ impl Confinement {
         pinned
     }
 
-    /// The workspace's protected paths as they are now, for the runner to
-    /// set aside what a command makes or replaces there ([`protected`]).
-    pub(crate) fn protected_before(&self) -> Vec<protected::Before> {
-        protected::before(self.protected())
+    /// The workspace's protected paths and every `.git` in it as they are now,
+    /// for the runner to set aside what a command makes or replaces there
+    /// ([`protected`]).
+    pub(crate) fn protected_before(&self) -> protected::Kept {
+        protected::kept(self.protected(), &self.workspace)
     }
 
     /// The workspace's undo path, the harness's own configuration, and those
@@ -466,7 +467,7 @@ pub(crate) struct Prepared {
     /// The workspace's protected paths as they were when the command
     /// started, where the runner moves aside what the command made or
     /// replaced ([`protected`]).
-    pub(crate) protected: Vec<protected::Before>,
+    pub(crate) protected: protected::Kept,
     /// Whether the started program (`bwrap`) must survive the `SIGINT` that
     /// interrupts a command: it is the process group's leader, and its death
     /// would kill the command at once instead of letting it stop.
@@ -482,7 +483,7 @@ impl Prepared {
             env: Vec::new(),
             ruleset: None,
             seccomp_filter: None,
-            protected: Vec::new(),
+            protected: protected::Kept::default(),
             ignore_interrupt: false,
             _private_tmp: None,
         }

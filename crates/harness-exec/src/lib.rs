@@ -159,7 +159,9 @@
 //! of a family other than IP and netlink, under Landlock any IP socket but
 //! TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
 //! where there was none, which no tier can bind over, is moved aside once
-//! the command has ended ([`Outcome::set_aside`]).
+//! the command has ended ([`Outcome::set_aside`]), and so is every `.git` it
+//! makes anywhere in the workspace (a repository of its own, whose
+//! configuration the user's git would read there).
 //!
 //! What each tier blocks and lets through is the table in [`corpus`], which
 //! the tests assert row by row.

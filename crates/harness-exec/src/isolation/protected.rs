@@ -18,12 +18,24 @@
 //! random name when a thousand such names are taken already): nothing reads
 //! it there, and nothing is deleted, since a command could as well have moved
 //! a file of the user's to that name.
+//!
+//! A repository a command makes anywhere else in the workspace (`git init
+//! tools/x`, with a `core.fsmonitor` in its configuration) is the same way
+//! through: an editor that finds the repositories in a folder (VS Code does)
+//! or a shell prompt in that directory runs its `git status`, and no snapshot
+//! records a nested repository, so the run reported no change and undo left it.
+//! So the runner also walks the workspace before and after the command (within
+//! [`WALK_LIMIT`] entries) and moves aside each `.git` that was not there
+//! before: what is left is plain files, which the run's diff shows and undo
+//! removes.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{CWD, RenameFlags, renameat_with};
+
+use super::WALK_LIMIT;
 
 /// A protected path a command created, and where the runner moved it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +59,28 @@ pub(crate) struct Before {
     identity: Option<(u64, u64)>,
 }
 
+/// What the runner keeps as it was across a command: the protected paths as the command
+/// found them, and the workspace, in which each `.git` the command made is moved aside.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kept {
+    before: Vec<Before>,
+    workspace: Option<PathBuf>,
+}
+
+/// Each of `protected`, and each `.git` below the top of `workspace`, as they are now.
+pub(crate) fn kept(protected: impl IntoIterator<Item = PathBuf>, workspace: &Path) -> Kept {
+    let mut paths: Vec<PathBuf> = protected.into_iter().collect();
+    for git in git_dirs_in(workspace) {
+        if !paths.contains(&git) {
+            paths.push(git);
+        }
+    }
+    Kept {
+        before: before(paths),
+        workspace: Some(workspace.to_owned()),
+    }
+}
+
 /// Each of `protected` as it is now.
 pub(crate) fn before(protected: impl IntoIterator<Item = PathBuf>) -> Vec<Before> {
     protected
@@ -58,17 +92,58 @@ pub(crate) fn before(protected: impl IntoIterator<Item = PathBuf>) -> Vec<Before
         .collect()
 }
 
-/// Moves aside whatever now stands at each path of `before` and is not what
-/// stood there then: made where there was nothing, or in place of what was.
-pub(crate) fn set_aside(before: &[Before]) -> Vec<SetAside> {
-    before
+/// Moves aside whatever now stands at each path `kept` holds and is not what stood there
+/// then (made where there was nothing, or in place of what was), and each `.git` in its
+/// workspace that was not there then.
+pub(crate) fn set_aside(kept: &Kept) -> Vec<SetAside> {
+    let changed = kept
+        .before
         .iter()
         .filter(|before| identity(&before.path).is_some_and(|now| Some(now) != before.identity))
-        .map(|before| SetAside {
-            created: before.path.clone(),
-            moved_to: move_aside(&before.path).map_err(|error| error.to_string()),
+        .map(|before| before.path.clone());
+    let made = kept
+        .workspace
+        .iter()
+        .flat_map(|workspace| git_dirs_in(workspace))
+        .filter(|git| !kept.before.iter().any(|before| before.path == *git));
+    changed
+        .collect::<Vec<_>>()
+        .into_iter()
+        .chain(made.collect::<Vec<_>>())
+        .map(|path| SetAside {
+            moved_to: move_aside(&path).map_err(|error| error.to_string()),
+            created: path,
         })
         .collect()
+}
+
+/// Every `.git` below the top of the workspace at `root` (not the top's own), within
+/// [`WALK_LIMIT`] entries, neither following a link nor entering a `.git`.
+fn git_dirs_in(root: &Path) -> Vec<PathBuf> {
+    let top = root.join(".git");
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    let mut seen = 0;
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                return found;
+            }
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if path != top {
+                    found.push(path);
+                }
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    found
 }
 
 /// The device and inode of what stands at `path`, a dangling symlink included.
@@ -120,14 +195,20 @@ mod tests {
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             std::fs::write(path, "gitdir: ../.git/modules/sub\n").expect("write");
         }
-        let before = before([
-            toml.clone(),
-            git.clone(),
-            link.clone(),
-            kept.clone(),
-            replaced.clone(),
-        ]);
-        assert!(before[2].identity.is_some(), "a dangling link exists");
+        let before = Kept {
+            before: before([
+                toml.clone(),
+                git.clone(),
+                link.clone(),
+                kept.clone(),
+                replaced.clone(),
+            ]),
+            workspace: None,
+        };
+        assert!(
+            before.before[2].identity.is_some(),
+            "a dangling link exists"
+        );
         assert!(
             set_aside(&before).is_empty(),
             "nothing was made or replaced"
@@ -184,7 +265,10 @@ mod tests {
     fn every_numbered_name_taken_beforehand_still_leaves_nothing_where_it_was() {
         let dir = tempfile::tempdir().expect("tempdir");
         let toml = dir.path().join("harness.toml");
-        let before = before([toml.clone()]);
+        let before = Kept {
+            before: before([toml.clone()]),
+            workspace: None,
+        };
         std::fs::write(&toml, "x").expect("write");
         for n in 1..=NUMBERED {
             std::fs::write(dir.path().join(format!("harness.toml.refused-{n}")), "")
@@ -201,6 +285,75 @@ mod tests {
         assert!(suffix.chars().all(|c| c.is_ascii_hexdigit()), "{suffix}");
         assert!(!toml.exists());
         assert_eq!(std::fs::read_to_string(to).expect("kept"), "x");
+    }
+
+    #[test]
+    fn a_git_a_command_makes_anywhere_in_the_workspace_is_moved_aside() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let vendored = root.join("vendor/lib/.git");
+        std::fs::create_dir_all(&vendored).expect("mkdir");
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+        let toml = root.join("harness.toml");
+        let kept = kept([root.join(".git"), toml.clone()], root);
+        assert_eq!(
+            kept.before
+                .iter()
+                .map(|b| b.path.clone())
+                .collect::<Vec<_>>(),
+            [root.join(".git"), toml, vendored.clone()],
+            "the .git entries found are kept as they were"
+        );
+        // A repository made with a directory, one made as a `.git` file, and one
+        // reached only through a link (not walked: it is where the link points).
+        let made = root.join("tools/x/.git");
+        let file = root.join("a/b/c/.git");
+        std::fs::create_dir_all(&made).expect("mkdir");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, "gitdir: elsewhere\n").expect("write");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(outside.path().join(".git")).expect("mkdir");
+        std::os::unix::fs::symlink(outside.path(), root.join("link")).expect("symlink");
+        let mut moved = set_aside(&kept);
+        moved.sort_by(|a, b| a.created.cmp(&b.created));
+        let refused = |path: &Path| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".refused-1");
+            PathBuf::from(name)
+        };
+        assert_eq!(
+            moved,
+            [
+                SetAside {
+                    created: file.clone(),
+                    moved_to: Ok(refused(&file)),
+                },
+                SetAside {
+                    created: made.clone(),
+                    moved_to: Ok(refused(&made)),
+                },
+            ]
+        );
+        assert!(vendored.is_dir(), "what was there is left there");
+        assert!(root.join(".git").is_dir() && outside.path().join(".git").is_dir());
+        assert!(set_aside(&kept).is_empty(), "nothing new since");
+    }
+
+    #[test]
+    fn the_walk_for_git_entries_stops_at_its_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The entries at the top count first (`zz` among them): past the limit, none
+        // below is looked at.
+        for n in 0..WALK_LIMIT {
+            std::fs::write(dir.path().join(format!("f{n}")), "").expect("write");
+        }
+        std::fs::create_dir_all(dir.path().join("zz/.git")).expect("mkdir");
+        assert!(git_dirs_in(dir.path()).is_empty());
+        // With two fewer, `zz/.git` is the limit's last entry.
+        for n in 0..2 {
+            std::fs::remove_file(dir.path().join(format!("f{n}"))).expect("rm");
+        }
+        assert_eq!(git_dirs_in(dir.path()), [dir.path().join("zz/.git")]);
     }
 
     #[test]
