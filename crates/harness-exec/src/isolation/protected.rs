@@ -24,14 +24,16 @@
 //! through: an editor that finds the repositories in a folder (VS Code does)
 //! or a shell prompt in that directory runs its `git status`, and no snapshot
 //! records a nested repository, so the run reported no change and undo left it.
-//! So the runner also walks the workspace before and after the command (within
-//! [`WALK_LIMIT`] entries) and moves aside each `.git` that was not there
-//! before: what is left is plain files, which the run's diff shows and undo
-//! removes.
+//! So the runner also walks the workspace after the command (within
+//! [`WALK_LIMIT`] entries) and moves aside each `.git` that is not a protected
+//! path and was made or changed since the command started, by its change time,
+//! which no command can set back: what is left is plain files, which the run's
+//! diff shows and undo removes.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 
@@ -65,20 +67,31 @@ pub(crate) struct Before {
 pub(crate) struct Kept {
     before: Vec<Before>,
     workspace: Option<PathBuf>,
+    /// When the command started: a `.git` whose change time is earlier was there before
+    /// and is left alone, whether or not a walk found it then (no command can set a
+    /// change time back).
+    started: Option<SystemTime>,
 }
 
-/// Each of `protected`, and each `.git` below the top of `workspace`, as they are now.
+/// Each of `protected` as it is now, and the time: each `.git` below the top of
+/// `workspace` that is not among them and has changed since is moved aside after.
 pub(crate) fn kept(protected: impl IntoIterator<Item = PathBuf>, workspace: &Path) -> Kept {
-    let mut paths: Vec<PathBuf> = protected.into_iter().collect();
-    for git in git_dirs_in(workspace) {
-        if !paths.contains(&git) {
-            paths.push(git);
-        }
-    }
     Kept {
-        before: before(paths),
+        before: before(protected),
         workspace: Some(workspace.to_owned()),
+        started: Some(now_as_the_file_system_stamps_it()),
     }
+}
+
+/// Now, by the clock the kernel stamps files with (the coarse real-time clock, a tick
+/// behind `SystemTime::now()` at most), less a tick: a file made the instant after must
+/// not look older than the command that made it.
+fn now_as_the_file_system_stamps_it() -> SystemTime {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    let seconds = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanoseconds = u32::try_from(now.tv_nsec).unwrap_or(0);
+    let coarse = SystemTime::UNIX_EPOCH + std::time::Duration::new(seconds, nanoseconds);
+    coarse - std::time::Duration::from_millis(10)
 }
 
 /// Each of `protected` as it is now.
@@ -105,7 +118,11 @@ pub(crate) fn set_aside(kept: &Kept) -> Vec<SetAside> {
         .workspace
         .iter()
         .flat_map(|workspace| git_dirs_in(workspace))
-        .filter(|git| !kept.before.iter().any(|before| before.path == *git));
+        .filter(|git| !kept.before.iter().any(|before| before.path == *git))
+        .filter(|git| {
+            kept.started
+                .is_some_and(|started| changed_since(git, started))
+        });
     changed
         .collect::<Vec<_>>()
         .into_iter()
@@ -144,6 +161,17 @@ fn git_dirs_in(root: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// True if what stands at `path` (not followed if a link) was made or changed at `time`
+/// or later, by its change time, which no command can set back.
+fn changed_since(path: &Path, time: SystemTime) -> bool {
+    let Ok(metadata) = path.symlink_metadata() else {
+        return false;
+    };
+    let seconds = u64::try_from(metadata.ctime()).unwrap_or(0);
+    let nanoseconds = u32::try_from(metadata.ctime_nsec()).unwrap_or(0);
+    SystemTime::UNIX_EPOCH + std::time::Duration::new(seconds, nanoseconds) >= time
 }
 
 /// The device and inode of what stands at `path`, a dangling symlink included.
@@ -204,6 +232,7 @@ mod tests {
                 replaced.clone(),
             ]),
             workspace: None,
+            started: None,
         };
         assert!(
             before.before[2].identity.is_some(),
@@ -268,6 +297,7 @@ mod tests {
         let before = Kept {
             before: before([toml.clone()]),
             workspace: None,
+            started: None,
         };
         std::fs::write(&toml, "x").expect("write");
         for n in 1..=NUMBERED {
@@ -295,15 +325,9 @@ mod tests {
         std::fs::create_dir_all(&vendored).expect("mkdir");
         std::fs::create_dir_all(root.join(".git")).expect("mkdir");
         let toml = root.join("harness.toml");
-        let kept = kept([root.join(".git"), toml.clone()], root);
-        assert_eq!(
-            kept.before
-                .iter()
-                .map(|b| b.path.clone())
-                .collect::<Vec<_>>(),
-            [root.join(".git"), toml, vendored.clone()],
-            "the .git entries found are kept as they were"
-        );
+        // Made before the command started, and not among the protected: left alone.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let kept = kept([root.join(".git"), toml], root);
         // A repository made with a directory, one made as a `.git` file, and one
         // reached only through a link (not walked: it is where the link points).
         let made = root.join("tools/x/.git");
