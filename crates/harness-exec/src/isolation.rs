@@ -297,9 +297,9 @@ impl Confinement {
         pinned
     }
 
-    /// The workspace's protected paths and every `.git` in it as they are now,
-    /// for the runner to set aside what a command makes or replaces there
-    /// ([`protected`]).
+    /// The workspace's protected paths as they are now, and the time, for the
+    /// runner to set aside what a command makes or replaces there, and each
+    /// `.git` it makes in the workspace ([`protected`]).
     pub(crate) fn protected_before(&self) -> protected::Kept {
         protected::kept(self.protected(), &self.workspace)
     }

@@ -31,6 +31,7 @@ pub struct Hidden {
     /// ([`Confinement::protect`]).
     ///
     /// [`Confinement::protect`]: crate::Confinement::protect
+    /// [`Confinement::hide_denied`]: crate::Confinement::hide_denied
     pub git_dirs: Vec<PathBuf>,
     /// True if the walk stopped at [`WALK_LIMIT`] entries, so paths past it are missing.
     pub truncated: bool,

@@ -25,7 +25,7 @@
 //! or a shell prompt in that directory runs its `git status`, and no snapshot
 //! records a nested repository, so the run reported no change and undo left it.
 //! So the runner also walks the workspace after the command (within
-//! [`WALK_LIMIT`] entries) and moves aside each `.git` that is not a protected
+//! [`WALK_LIMIT`](super::WALK_LIMIT) entries) and moves aside each `.git` that is not a protected
 //! path and was made or changed since the command started, by its change time,
 //! which no command can set back: what is left is plain files, which the run's
 //! diff shows and undo removes.
@@ -36,8 +36,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use rustix::fs::{CWD, RenameFlags, renameat_with};
-
-use super::WALK_LIMIT;
 
 /// A protected path a command created, and where the runner moved it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,11 +107,12 @@ pub(crate) fn before(protected: impl IntoIterator<Item = PathBuf>) -> Vec<Before
 /// then (made where there was nothing, or in place of what was), and each `.git` in its
 /// workspace that was not there then.
 pub(crate) fn set_aside(kept: &Kept) -> Vec<SetAside> {
-    let changed = kept
+    let mut paths: Vec<PathBuf> = kept
         .before
         .iter()
         .filter(|before| identity(&before.path).is_some_and(|now| Some(now) != before.identity))
-        .map(|before| before.path.clone());
+        .map(|before| before.path.clone())
+        .collect();
     let made = kept
         .workspace
         .iter()
@@ -123,10 +122,9 @@ pub(crate) fn set_aside(kept: &Kept) -> Vec<SetAside> {
             kept.started
                 .is_some_and(|started| changed_since(git, started))
         });
-    changed
-        .collect::<Vec<_>>()
+    paths.extend(made);
+    paths
         .into_iter()
-        .chain(made.collect::<Vec<_>>())
         .map(|path| SetAside {
             moved_to: move_aside(&path).map_err(|error| error.to_string()),
             created: path,
@@ -135,32 +133,9 @@ pub(crate) fn set_aside(kept: &Kept) -> Vec<SetAside> {
 }
 
 /// Every `.git` below the top of the workspace at `root` (not the top's own), within
-/// [`WALK_LIMIT`] entries, neither following a link nor entering a `.git`.
+/// [`WALK_LIMIT`](super::WALK_LIMIT) entries: those the walk that hides denied paths finds, by the same walk.
 fn git_dirs_in(root: &Path) -> Vec<PathBuf> {
-    let top = root.join(".git");
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_owned()];
-    let mut seen = 0;
-    while let Some(directory) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&directory) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > WALK_LIMIT {
-                return found;
-            }
-            let path = entry.path();
-            if entry.file_name() == ".git" {
-                if path != top {
-                    found.push(path);
-                }
-            } else if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                pending.push(path);
-            }
-        }
-    }
-    found
+    super::hidden_in_workspace(root, None, |_| false).git_dirs
 }
 
 /// True if what stands at `path` (not followed if a link) was made or changed at `time`
@@ -368,7 +343,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         // The entries at the top count first (`zz` among them): past the limit, none
         // below is looked at.
-        for n in 0..WALK_LIMIT {
+        for n in 0..crate::isolation::WALK_LIMIT {
             std::fs::write(dir.path().join(format!("f{n}")), "").expect("write");
         }
         std::fs::create_dir_all(dir.path().join("zz/.git")).expect("mkdir");
