@@ -423,3 +423,16 @@ impl Model {
             .collect()
     }
 }
+
+/// Says why a test is skipped (on stderr), where what it needs is missing; under
+/// `HARNESS_CI_ALL_TIERS=1` (CI, which installs everything) a missing need fails it instead.
+pub(crate) fn skip(message: &str) {
+    assert!(
+        std::env::var_os("HARNESS_CI_ALL_TIERS").is_none(),
+        "{message} (required under HARNESS_CI_ALL_TIERS=1)"
+    );
+    #[allow(clippy::print_stderr)] // a skipped test says why, on stderr
+    {
+        eprintln!("skipped: {message}");
+    }
+}
