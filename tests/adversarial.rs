@@ -786,3 +786,37 @@ fn a_repository_a_command_makes_in_the_workspace_is_not_left_as_one() {
         assert_eq!(repo.snapshot(), before, "{sandbox}");
     }
 }
+
+/// A git directory under another name (`git init --bare tools/x.git`, given a
+/// `core.worktree`) is not a `.git`: git run inside that very directory reads its
+/// configuration, so it is not moved aside, but it is files to the run, which lists them,
+/// and undo removes them (see the README's "Not covered").
+#[test]
+fn a_git_directory_under_another_name_is_listed_and_undone_as_files() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        fs::create_dir(repo.root.join("tools")).expect("mkdir");
+        repo.file("tools/README.md", "tools\n");
+        repo.git(&["add", "--all"]);
+        repo.git(&["commit", "--quiet", "-m", "tools"]);
+        let before = repo.snapshot();
+        let plant = "git init -q --bare tools/x.git && git -C tools/x.git config core.bare false \
+                     && git -C tools/x.git config core.fsmonitor 'touch ran; echo'"
+            .to_string();
+        let (_model, run) = run_scripts(&repo, sandbox, &[plant]);
+        assert!(
+            run.stdout.contains("tools/x.git/config"),
+            "{sandbox}: the run lists what the command made\n{run}"
+        );
+        repo.harness(&["undo"]).assert_exit(0);
+        assert_eq!(repo.snapshot(), before, "{sandbox}");
+        // Undo leaves empty directories (git records none); without `HEAD` and `config`
+        // what is left is no repository.
+        for file in ["HEAD", "config"] {
+            assert!(
+                !repo.root.join("tools/x.git").join(file).exists(),
+                "{sandbox}"
+            );
+        }
+    }
+}
