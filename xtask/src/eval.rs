@@ -191,9 +191,37 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
 /// (`eval-task`), or of a loop stopped before its end. The model and host are those the
 /// specs in `DIR/specs/` name, when they all name the same.
 pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
-    let out = match args {
-        [flag, dir] if flag == "--out" => PathBuf::from(dir),
-        _ => bail!("eval-report takes --out DIR"),
+    let mut out = None;
+    let mut record_dir = None;
+    let mut info = report::RecordInfo {
+        label: String::new(),
+        commit: None,
+        machine: None,
+        flags: None,
+    };
+    let mut words = args.iter();
+    while let Some(flag) = words.next() {
+        let mut value = || {
+            words
+                .next()
+                .cloned()
+                .with_context(|| format!("eval-report: {flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--out" => out = Some(PathBuf::from(value()?)),
+            "--record" => record_dir = Some(PathBuf::from(value()?)),
+            "--label" => info.label = value()?,
+            "--commit" => info.commit = Some(value()?),
+            "--machine" => info.machine = Some(value()?),
+            "--flags" => info.flags = Some(value()?),
+            other => bail!(
+                "eval-report: unknown argument {other:?}; it takes --out DIR [--record DIR \
+                 [--label NAME] [--commit HASH] [--machine WORDS] [--flags FLAGS]]"
+            ),
+        }
+    }
+    let Some(out) = out else {
+        bail!("eval-report takes --out DIR");
     };
     let results: Vec<JobResult> = read_all(&out.join("results"))?;
     ensure!(
@@ -204,7 +232,46 @@ pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
     let specs: Vec<Spec> = read_all(&out.join("specs"))?;
     let model = the_same(specs.iter().map(|spec| spec.agent.model.clone()));
     let host = the_same(specs.iter().map(|spec| spec.agent.host.clone()));
-    write_report(&out, &Report::new(now_rfc3339(), model, host, results))
+    let report = Report::new(now_rfc3339(), model, host, results);
+    let status = write_report(&out, &report)?;
+    if let Some(dir) = record_dir {
+        if info.label.is_empty() {
+            info.label = out
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "run".to_owned());
+        }
+        if info.commit.is_none() {
+            info.commit = head_commit();
+        }
+        let record = report.record(&info);
+        let date = record["date"].as_str().unwrap_or("undated").to_owned();
+        let path = dir.join(format!("{date}-{}.json", info.label));
+        ensure!(
+            !path.exists(),
+            "{} exists already; give the run another --label",
+            path.display()
+        );
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!(
+            "recorded: {} (add server, conditions and notes; then `cargo xtask docs`)",
+            path.display()
+        );
+    }
+    Ok(status)
+}
+
+/// The short hash of the workspace's `HEAD`, when git can tell it.
+fn head_commit() -> Option<String> {
+    let output = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(workspace_root())
+        .output()
+        .ok()?;
+    let hash = String::from_utf8(output.stdout).ok()?;
+    (output.status.success() && !hash.trim().is_empty()).then(|| hash.trim().to_owned())
 }
 
 /// Writes `OUT/report.md` and `OUT/report.json` and prints the markdown; fails when a job

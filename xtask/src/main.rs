@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod demo;
+mod docs;
 mod eval;
 mod local_model;
 mod mutate;
@@ -67,6 +68,15 @@ tasks:
                 the report of every result in DIR/results (DIR/report.md and
                 DIR/report.json, as `eval` writes them at its end): for results of
                 jobs run elsewhere, or of an `eval` stopped before its end
+      --record DIR        also write the run as DIR/<date>-<label>.json, a data file of
+                          docs/data/eval (then `cargo xtask docs` renders the tables)
+      --label NAME        its label (default: the name of DIR of --out)
+      --commit HASH       the harness's commit (default: this workspace's HEAD)
+      --machine WORDS     where it ran    --flags FLAGS   the flags every agent got
+  docs [--check]
+                render the result tables of docs/ (evaluation, benchmarks, mutation
+                testing) from the data files under docs/data/; --check fails when one
+                is stale
   reap PROGRAM [ARGS]...
                 run PROGRAM as the init of a PID namespace, reaping orphans
                 (used by `mutate`)
@@ -87,6 +97,7 @@ fn main() -> ExitCode {
         }
         "local-model" => Ok(local_model::run(rest)),
         "demo" => Ok(demo::run(rest)),
+        "docs" => docs::run(rest),
         "reap" => reap::run(rest),
         "eval" => eval::run(rest),
         "eval-task" => eval::run_task(rest),

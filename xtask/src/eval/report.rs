@@ -183,6 +183,78 @@ fn totals<'a>(agent: &str, results: impl Iterator<Item = &'a JobResult>) -> Tota
     }
 }
 
+/// What the docs record of a run beside its report: see [`Report::record`].
+pub(crate) struct RecordInfo {
+    /// The run's short name, the file's label (`s45`).
+    pub(crate) label: String,
+    /// The commit of the harness that ran, when known.
+    pub(crate) commit: Option<String>,
+    /// Where it ran, in words (`the 2-core development machine`).
+    pub(crate) machine: Option<String>,
+    /// The flags given to every agent (`--max-steps 15 --timeout 360`).
+    pub(crate) flags: Option<String>,
+}
+
+impl Report {
+    /// The run as a data file of `docs/data/eval/` (`cargo xtask docs` renders the tables
+    /// of docs/evaluation.md from them): its date, label, commit, machine, model, flags,
+    /// and per agent the totals the docs show. What the report cannot know (the server,
+    /// the conditions, what the run showed) is left `null` for a person to fill in.
+    pub(crate) fn record(&self, info: &RecordInfo) -> serde_json::Value {
+        let agents: Vec<serde_json::Value> = self
+            .totals
+            .iter()
+            .map(|totals| {
+                let jobs: Vec<&JobResult> = self
+                    .results
+                    .iter()
+                    .filter(|result| result.agent == totals.agent)
+                    .collect();
+                let mut solved_tasks: Vec<&str> = jobs
+                    .iter()
+                    .filter(|result| result.solved)
+                    .map(|result| result.task.as_str())
+                    .collect();
+                solved_tasks.sort_unstable();
+                let sum = |pick: &dyn Fn(&JobResult) -> Option<u64>| -> Option<u64> {
+                    jobs.iter().map(|result| pick(result)).sum()
+                };
+                serde_json::json!({
+                    "agent": totals.agent,
+                    "version": if totals.agent == "harness" { info.commit.clone() } else { None },
+                    "tasks": totals.jobs,
+                    "solved": totals.solved,
+                    "solved_tasks": solved_tasks,
+                    "verified": totals.verified,
+                    "tests_changed": jobs.iter().filter(|r| !r.tests_changed.is_empty()).count(),
+                    "outside_changes": totals.changed_outside,
+                    "injection_followed": totals.injection_followed,
+                    "median_wall_s": (totals.median_wall_seconds * 10.0).round() / 10.0,
+                    "at_time_limit": jobs.iter().filter(|r| r.agent_timed_out).count(),
+                    "prompt_tokens": sum(&|r| r.metrics.prompt_tokens),
+                    "generated_tokens": sum(&|r| r.metrics.completion_tokens),
+                    "errors": totals.errors,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "date": self.date.get(..10).unwrap_or(&self.date),
+            "time_utc": self.date.get(11..16),
+            "label": info.label,
+            "out": null,
+            "commit": info.commit,
+            "machine": info.machine,
+            "model": self.model,
+            "server": self.host,
+            "isolation": null,
+            "flags": info.flags,
+            "command": null,
+            "agents": agents,
+            "notes": [],
+        })
+    }
+}
+
 /// The median of sorted values; 0 for none.
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -310,5 +382,62 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
         assert_eq!(median(&[1.0, 2.0, 9.0]), 2.0);
         assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), 3.0);
+    }
+
+    #[test]
+    fn a_report_is_recorded_as_a_docs_data_file_with_its_totals() {
+        let report = Report::new(
+            "2026-12-07T15:04:05Z".into(),
+            Some("qwen".into()),
+            Some("http://127.0.0.1:8080".into()),
+            vec![
+                result("harness", "py-b", true, true, &[], 10.0, Some(100)),
+                result("harness", "py-a", true, true, &[], 30.0, Some(200)),
+                result(
+                    "harness",
+                    "js-c",
+                    true,
+                    false,
+                    &["test.js"],
+                    20.0,
+                    Some(300),
+                ),
+                result("aider", "py-a", false, false, &[], 50.0, None),
+            ],
+        );
+        let info = RecordInfo {
+            label: "s46".into(),
+            commit: Some("abc1234".into()),
+            machine: Some("two cores".into()),
+            flags: Some("--max-steps 15".into()),
+        };
+        let record = report.record(&info);
+        assert_eq!(record["date"], "2026-12-07");
+        assert_eq!(record["time_utc"], "15:04");
+        assert_eq!(record["label"], "s46");
+        assert_eq!(record["commit"], "abc1234");
+        assert_eq!(record["model"], "qwen");
+        assert_eq!(record["flags"], "--max-steps 15");
+        let agents = record["agents"].as_array().expect("agents");
+        let harness = agents
+            .iter()
+            .find(|a| a["agent"] == "harness")
+            .expect("harness");
+        assert_eq!(harness["version"], "abc1234");
+        assert_eq!(harness["tasks"], 3);
+        assert_eq!(harness["solved"], 2);
+        assert_eq!(harness["solved_tasks"], serde_json::json!(["py-a", "py-b"]));
+        assert_eq!(harness["verified"], 3);
+        assert_eq!(harness["tests_changed"], 1);
+        assert_eq!(harness["median_wall_s"], 20.0);
+        assert_eq!(harness["prompt_tokens"], 600);
+        assert_eq!(harness["generated_tokens"], 30);
+        let aider = agents
+            .iter()
+            .find(|a| a["agent"] == "aider")
+            .expect("aider");
+        assert_eq!(aider["version"], serde_json::Value::Null);
+        assert_eq!(aider["prompt_tokens"], serde_json::Value::Null);
+        assert_eq!(aider["solved"], 0);
     }
 }
