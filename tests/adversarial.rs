@@ -790,7 +790,7 @@ fn a_repository_a_command_makes_in_the_workspace_is_not_left_as_one() {
 /// A git directory under another name (`git init --bare tools/x.git`, given a
 /// `core.worktree`) is not a `.git`: git run inside that very directory reads its
 /// configuration, so it is not moved aside, but it is files to the run, which lists them,
-/// and undo removes them (see the README's "Not covered").
+/// and undo removes them (see docs/security.md, "Other repositories in the workspace": "Not covered").
 #[test]
 fn a_git_directory_under_another_name_is_listed_and_undone_as_files() {
     for sandbox in ["bwrap", "landlock"] {

@@ -1,8 +1,8 @@
 //! Every claim names the tests that back it, and those tests exist.
 //!
-//! README.md's section "Every claim, and the tests that back it" is a table of claims, each
-//! naming its tests as `` `crate::test_name` ``; `harness sandbox explain` names them the
-//! same way on its "protected" lines. A test renamed or deleted without updating the claim
+//! docs/claims.md ("Every claim, and the tests that back it") holds the claims, one table
+//! of `| claim | tests |` per guard, each naming its tests as `` `crate::test_name` ``;
+//! `harness sandbox explain` names them the same way on its "protected" lines. A test renamed or deleted without updating the claim
 //! breaks this test, so no claim outlives the test that made it true.
 
 use std::fs;
@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{Repo, source_root};
 
-/// The heading of README.md's claim table.
-const SECTION: &str = "## Every claim, and the tests that back it";
+/// The file of the claims tables, from the workspace's root.
+const CLAIMS: &str = "docs/claims.md";
 
 #[test]
 fn every_claim_in_the_readme_names_tests_that_exist() {
     let root = source_root();
-    let readme = fs::read_to_string(root.join("README.md")).expect("README.md is readable");
-    let rows = claim_rows(&readme);
+    let claims = fs::read_to_string(root.join(CLAIMS)).expect("docs/claims.md is readable");
+    let rows = claim_rows(&claims);
     assert!(
-        rows.len() >= 10,
-        "README.md's claim table has {} rows; every guard needs one",
+        rows.len() >= 80,
+        "docs/claims.md's tables have {} rows; every guard needs one, and none is dropped",
         rows.len()
     );
     let mut missing = Vec::new();
@@ -155,19 +155,39 @@ struct TestName {
     function: String,
 }
 
-/// The body rows of the claim table: every table line after the header and its separator.
-fn claim_rows(readme: &str) -> Vec<String> {
-    let Some(start) = readme.find(SECTION) else {
-        panic!("README.md has no section {SECTION:?}");
-    };
-    let section = &readme[start + SECTION.len()..];
-    let end = section.find("\n## ").unwrap_or(section.len());
-    section[..end]
-        .lines()
-        .filter(|line| line.starts_with('|'))
-        .skip(2)
-        .map(str::to_owned)
-        .collect()
+/// The body rows of every claims table: each table line after a `| claim | tests |` header
+/// and its separator, in every section of the file.
+fn claim_rows(claims: &str) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut lines = claims.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with("| claim | tests |") {
+            continue;
+        }
+        if lines.next_if(|next| next.starts_with("|---")).is_none() {
+            continue;
+        }
+        while let Some(row) = lines.next_if(|next| next.starts_with('|')) {
+            rows.push(row.to_owned());
+        }
+    }
+    rows
+}
+
+#[test]
+fn the_claims_tables_are_read_in_every_section() {
+    let text = "# Claims\n\n## One\n\n| claim | tests |\n|---|---|\n| a | `harness-cli::x` |\n\n\
+                prose | not a row\n\n## Two\n\n| claim | tests |\n|---|---|\n| b | `xtask::y` |\n\
+                | c | `harness-exec::z` |\n";
+    let rows = claim_rows(text);
+    assert_eq!(
+        rows,
+        [
+            "| a | `harness-cli::x` |",
+            "| b | `xtask::y` |",
+            "| c | `harness-exec::z` |"
+        ]
+    );
 }
 
 /// Every `` `crate::function` `` in `text` whose crate is one of ours.

@@ -26,18 +26,20 @@ pub(crate) const WORKSPACE_FILE: &str = "harness.toml";
 /// Tries at a task unless the flags or a configuration file say otherwise. A later attempt
 /// opens with the first one's head start, which the model server has already evaluated, so
 /// it costs its own answers; measured on the task suite with Qwen2.5-Coder-1.5B, a small
-/// model's fresh sample solves tasks its first one did not (see the README's suite runs).
-/// An attempt only follows one that ended unverified, and the run's timeout bounds them all.
-/// Six were measured twice and not taken: the fourth to sixth attempts, asked at 0.5, solved
-/// 1 of the 25 tasks that reached them (2026-12-04, `target/eval/s34a` in the README), and
+/// model's fresh sample solves tasks its first one did not (see docs/evaluation.md and the
+/// runs under docs/data/eval/). An attempt only follows one that ended unverified, and the
+/// run's timeout bounds them all. Six were measured twice and not taken: the fourth to
+/// sixth attempts, asked at 0.5, solved 1 of the 25 tasks that reached them (2026-12-04,
+/// docs/data/eval/2026-12-04-s34a.json), and
 /// the median wall per task rose to 138 s, past the 120 s the suite allows.
 pub(crate) const DEFAULT_ATTEMPTS: u32 = 3;
 
 /// Failed checks of the verification that end an attempt unless the flags or a
 /// configuration file say otherwise. Measured on the task suite with Qwen2.5-Coder-1.5B
-/// (2026-12-03, the README's suite runs): ending an attempt at its first failed check, so
-/// the next starts afresh, took the median wall per task from 345 s to 121 s and the runs
-/// at the time limit from 8 of 16 to none, and solved 7 of 16 where three checks solved 5.
+/// (2026-12-03, docs/data/eval/2026-12-03-after.json and 2026-12-03-checks1.json): ending
+/// an attempt at its first failed check, so the next starts afresh, took the median wall
+/// per task from 345 s to 121 s and the runs at the time limit from 8 of 16 to none, and
+/// solved 7 of 16 where three checks solved 5.
 /// A small model that failed a check mostly repeats itself; a fresh sample does not.
 pub(crate) const DEFAULT_MAX_CHECKS: u32 = 1;
 

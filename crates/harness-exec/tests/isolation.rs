@@ -267,7 +267,7 @@ fn a_directory_holding_a_kept_path_stays_where_it_is() {
             outcome.to_model_text()
         );
         // The directories themselves are still written (under Landlock, only the entries
-        // they held when the command started: see the README).
+        // they held when the command started: see docs/security.md).
         if tier == Tier::Bwrap {
             assert!(workspace.join("lib/new").is_file(), "{tier}");
             assert!(home.join(".local/new").is_file(), "{tier}");

@@ -841,7 +841,7 @@ mod tests {
                 );
             }
             // git compares whole seconds: a change time in the second the cache was
-            // made looks unchanged (a window the README states).
+            // made looks unchanged (a window docs/usage.md states).
             std::thread::sleep(std::time::Duration::from_millis(1100));
             fs::write(sub.join("planted.txt"), "p").unwrap();
             File::open(&sub).unwrap().set_modified(before).unwrap();
