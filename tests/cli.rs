@@ -6,6 +6,7 @@
 
 mod adversarial;
 mod claims;
+mod docs;
 mod end_to_end;
 mod help;
 mod interrupt;
