@@ -319,9 +319,32 @@ fn fields(out: &mut String, run: &Run, keys: &[(&str, &str)]) {
 fn notes(out: &mut String, run: &Run) {
     if let Some(items) = run.data["notes"].as_array() {
         for note in items.iter().filter_map(Value::as_str) {
-            let _ = write!(out, "\n{note}\n");
+            let _ = write!(out, "\n{}\n", wrap(note, WIDTH));
         }
     }
+}
+
+/// The width prose is wrapped to, so that a changed figure is a small diff.
+const WIDTH: usize = 90;
+
+/// `text` as lines of at most `width` characters, broken at spaces (a longer word keeps
+/// its own line). A markdown code span may be broken: it is read as one space there.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if line_len > 0 && line_len + 1 + len > width {
+            out.push('\n');
+            line_len = 0;
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(word);
+        line_len += len;
+    }
+    out
 }
 
 /// The agents of a run, as a slice (empty when none were recorded).
@@ -769,5 +792,7 @@ mod tests {
         assert_eq!(seconds(&Value::Null), "–");
         assert_eq!(cell(&serde_json::json!(["a", "b"])), "a, b");
         assert_eq!(cell(&serde_json::json!("x | y")), "x \\| y");
+        assert_eq!(wrap("aa bb cc", 5), "aa bb\ncc");
+        assert_eq!(wrap("a  verylongword b", 4), "a\nverylongword\nb");
     }
 }
