@@ -215,7 +215,7 @@ pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
 pub use preflight::{Sandbox, Unavailable};
 pub use reaper::run_under_reaper;
-pub use redact::{REDACTED, Redactor, redact};
+pub use redact::{REDACTED, RULES, Redactor, Restored, Rule, has_marker, plain_markers, redact};
 pub use runner::{RunOptions, Runner};
 pub use tree::enable_subreaper;
 pub use wrappers::LAUNCHERS;
