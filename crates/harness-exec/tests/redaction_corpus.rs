@@ -111,7 +111,7 @@ const CONTEXTS: &[&str] = &[
     "https://user:{}@example.com/path",
     "curl -u admin:{} https://example.com",
     "mysql -uroot -p{} app",
-    "auth = ('user', '{}')\nAPI_TOKEN = \"{}\"",
+    "TOKEN = \"{}\"\nsame = '{}'",
     "<password>{}</password>",
 ];
 
@@ -181,6 +181,65 @@ fn every_rule_leaves_its_negatives_alone() {
                 rule.id
             );
         }
+    }
+}
+
+/// The credentials issue #45 found passing through, each in the place it was found: the
+/// secret (the second element) must not be shown.
+const ISSUE_45: &[(&str, &str)] = &[
+    ("Authorization: Basic dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"),
+    (
+        "curl -H 'Authorization: Basic YWRtaW46czNjcjN0' https://api",
+        "YWRtaW46czNjcjN0",
+    ),
+    (
+        "stripe.api_key = sk_live_51H8xYzABCdef0123456789",
+        "sk_live_51H8xYzABCdef0123456789",
+    ),
+    (
+        "rk_live_51H8xYzABCdef0123456789ab",
+        "rk_live_51H8xYzABCdef0123456789ab",
+    ),
+    (
+        "GITLAB_TOKEN: glpat-xYz12AbCdEf34GhIjK56",
+        "glpat-xYz12AbCdEf34GhIjK56",
+    ),
+    (
+        "key=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    ),
+    (
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    ),
+    (
+        "//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    ),
+    (
+        "curl -u deploy:Tr0ub4dor3 https://example.com/upload",
+        "Tr0ub4dor3",
+    ),
+    ("mysql -h db -u root -pHunter2Secret app", "Hunter2Secret"),
+    ("PGPASSWORD=Sup3rS3cret psql -h db -U app", "Sup3rS3cret"),
+    (
+        "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMzQ1Njc4OTA=",
+        "eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMzQ1Njc4OTA=",
+    ),
+    ("{\"user\": \"app\", \"pwd\": \"s3cr3t!pw\"}", "s3cr3t!pw"),
+    (
+        "SECRET_KEY = 'django-insecure-8f#k2$x9!qz'",
+        "django-insecure-8f#k2$x9!qz",
+    ),
+];
+
+#[test]
+fn the_credentials_issue_45_found_are_redacted() {
+    for (text, secret) in ISSUE_45 {
+        let redactor = Redactor::new();
+        let shown = redactor.redact(text);
+        assert!(!shown.contains(secret), "{text:?} -> {shown:?}");
+        assert_eq!(redactor.restore(&shown).text, *text);
     }
 }
 
@@ -323,7 +382,7 @@ fn precision_on_real_source_files() {
                     *per_rule.entry(rule).or_default() += 1;
                     rest = &marker[10..];
                 }
-                if examples.len() < 60 {
+                if examples.len() < 150 {
                     examples.push(format!("{}: {}", file.display(), old.trim()));
                 }
             }

@@ -64,7 +64,7 @@ const STRONG_SUFFIXES: &[&str] = &["password", "passwd", "apikey"];
 /// names (`SECRET_KEY_BASE`, `password_value`); any other (`token_type`, `key_size`,
 /// `PASSWORD_FILE`) names something about the secret, not the secret.
 const TRAILING_WORDS: &[&str] = &[
-    "value", "str", "string", "raw", "plain", "base", "b64", "base64", "hex", "data",
+    "value", "raw", "plain", "base", "b64", "base64", "hex", "data",
 ];
 
 /// Parts of a value that say it is an example, not a secret.
@@ -172,6 +172,10 @@ const MIN_LITERAL_CODE: usize = 8;
 const MIN_RANDOM: usize = 8;
 const MIN_RANDOM_ENTROPY: f64 = 3.0;
 
+/// The entropy of a value already found a secret for it to be hidden everywhere: lower,
+/// since its finding already vouches for it.
+const MIN_DISTINCTIVE_ENTROPY: f64 = 2.5;
+
 struct Patterns {
     /// `name=value`, `name: value` and their quoted forms.
     assignment: Regex,
@@ -181,6 +185,8 @@ struct Patterns {
     dotted_name: Regex,
     /// An identifier.
     identifier: Regex,
+    /// A field of a format string: `{}`, `{0}`, `{name}`, `%s`, `%(name)s`.
+    format: Regex,
 }
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
@@ -192,9 +198,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?P<sep>[ \t]*[=:][ \t]*)",
             r#"(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;:=][^\s"'`,;]*)"#,
         )),
-        url_authority: compile(r#"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^\s/?#"'<>`\\]*)"#),
+        url_authority: compile(r#"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^\s/?"'<>`\\]*)"#),
         dotted_name: compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"),
         identifier: compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
+        format: compile(
+            r"\{[A-Za-z0-9_]*\}|%\([A-Za-z0-9_]+\)[sdr]|(?:^|[^A-Za-z0-9])%[sdr](?:$|[^A-Za-z0-9])",
+        ),
     }
 });
 
@@ -289,24 +298,32 @@ fn secret_value(text: &str, name: Range<usize>, sep: &str, value: &str) -> Optio
         return None;
     }
     let quoted = value.starts_with(['"', '\'']);
+    let env_style = is_env_style(text, &name, sep);
     let inner = if quoted {
         1..value.len().saturating_sub(1).max(1)
+    } else if sep == "=" && !env_style {
+        // `?key=value&next=1`: in a query string, `&` starts the next parameter.
+        0..value.find('&').unwrap_or(value.len())
     } else {
         0..value.len()
     };
     let literal = &value[inner.clone()];
-    if is_not_a_secret(name_text, literal, quoted) {
+    // In `NAME=value`, as a shell reads it, only `$` makes the value code.
+    if is_not_a_secret(name_text, literal, quoted || env_style) {
         return None;
     }
     // YAML's `name: value` is a configuration; `"name": value` is not JSON (whose bare
     // values are numbers and keywords) but code, naming a variable.
     let name_quoted = text[name.clone()].starts_with(['"', '\'']);
-    let configuration = quoted
-        || is_env_style(text, &name, sep)
-        || sep.trim() == ":"
-            && !sep.starts_with([' ', '\t'])
-            && !name_quoted
-            && starts_line(text, name.start);
+    let yaml = sep.trim() == ":"
+        && !sep.starts_with([' ', '\t'])
+        && !name_quoted
+        && starts_line(text, name.start);
+    // `Token: FG_DEFAULT,` is a constant's name, in YAML as in code.
+    if yaml && !quoted && is_snake_name(literal) && !literal.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let configuration = quoted || env_style || yaml;
     let secret = match strength {
         Strength::Strong if configuration => {
             literal.chars().count() >= MIN_LITERAL && !is_prose(literal)
@@ -388,6 +405,7 @@ fn is_not_a_secret(name: &str, value: &str, quoted: bool) -> bool {
             .chars()
             .all(|c| c == value.chars().next().unwrap_or(c))
         || value.chars().all(|c| !c.is_alphanumeric())
+        || is_words(value)
     {
         return true;
     }
@@ -395,9 +413,7 @@ fn is_not_a_secret(name: &str, value: &str, quoted: bool) -> bool {
         // `"{}"`, `"%s"`: a format, filled in by code.
         // `"{}"`, `"latest/{0}"`, `"%s"`: a format, filled in by code; `"next_token"`: a
         // name of something.
-        let format = value.contains('{') && value.contains('}')
-            || value.contains("%s")
-            || value.contains("%(");
+        let format = PATTERNS.format.is_match(value);
         let snake_name = PATTERNS.identifier.is_match(value)
             && value.contains('_')
             && !value
@@ -405,7 +421,34 @@ fn is_not_a_secret(name: &str, value: &str, quoted: bool) -> bool {
                 .any(|b| b.is_ascii_digit() || b.is_ascii_uppercase());
         return format || snake_name;
     }
-    is_code(value) || is_type(value)
+    // `true\r\nHost`: text of an escaped string in code, not a value of its own.
+    is_code(value) || is_type(value) || value.contains('\\')
+}
+
+/// True if and only if `value` is lower-case words joined by `-`, `_` or a space
+/// (`refresh-token`, `pydantic-mypy`, `development key`): a name or a description.
+/// A passphrase of plain words is missed by this; random secrets are not.
+fn is_words(value: &str) -> bool {
+    let parts: Vec<&str> = value.split(['-', '_', ' ']).collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase()))
+}
+
+/// True if and only if `value` is one that, once found, is hidden wherever it appears
+/// (see [`Redactor`](super::Redactor)): long and random enough that it is no word or name
+/// of the code around it. A value found only by its name (`password = hunter22`) is
+/// hidden there and not everywhere.
+pub(crate) fn is_distinctive(value: &str) -> bool {
+    let mixed_case = value.bytes().any(|b| b.is_ascii_lowercase())
+        && value.bytes().any(|b| b.is_ascii_uppercase());
+    let digit = value.bytes().any(|b| b.is_ascii_digit());
+    let identifier = PATTERNS.identifier.is_match(value);
+    value.len() >= MIN_RANDOM
+        && entropy(value) >= MIN_DISTINCTIVE_ENTROPY
+        && !is_snake_name(value)
+        && (!identifier || mixed_case && digit)
 }
 
 /// True if and only if an unquoted `value` reads as code rather than a literal: it holds a
@@ -437,9 +480,7 @@ fn looks_literal(value: &str) -> bool {
     let unusual = value
         .bytes()
         .any(|b| b.is_ascii_digit() || !(b.is_ascii_alphanumeric() || b == b'_'));
-    value.len() >= MIN_LITERAL_CODE
-        && unusual
-        && !(PATTERNS.identifier.is_match(value) && value.contains('_') && !has_digit_run(value))
+    value.len() >= MIN_LITERAL_CODE && unusual && !is_snake_name(value)
 }
 
 /// True if and only if `value` looks like a random token: long, not only letters, and of
@@ -450,16 +491,19 @@ fn looks_random(value: &str) -> bool {
         && mixed
         && !value.contains(char::is_whitespace)
         && entropy(value) >= MIN_RANDOM_ENTROPY
-        && !(PATTERNS.identifier.is_match(value) && value.contains('_') && !has_digit_run(value))
+        && !is_snake_name(value)
 }
 
-/// True if and only if `value` holds two digits in a row: random tokens do, snake_case
-/// names (`user_id_2`) mostly do not.
-fn has_digit_run(value: &str) -> bool {
-    value
-        .as_bytes()
-        .windows(2)
-        .any(|w| w[0].is_ascii_digit() && w[1].is_ascii_digit())
+/// True if and only if `value` is an identifier with a `_` in it whose parts are each of
+/// one case (`user_id_2`, `_bindgen_ty_29`, `FG_DEFAULT`): in code, a name. Random
+/// tokens mix cases within a part (`Sx_DcaawkJqz54im`).
+fn is_snake_name(value: &str) -> bool {
+    PATTERNS.identifier.is_match(value)
+        && value.contains('_')
+        && value.split('_').all(|part| {
+            !(part.bytes().any(|b| b.is_ascii_lowercase())
+                && part.bytes().any(|b| b.is_ascii_uppercase()))
+        })
 }
 
 /// The words of an identifier: split at non-alphanumerics and camelCase humps
@@ -541,5 +585,10 @@ mod tests {
         assert!(!looks_random("abcdefghij"));
         assert!(!looks_random("11111111"));
         assert!(!looks_random("user_id_2x"));
+        assert!(!looks_random("_bindgen_ty_29"));
+        assert!(is_distinctive("oBfddQ9QQb"));
+        assert!(is_distinctive("k8#Qz!x2Lp9w"));
+        assert!(!is_distinctive("_bindgen_ty_29"));
+        assert!(!is_distinctive("getValue"));
     }
 }

@@ -65,7 +65,8 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 ///    back by [`Redactor::restore`] (they are the harness's own secrets, not the
 ///    workspace's);
 /// 2. every value this redactor redacted before, wherever it appears, with the same
-///    marker (6 bytes or longer);
+///    marker, when it is distinctive: 8 bytes or longer, not an identifier, and of an
+///    entropy of 3 bits per character or more;
 /// 3. the credential shapes of [`RULES`]: private-key blocks, provider tokens (AWS,
 ///    GitHub, GitLab, Stripe, Google, Hugging Face, npm, PyPI, Slack, OpenAI, Anthropic and
 ///    others), JWTs, HTTP Basic and Bearer credentials (a git `extraheader` included),
@@ -153,6 +154,19 @@ impl Redactor {
 
     /// `text` with every secret replaced by its marker; borrowed when nothing matched.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.redact_once(text) {
+            Cow::Borrowed(text) => Cow::Borrowed(text),
+            // A value found once in the text is hidden wherever else it stands in it,
+            // before its finding too (`auth=('me', 'pw…')` above `TOKEN = "pw…"`).
+            Cow::Owned(once) => match self.redact_once(&once) {
+                Cow::Borrowed(_) => Cow::Owned(once),
+                Cow::Owned(twice) => Cow::Owned(twice),
+            },
+        }
+    }
+
+    /// One pass of [`Redactor::redact`].
+    fn redact_once<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let found = self.find(text);
         if found.is_empty() {
             return Cow::Borrowed(text);
@@ -221,6 +235,9 @@ impl Redactor {
             }
         }
         for (value, marker) in self.vault.known(MIN_LITERAL_LEN) {
+            if !assignment::is_distinctive(&value) {
+                continue;
+            }
             let rule = marker_rule(&marker);
             for (start, _) in text.match_indices(value.as_str()) {
                 push(start..start + value.len(), rule, true);
@@ -238,9 +255,7 @@ impl Redactor {
                     continue;
                 };
                 let value = secret.as_str();
-                if rules::entropy(value) < rule.min_entropy
-                    || rule.mixed && value.bytes().skip(1).all(|b| b.is_ascii_lowercase())
-                {
+                if rules::entropy(value) < rule.min_entropy || rule.mixed && !is_mixed(value) {
                     continue;
                 }
                 push(secret.range(), rule.id, true);
@@ -281,6 +296,15 @@ impl Redactor {
         }
         chosen
     }
+}
+
+/// True if and only if `value` holds, past its first character, a digit, an upper-case
+/// letter or one of `+/=`, as random tokens do and words do not.
+fn is_mixed(value: &str) -> bool {
+    value
+        .bytes()
+        .skip(1)
+        .any(|b| b.is_ascii_digit() || b.is_ascii_uppercase() || b"+/=".contains(&b))
 }
 
 /// The rule a marker names: `generic-secret` in `[REDACTED:generic-secret:4]`.
@@ -344,7 +368,7 @@ mod tests {
         json_pair: r#"{"api_key": "abc123", "user": "me"}"# => r#"{"api_key": "[REDACTED]", "user": "me"}"#;
         json_pair_without_spaces: r#"{"clientSecret":"xyz-987"}"# => r#"{"clientSecret":"[REDACTED]"}"#;
         python_dict: "{'refresh_token': 'r-123'}" => "{'refresh_token': '[REDACTED]'}";
-        double_quoted_env_value: r#"DB_PASSWORD="two words""# => r#"DB_PASSWORD="[REDACTED]""#;
+        double_quoted_env_value: r#"DB_PASSWORD="two W0rds""# => r#"DB_PASSWORD="[REDACTED]""#;
         camel_case_name: "apiKey=abc12345" => "apiKey=[REDACTED]";
         digit_before_hump: "oauth2Token: t-123456" => "oauth2Token: [REDACTED]";
         acronym_name: "OpenAIAPIKey: abcdef" => "OpenAIAPIKey: [REDACTED]";
@@ -364,7 +388,7 @@ mod tests {
         github_fine_grained: "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz" => "[REDACTED]";
         slack_bot: "xoxb-1234567890-abcdefghij" => "[REDACTED]";
         slack_user: "url?t=xoxp-1234567890-0987654321" => "url?t=[REDACTED]";
-        openai_key: "using sk-proj-abcdefghijklmnopqrstuvwx now" => "using [REDACTED] now";
+        openai_key: "using sk-proj-abcDEF123ghiJKL456mnoPQR now" => "using [REDACTED] now";
         anthropic_key: "sk-ant-api03-abcdefghijklmnopqrstu" => "[REDACTED]";
         jwt: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk" => "[REDACTED]";
         unsigned_jwt: "t eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0. x" => "t [REDACTED] x";

@@ -30,9 +30,9 @@ pub struct Rule {
     pub keywords: &'static [&'static str],
     /// The Shannon entropy, in bits per character, the secret must reach; 0 for none.
     pub min_entropy: f64,
-    /// True if and only if the secret must hold, past its first character, something other
-    /// than a lowercase letter: random tokens do, while the words that follow `Bearer` or
-    /// `Basic` in prose do not.
+    /// True if and only if the secret must hold, past its first character, a digit, an
+    /// upper-case letter or one of `+/=`: random tokens do, while the words that follow
+    /// `Bearer` or `Basic` in prose and the names `sk-learn-…` do not.
     pub mixed: bool,
     /// Templates of text the rule must redact: `{an:N}` is N random letters or digits,
     /// `{hex:N}`, `{lower:N}`, `{upper:N}`, `{digit:N}`, `{b64:N}` (base64 characters) and
@@ -254,7 +254,7 @@ pub static RULES: &[Rule] = &[
         regex: r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})",
         keywords: &["sk-"],
         min_entropy: 3.0,
-        mixed: false,
+        mixed: true,
         samples: &[
             "sk-{an:48}",
             "sk-proj-{url:120}",
