@@ -13,8 +13,6 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use regex::Regex;
 
-use super::REDACTED;
-
 /// The numbers of markers: one counter for the process, so that no two vaults ever give
 /// one marker two meanings (a transcript redacting with a redactor of its own included).
 static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -25,9 +23,11 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 const MAX_ENTRIES: usize = 100_000;
 
 /// Anything that reads as a redaction marker: ours (`[REDACTED:rule:3]`), the plain
-/// `[REDACTED]` of older runs, and a model's variations on them.
+/// `[REDACTED]` of older runs, and a model's variations on them (`[redacted]`,
+/// `[REDACTED: key]`, `[REDACTED-1]`).
 static MARKER_LIKE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[REDACTED(?::[^\]\n]{0,60})?\]").expect("the marker pattern is a valid regex")
+    Regex::new(r"(?i)\[REDACTED(?:[:\s_-][^\]\n]{0,60})?\]")
+        .expect("the marker pattern is a valid regex")
 });
 
 /// The spans of `text` that read as redaction markers, known or not.
@@ -37,7 +37,7 @@ pub(crate) fn marker_spans(text: &str) -> impl Iterator<Item = Range<usize>> + '
 
 /// True if and only if `text` holds something that reads as a redaction marker.
 pub fn has_marker(text: &str) -> bool {
-    text.contains(REDACTED.trim_end_matches(']')) && MARKER_LIKE.is_match(text)
+    MARKER_LIKE.is_match(text)
 }
 
 /// One redacted value.

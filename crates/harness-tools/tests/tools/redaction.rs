@@ -190,7 +190,13 @@ fn an_edit_around_a_marker_keeps_the_secret() {
 /// standing where the file holds a secret is refused, and the file is left as it was.
 #[test]
 fn an_unknown_marker_where_a_secret_was_is_refused() {
-    for marker in ["[REDACTED]", "[REDACTED:generic-secret:999999999]"] {
+    for marker in [
+        "[REDACTED]",
+        "[REDACTED:generic-secret:999999999]",
+        "[redacted]",
+        "[REDACTED: secret key]",
+        "[REDACTED-1]",
+    ] {
         let fixture = settings();
         let toolbox = fixture.builder().build();
         let written = toolbox.call(
