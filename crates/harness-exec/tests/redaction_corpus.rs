@@ -6,12 +6,13 @@
 //! Precision: real source files with no secrets (the Rust sources under
 //! `~/.cargo/registry/src` and Python's standard library, when present) are redacted, and
 //! every redaction counted per rule and per megabyte, and printed to be looked at. Run with
-//! `cargo test -p harness-exec --test redaction_corpus -- --nocapture` to see the report.
+//! `REDACTION_CORPUS_MB=36 cargo test -p harness-exec --test redaction_corpus -- --nocapture`
+//! to see the report over 36 MB (6 MB by default).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use harness_exec::{REDACTED, RULES, Redactor};
+use harness_exec::{RULES, Redactor};
 
 /// A small deterministic generator (xorshift64*): the corpus is random but the same on
 /// every run, so a failure can be reproduced.
@@ -341,15 +342,22 @@ fn precision_on_real_source_files() {
         .ok()
         .and_then(|out| String::from_utf8(out.stdout).ok())
         .map(|path| PathBuf::from(path.trim()));
+    // A few megabytes by default, so the suite stays quick; REDACTION_CORPUS_MB=36 measures
+    // as the numbers in the docs were measured.
+    let budget: u64 = std::env::var("REDACTION_CORPUS_MB")
+        .ok()
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or(6)
+        << 20;
     let mut corpora = Vec::new();
     if let Some(registry) = registry.filter(|path| path.is_dir()) {
         corpora.push((
             "rust (cargo registry)",
-            sample_files(&registry, "rs", 24 << 20),
+            sample_files(&registry, "rs", budget * 2 / 3),
         ));
     }
     if let Some(stdlib) = stdlib.filter(|path| path.is_dir()) {
-        corpora.push(("python (stdlib)", sample_files(&stdlib, "py", 12 << 20)));
+        corpora.push(("python (stdlib)", sample_files(&stdlib, "py", budget / 3)));
     }
     if corpora.is_empty() {
         println!("precision: no corpus of real source files on this machine; not measured");
@@ -403,13 +411,16 @@ fn precision_on_real_source_files() {
         total_bytes += bytes;
         total_found += found;
     }
-    let per_mb = total_found as f64 / (total_bytes as f64 / f64::from(1 << 20)).max(0.001);
-    // The floor: these files hold no secrets, so every redaction in them is a false
-    // positive a model would trip over. Each was looked at (see the report); most are test
-    // vectors and example credentials in docs.
+    let mb = total_bytes as f64 / f64::from(1 << 20);
+    // The floor: these files hold no secrets, so every redaction in them is one a model
+    // would trip over. Each was looked at (see the report): what is left are example
+    // credentials in docs and tests (`http://user:p@ssw0rd@host`, a Basic header of
+    // `martin:secret`), a few to a file that has any, hence the fixed allowance. Before the
+    // generic rules asked a value to look secret, the Rust sample gave 52 per MB.
+    let allowed = 2.0 * mb + 20.0;
     assert!(
-        per_mb <= 2.0,
-        "{total_found} redactions in {total_bytes} bytes of source files ({per_mb:.2} per MB)"
+        total_found as f64 <= allowed,
+        "{total_found} redactions in {mb:.1} MB of source files (at most {allowed:.0} allowed)"
     );
-    assert!(!REDACTED.is_empty());
+    assert!(total_bytes > 0, "the corpus was read");
 }
