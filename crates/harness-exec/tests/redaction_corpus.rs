@@ -258,6 +258,7 @@ const NOT_SECRETS: &[&str] = &[
     "KEY=VALUE",
     "key = cache_key",
     "password: String,",
+    "    key: Utf8SuffixKey,",
     "pub fn token(&self) -> &str {",
     "let key = format!(\"{}-{}\", a, b);",
     "primary_key=True",

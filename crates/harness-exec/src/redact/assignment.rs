@@ -185,6 +185,8 @@ struct Patterns {
     dotted_name: Regex,
     /// An identifier.
     identifier: Regex,
+    /// A PascalCase name: capitalised words.
+    pascal_case: Regex,
     /// A field of a format string: `{}`, `{0}`, `{name}`, `%s`, `%(name)s`.
     format: Regex,
 }
@@ -201,6 +203,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         url_authority: compile(r#"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^\s/?"'<>`\\]*)"#),
         dotted_name: compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"),
         identifier: compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
+        pascal_case: compile(r"^(?:[A-Z][a-z][a-z0-9]*)+$"),
         format: compile(
             r"\{[A-Za-z0-9_]*\}|%\([A-Za-z0-9_]+\)[sdr]|(?:^|[^A-Za-z0-9])%[sdr](?:$|[^A-Za-z0-9])",
         ),
@@ -448,6 +451,7 @@ pub(crate) fn is_distinctive(value: &str) -> bool {
     value.len() >= MIN_RANDOM
         && entropy(value) >= MIN_DISTINCTIVE_ENTROPY
         && !is_snake_name(value)
+        && !is_type(value)
         && (!identifier || mixed_case && digit)
 }
 
@@ -460,12 +464,10 @@ fn is_code(value: &str) -> bool {
         || PATTERNS.dotted_name.is_match(value)
 }
 
-/// True if and only if `value` reads as a type's name: `String`, `SecretStr`, `Token`.
+/// True if and only if `value` reads as a type's name: `String`, `SecretStr`, `Token`,
+/// `Utf8SuffixKey`: capitalised words, each a capital and then lower-case letters or digits.
 fn is_type(value: &str) -> bool {
-    PATTERNS.identifier.is_match(value)
-        && value.starts_with(|c: char| c.is_ascii_uppercase())
-        && value.bytes().any(|b| b.is_ascii_lowercase())
-        && !value.bytes().any(|b| b.is_ascii_digit())
+    PATTERNS.pascal_case.is_match(value)
 }
 
 /// True if and only if `value` reads as a sentence: a description of a secret, not one.
@@ -590,5 +592,8 @@ mod tests {
         assert!(is_distinctive("k8#Qz!x2Lp9w"));
         assert!(!is_distinctive("_bindgen_ty_29"));
         assert!(!is_distinctive("getValue"));
+        assert!(!is_distinctive("Utf8SuffixKey"));
+        assert!(is_type("Utf8SuffixKey"));
+        assert!(!is_type("AKIAIOSFODNN7"));
     }
 }
