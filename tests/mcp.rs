@@ -555,3 +555,66 @@ fn a_cancelled_run_task_stops_its_command_and_the_run_as_ctrl_c_does() {
         repo.transcript()
     );
 }
+
+/// Issue #45, class 5, through the binary and a real MCP client: a file read redacted and
+/// written back whole keeps its secret (the marker the read showed is put back), a marker
+/// the session never showed is refused where the secret was, and a command holding the
+/// marker is refused.
+#[test]
+fn a_secret_read_redacted_and_written_back_is_kept_through_the_client() {
+    let repo = Repo::from_fixture("calc");
+    let key = "k8#Qz!x2Lp9wR4vT";
+    repo.file(
+        "settings.py",
+        &format!("SECRET_KEY = '{key}'\nDEBUG = True\n"),
+    );
+    repo.commit_all("settings");
+    let calls = [
+        call("read_file", json!({"path": "settings.py"})),
+        call(
+            "write_file",
+            json!({
+                "path": "settings.py",
+                "content": "SECRET_KEY = '{{marker:0}}'\nDEBUG = False\n",
+                "overwrite": true,
+            }),
+        ),
+        call(
+            "write_file",
+            json!({
+                "path": "settings.py",
+                "content": "SECRET_KEY = '[REDACTED]'\nDEBUG = False\n",
+                "overwrite": true,
+            }),
+        ),
+        call(
+            "run_command",
+            json!({"argv": ["sed", "-i", "s/{{marker:0}}/x/", "settings.py"]}),
+        ),
+    ];
+    let Some(report) = drive(&repo, "session", &[], &calls) else {
+        return;
+    };
+    let shown = result(&report, 0, false);
+    assert!(!shown.contains(key), "{shown}");
+    assert!(shown.contains("SECRET_KEY = '[REDACTED:"), "{shown}");
+    let diff = result(&report, 1, false);
+    assert!(!diff.contains(key), "{diff}");
+    assert!(diff.contains("+DEBUG = False"), "{diff}");
+    assert!(
+        !diff.contains("-SECRET_KEY"),
+        "the key did not change: {diff}"
+    );
+    assert!(
+        result(&report, 2, true).contains("stands where settings.py holds a secret"),
+        "{report}"
+    );
+    assert!(
+        result(&report, 3, true).contains("redaction marker"),
+        "{report}"
+    );
+    assert_eq!(
+        repo.read("settings.py"),
+        format!("SECRET_KEY = '{key}'\nDEBUG = False\n")
+    );
+}

@@ -11,6 +11,9 @@ script only speaks the protocol. Usage:
 PLAN.json: {"command": ..., "args": [...], "env": {...}, "cwd": ..., "stderr": PATH,
             "calls": [{"name": ..., "arguments": ...}, ...]}   (calls: session mode only)
 
+In session mode, "{{marker:N}}" in a call's string arguments stands for the first redaction
+marker in call N's result, so a plan can write back what a read showed.
+
 The report (JSON on stdout) says, per call, the result's text and isError, the progress
 messages the server sent, or the protocol error the SDK raised.
 """
@@ -49,8 +52,31 @@ async def session(plan):
                     for tool in listed.tools
                 ]
                 for call in plan["calls"]:
+                    call = with_markers(call, report["calls"])
                     report["calls"].append(await call_tool(client, call))
     return report
+
+
+def with_markers(call, done):
+    """The call with each "{{marker:N}}" in its string arguments replaced by the first
+    redaction marker in the text of call N, as a model copies what it was shown."""
+    def fill(value):
+        if isinstance(value, str):
+            for index, result in enumerate(done):
+                token = "{{marker:%d}}" % index
+                if token in value:
+                    text = result.get("text", "")
+                    start = text.find("[REDACTED:")
+                    marker = text[start : text.index("]", start) + 1] if start >= 0 else token
+                    value = value.replace(token, marker)
+            return value
+        if isinstance(value, dict):
+            return {key: fill(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fill(item) for item in value]
+        return value
+
+    return {**call, "arguments": fill(call.get("arguments"))}
 
 
 async def call_tool(client, call):

@@ -95,9 +95,10 @@ fn assert_same_both_ways(repo: &Repo, cases: &[Case]) {
             case.name
         );
         let model_read = record["result"].as_str().expect("a result");
+        // Marker numbers count what each process redacted; the texts must agree otherwise.
         assert_eq!(
-            by_hand.stdout.trim_end_matches('\n'),
-            model_read.trim_end_matches('\n'),
+            harness_exec::plain_markers(by_hand.stdout.trim_end_matches('\n')),
+            harness_exec::plain_markers(model_read.trim_end_matches('\n')),
             "{}: `harness tool` and the model's call differ",
             case.name
         );
@@ -286,7 +287,7 @@ fn confinement_cases(repo: &Repo) -> Vec<Case> {
                 "a password in a file is redacted",
                 "read_file",
                 json!({"path": "settings.ini"}),
-                "password = [REDACTED]",
+                "password = [REDACTED:generic-secret:",
             )
         },
         Case {
@@ -295,7 +296,7 @@ fn confinement_cases(repo: &Repo) -> Vec<Case> {
                 "the value of a secret variable of the caller is redacted",
                 "read_file",
                 json!({"path": "notes.txt"}),
-                "the token is [REDACTED]",
+                "the token is [REDACTED:secret-variable:",
             )
         },
     ]

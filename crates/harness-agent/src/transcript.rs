@@ -32,7 +32,7 @@ use crate::record::{self, FORMAT, Line, Record};
 ///
 /// let lines = Transcript::read(&path)?;
 /// let Record::Message(message) = &lines[0].record else { unreachable!() };
-/// assert_eq!(message.content, "use API_KEY=[REDACTED]");
+/// assert_eq!(harness_exec::plain_markers(&message.content), "use API_KEY=[REDACTED]");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -346,16 +346,16 @@ mod tests {
         else {
             panic!("a tool record: {:?}", lines[0]);
         };
-        assert_eq!(arguments["argv"][1], "[REDACTED]");
-        assert_eq!(result, "TOKEN=[REDACTED]");
-        assert_eq!((*step, *may_have_changed_workspace), (3, true));
         assert_eq!(
-            lines[1].record,
-            Record::Nudge {
-                step: 3,
-                content: "plain [REDACTED]".to_owned()
-            }
+            harness_exec::plain_markers(arguments["argv"][1].as_str().unwrap()),
+            "[REDACTED]"
         );
+        assert_eq!(harness_exec::plain_markers(result), "TOKEN=[REDACTED]");
+        assert_eq!((*step, *may_have_changed_workspace), (3, true));
+        let Record::Nudge { content, .. } = &lines[1].record else {
+            panic!("a nudge: {:?}", lines[1]);
+        };
+        assert_eq!(harness_exec::plain_markers(content), "plain [REDACTED]");
     }
 
     #[test]

@@ -1123,7 +1123,7 @@ fn the_transcript_holds_every_step_and_no_secret() {
         records[4]["result"]
             .as_str()
             .unwrap()
-            .contains("[REDACTED]")
+            .contains("[REDACTED:")
     );
     assert!(records[4]["seconds"].as_f64().is_some());
     assert_eq!(records[9]["passed"], true);

@@ -96,7 +96,11 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            program and its arguments; an allowed interpreter (python3, sh, node)\n\
          \x20            can still do anything the tier above lets it\n\
          \x20 seatbelt   secrets are redacted from what the model and the transcript see, by\n\
-         \x20            name and shape; an unusual secret can get through\n\
+         \x20            a table of credential shapes and by name and value together, as\n\
+         \x20            [REDACTED:<rule>:<n>]; an unusual secret can get through. The\n\
+         \x20            file tools write a marker back as its value (held in memory only,\n\
+         \x20            never on disk), refuse an unknown one where the file held a secret,\n\
+         \x20            and refuse a command that holds a marker\n\
          \x20 NOT        prompt injection: the model is told that tool results are data, not\n\
          \x20            instructions, and nothing it reads changes the workspace or the policy,\n\
          \x20            but no prompt makes a model immune\n"

@@ -237,7 +237,10 @@ fn command_output_is_redacted() {
     let workspace = TempWorkspace::new();
     let run = workspace.tool("run_command", r#"{"argv": ["echo", "API_KEY=abc123"]}"#);
     run.assert_exit(0);
-    assert_eq!(run.stdout, "exit=0\nAPI_KEY=[REDACTED]\n");
+    assert_eq!(
+        harness_exec::plain_markers(&run.stdout),
+        "exit=0\nAPI_KEY=[REDACTED]\n"
+    );
 }
 
 #[test]
@@ -246,7 +249,10 @@ fn file_contents_are_redacted() {
     workspace.file("settings.ini", "password = hunter22\n");
     let run = workspace.tool("read_file", r#"{"path": "settings.ini"}"#);
     run.assert_exit(0);
-    assert_eq!(run.stdout, "     1\tpassword = [REDACTED]\n");
+    assert_eq!(
+        harness_exec::plain_markers(&run.stdout),
+        "     1\tpassword = [REDACTED]\n"
+    );
 }
 
 #[test]
@@ -259,7 +265,10 @@ fn the_values_of_secret_variables_of_the_caller_are_redacted() {
         ("HARNESS_TEST_API_TOKEN", "s3cr3t-from-env"),
     );
     run.assert_exit(0);
-    assert_eq!(run.stdout, "     1\tthe value is [REDACTED]\n");
+    assert_eq!(
+        harness_exec::plain_markers(&run.stdout),
+        "     1\tthe value is [REDACTED]\n"
+    );
 }
 
 #[test]

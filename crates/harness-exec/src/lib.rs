@@ -101,6 +101,10 @@
 //! name looks secret passes only when named exactly. The output is redacted
 //! with [`Redactor`], which also knows the values of this process's
 //! secret-named variables; [`redact`] is the same redaction for other text.
+//! A redacted value is shown as a marker, `[REDACTED:<rule>:<n>]`, that the
+//! redactor can map back to the value ([`Redactor::restore`]); the map is kept
+//! in memory only. The credential shapes are a table, [`RULES`], one row per
+//! kind with the examples it must and must not redact.
 //!
 //! # Limits, interrupts
 //!
@@ -215,7 +219,7 @@ pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
 pub use preflight::{Sandbox, Unavailable};
 pub use reaper::run_under_reaper;
-pub use redact::{REDACTED, Redactor, redact};
+pub use redact::{REDACTED, RULES, Redactor, Restored, Rule, has_marker, plain_markers, redact};
 pub use runner::{RunOptions, Runner};
 pub use tree::enable_subreaper;
 pub use wrappers::LAUNCHERS;

@@ -196,6 +196,13 @@ impl Runner {
         self
     }
 
+    /// Gives out and puts back the markers of `redactor` (see
+    /// [`Redactor::sharing_markers_with`]), keeping this runner's own secret values.
+    pub fn share_markers(mut self, redactor: &Redactor) -> Runner {
+        self.redactor = self.redactor.sharing_markers_with(redactor);
+        self
+    }
+
     /// Resource limits for commands (default: core dumps off only).
     pub fn limits(mut self, limits: Limits) -> Runner {
         self.limits = limits;

@@ -529,8 +529,7 @@ fn the_environment_is_scrubbed() {
     );
     let outcome = runner.run(&["env"], &options).expect("runs");
     assert!(
-        outcome
-            .output()
+        harness_exec::plain_markers(outcome.output())
             .contains(&format!("GITHUB_TOKEN={REDACTED}\n")),
         "{}",
         outcome.output()
@@ -558,11 +557,11 @@ fn output_is_redacted() {
         ("PATH", std::env::var_os("PATH").expect("PATH")),
         ("OLLAMA_API_KEY", "literal-secret-123".into()),
     ]);
-    let script = "echo literal-secret-123 AKIAIOSFODNN7EXAMPLE password=hunter2 ok";
+    let script = "echo literal-secret-123 AKIAIOSFODNN7EXAMPLE PASSWORD=hunter2 ok";
     let outcome = runner.run(&["sh", "-c", script], &options).expect("runs");
     assert_eq!(
-        outcome.output(),
-        "[REDACTED] [REDACTED] password=[REDACTED] ok\n"
+        harness_exec::plain_markers(outcome.output()),
+        "[REDACTED] [REDACTED] PASSWORD=[REDACTED] ok\n"
     );
 }
 
@@ -576,7 +575,7 @@ fn url_passwords_in_output_are_redacted() {
     .expect("write");
     let outcome = Runner::new().run(&["cat", ".env"], &options).expect("runs");
     assert_eq!(
-        outcome.output(),
+        harness_exec::plain_markers(outcome.output()),
         "DATABASE_URL=postgres://app:[REDACTED]@host/db\nREDIS=redis://:[REDACTED]@cache:6379\nmail me@example.com\n"
     );
 }
@@ -590,12 +589,12 @@ fn head_and_tail_are_redacted_separately() {
         .run(&["sh", "-c", script], &options)
         .expect("runs");
     assert!(
-        outcome.output().starts_with("token=[REDACTED]\n"),
+        harness_exec::plain_markers(outcome.output()).starts_with("token=[REDACTED]\n"),
         "{}",
         outcome.output()
     );
     assert!(
-        outcome.output().ends_with("-\n[REDACTED]\n"),
+        harness_exec::plain_markers(outcome.output()).ends_with("-\n[REDACTED]\n"),
         "{}",
         outcome.output()
     );
@@ -614,7 +613,10 @@ fn a_custom_redactor_replaces_the_default() {
     let outcome = runner
         .run(&["echo", "project-codename"], &options)
         .expect("runs");
-    assert_eq!(outcome.output(), "[REDACTED]\n");
+    assert_eq!(
+        harness_exec::plain_markers(outcome.output()),
+        "[REDACTED]\n"
+    );
 }
 
 #[test]

@@ -164,7 +164,10 @@ impl ToolboxBuilder {
             .policy(self.policy)
             .timeout(self.timeout)
             .max_timeout(self.max_timeout)
-            .output_limit(self.output_limit);
+            .output_limit(self.output_limit)
+            // The runner's markers are the toolbox's, so that a value redacted from a
+            // command's output can be written back by the file tools.
+            .share_markers(&self.redactor);
         Toolbox {
             workspace: self.workspace,
             runner,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use camino::Utf8Path;
-use harness_exec::{RunOptions, Runner, Status};
+use harness_exec::{RunOptions, Runner, Status, has_marker};
 use harness_schema::{RunCommand, ToolName};
 
 use crate::result::{Detail, Summary, ToolResult};
@@ -15,6 +15,31 @@ pub(crate) struct Timeouts {
     pub(crate) default: Duration,
     pub(crate) max: Duration,
     pub(crate) limit: Option<Duration>,
+}
+
+/// A refusal of a command that holds a redaction marker, `None` for any other.
+///
+/// The file tools put a marker's value back; commands do not, on purpose: a command line is
+/// composed by the model, and a value put into it goes wherever the command sends it (a
+/// `curl` to any host, a log, another file). Run as sent, the marker would be written where
+/// the value was (`sed -i s/…/[REDACTED:…]/`, `echo KEY=[REDACTED:…] > .env`) or compared
+/// with text that never holds it. Either way the command would not do what the model means,
+/// so it is refused with a message that says so.
+pub(crate) fn refuse_markers(args: &RunCommand) -> Option<ToolResult> {
+    let marked = args.argv.iter().find(|arg| has_marker(arg))?;
+    let message = format!(
+        "the command holds a redaction marker ({}): markers stand for secrets the harness \
+         hid from you, and commands are never given them, so the command would write or \
+         compare the marker itself. Change files holding secrets with edit_file or \
+         write_file, which put the values back, or write the command so that it does not \
+         need the value",
+        shell_words::quote(marked)
+    );
+    Some(ToolResult::failure(
+        ToolName::RunCommand.as_str(),
+        &shell_words::join(&args.argv),
+        &message,
+    ))
 }
 
 /// Runs `args.argv` in `root` with the runner's policy, environment and output limit.

@@ -3,6 +3,7 @@
 use std::io::ErrorKind;
 
 use harness_edit::{Change, Editor, Error as EditError};
+use harness_exec::{Redactor, has_marker};
 use harness_sandbox::{Access, Workspace};
 use harness_schema::{Coercion, EditFile, ReadFile, ToolArgs, ToolName, WriteFile};
 use serde_json::Value;
@@ -31,20 +32,99 @@ pub(crate) fn read_file(editor: &Editor<'_>, args: &ReadFile) -> ToolResult {
 }
 
 /// A new file, or with `overwrite` a whole file's new content; the diff of the change.
-pub(crate) fn write_file(editor: &Editor<'_>, args: &WriteFile) -> ToolResult {
-    let written = editor.write(&args.path, &args.content, args.overwrite.into());
-    changed(ToolName::WriteFile.as_str(), &args.path, written)
+///
+/// The markers of redacted values in the content are written as the values they stand for
+/// (see [`restore`]).
+pub(crate) fn write_file(
+    editor: &Editor<'_>,
+    workspace: &Workspace,
+    redactor: &Redactor,
+    args: &WriteFile,
+) -> ToolResult {
+    let tool = ToolName::WriteFile.as_str();
+    let content = match restore(workspace, redactor, tool, &args.path, &args.content) {
+        Ok(content) => content,
+        Err(refused) => return refused,
+    };
+    let written = editor.write(&args.path, &content, args.overwrite.into());
+    changed(tool, &args.path, written)
 }
 
 /// One exact, unique replacement, or with `replace_all` every occurrence; the diff of the
 /// change.
-pub(crate) fn edit_file(editor: &Editor<'_>, args: &EditFile) -> ToolResult {
-    let replaced = if args.replace_all {
-        editor.replace_all(&args.path, &args.old_text, &args.new_text)
-    } else {
-        editor.replace(&args.path, &args.old_text, &args.new_text)
+///
+/// The markers of redacted values in `old_text` and `new_text` are read as the values they
+/// stand for (see [`restore`]), so `old_text` matches the file's real text.
+pub(crate) fn edit_file(
+    editor: &Editor<'_>,
+    workspace: &Workspace,
+    redactor: &Redactor,
+    args: &EditFile,
+) -> ToolResult {
+    let tool = ToolName::EditFile.as_str();
+    let old_text = redactor.restore(&args.old_text).text;
+    let new_text = match restore(workspace, redactor, tool, &args.path, &args.new_text) {
+        Ok(new_text) => new_text,
+        Err(refused) => return refused,
     };
-    changed(ToolName::EditFile.as_str(), &args.path, replaced)
+    let replaced = if args.replace_all {
+        editor.replace_all(&args.path, &old_text, &new_text)
+    } else {
+        editor.replace(&args.path, &old_text, &new_text)
+    };
+    changed(tool, &args.path, replaced)
+}
+
+/// `text`, to be written to `path`, with every marker of a redacted value the model was
+/// shown replaced by that value: a file read redacted and written back keeps its secrets.
+///
+/// Refused, with a message that says which marker and why:
+///
+/// 1. a marker that stands for one of the harness's own secrets (the values of its
+///    secret-named variables): no tool writes those into the workspace;
+/// 2. marker-like text that this run did not give out (a marker mistyped, invented, or
+///    the plain `[REDACTED]`) where `path` holds a secret: writing it would put a marker
+///    where the secret was.
+///
+/// Marker-like text anywhere else is only text, written as sent.
+fn restore(
+    workspace: &Workspace,
+    redactor: &Redactor,
+    tool: &str,
+    path: &str,
+    text: &str,
+) -> Result<String, ToolResult> {
+    if !has_marker(text) {
+        return Ok(text.to_owned());
+    }
+    let restored = redactor.restore(text);
+    if let Some(marker) = restored.withheld.first() {
+        let message = format!(
+            "{marker} stands for a secret of the harness itself, which no tool writes into \
+             the workspace; leave it out of what you write to {path}"
+        );
+        return Err(ToolResult::failure(tool, path, &message));
+    }
+    if restored.unknown.is_empty() {
+        return Ok(restored.text);
+    }
+    // A file that cannot be read (a new one, say) holds no secret to overwrite.
+    let original = workspace.read_to_string(path).unwrap_or_default();
+    let standing = restored
+        .unknown
+        .iter()
+        .find(|at| redactor.stands_for_secret(&original, &restored.text, (*at).clone()));
+    if let Some(at) = standing {
+        let marker = &restored.text[at.clone()];
+        let message = format!(
+            "{marker} is not a marker this run showed you, and it stands where {path} holds \
+             a secret: writing it would replace the secret with the marker. Send each marker \
+             exactly as read_file showed it ([REDACTED:<rule>:<number>]), or leave that line \
+             out of an edit_file"
+        );
+        return Err(ToolResult::failure(tool, path, &message));
+    }
+    Ok(restored.text)
 }
 
 /// The result of a call that changes a file: its diff, or why nothing was changed.

@@ -70,7 +70,17 @@
 //!    (`.env`, keys, the user's rules in `.gitignore` syntax; `.git/` for writing) and files
 //!    with more than one hard link. Every command goes through the runner, which applies the
 //!    policy, the timeout and the output limit.
-//! 3. The text and the summary are redacted.
+//! 3. The text and the summary are redacted: each secret is shown as a marker,
+//!    `[REDACTED:<rule>:<n>]`, the same value always as the same marker.
+//!
+//! Where the model writes, markers go back: `write_file` and `edit_file` write each marker
+//! this toolbox showed as the value it stands for (so a file read redacted and written back
+//! whole keeps its secrets, and an `old_text` holding a marker matches the file's real
+//! text). Refused: a marker of the harness's own secrets (its secret-named variables), and
+//! marker-like text the toolbox did not give out where the file holds a secret, which
+//! would put a marker where the secret was. Marker-like text anywhere else is written as
+//! sent. `run_command` refuses a command that holds a marker: a command line is the
+//! model's own, and commands are never given a hidden value.
 //!
 //! # Results
 //!

@@ -182,11 +182,18 @@ impl Toolbox {
         }
         match args {
             ToolArgs::ReadFile(args) => files::read_file(&editor, args),
-            ToolArgs::WriteFile(args) => files::write_file(&editor, args),
-            ToolArgs::EditFile(args) => files::edit_file(&editor, args),
+            ToolArgs::WriteFile(args) => {
+                files::write_file(&editor, &self.workspace, &self.redactor, args)
+            }
+            ToolArgs::EditFile(args) => {
+                files::edit_file(&editor, &self.workspace, &self.redactor, args)
+            }
             ToolArgs::ListDir(args) => list::list_dir(&self.workspace, args, &self.limits),
             ToolArgs::SearchText(args) => search::search_text(&self.workspace, args, &self.limits),
             ToolArgs::RunCommand(args) => {
+                if let Some(refused) = command::refuse_markers(args) {
+                    return refused;
+                }
                 let timeouts = command::Timeouts {
                     default: self.timeout,
                     max: self.max_timeout,
