@@ -178,6 +178,7 @@ mod diff;
 mod error;
 mod fill;
 mod housekeeping;
+mod ignored;
 mod open;
 mod paths;
 mod record;
@@ -192,11 +193,15 @@ mod watch;
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
 pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
+pub use ignored::{
+    IGNORED_SAVE_BUDGET, LARGEST_SAVED_IGNORED_FILE, MOST_LISTED_IGNORED, MOST_SAVED_IGNORED,
+};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::{LARGEST_RECORDED_FILE, Tracking};
 pub use session::{
-    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session, Tampering,
+    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, IgnoredChange, IgnoredChanges,
+    IgnoredRestore, Restored, Session, Tampering,
 };
 
 /// Where the working tree at `root` holds, or may come to hold, a submodule's
