@@ -708,16 +708,12 @@ impl Session {
             .unwrap_or_default()
     }
 
-    /// Ignored files changed (written or created) since the run began that no
-    /// snapshot holds, such as build outputs a command wrote under `target/`,
-    /// and directories nested too deep to record (named `dir/`): undo does not
-    /// restore or remove them. Counted in full; the first 20 are named,
-    /// sorted. A change is told by the time of the inode's last change, which
-    /// no command can set back, not by the modification time, which `touch
-    /// -d`, `cp -p` or `tar x` do. Files a command deleted from ignored
-    /// directories are not seen. An ignored tree nested too deep for libgit2
-    /// to walk leaves the ignored files unlisted: the directories too deep to
-    /// record are returned alone, or, with none, the error.
+    /// What commands changed that undo cannot put back: ignored files changed or
+    /// deleted whose content was too large to save at the start
+    /// ([`IgnoredChanges::not_restorable`]), and directories nested too deep to record
+    /// (named `dir/`). Counted in full; the first 20 are named, sorted. A change is
+    /// told by the time of the inode's last change, which no command can set back,
+    /// not by the modification time, which `touch -d`, `cp -p` or `tar x` do.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
         let too_deep: Vec<PathBuf> = self
             .scanner
@@ -1008,7 +1004,8 @@ impl Session {
     /// `refs/harness/<id>/saved`, which [`redo`](Self::redo) restores. Then
     /// files the run changed are rewritten, files it created are removed (with
     /// directories left empty), files it deleted come back, and the index is
-    /// set to the one recorded at the start. Ignored files are never touched.
+    /// set to the one recorded at the start. Ignored files are put back as they were
+    /// at the start ([`Restored::ignored`]; see the crate docs for the budget).
     ///
     /// Refuses with [`Error::HeadMoved`] when HEAD is not where it was at the
     /// start, unless `force`. Does nothing when the tree and index already are

@@ -523,14 +523,16 @@ fn a_store_whose_workspace_is_gone_is_listed_as_such_and_removable() {
     );
 }
 
-/// Issue 45 changed this: ignored files commands write are listed and undone, and no
-/// longer counted as not undoable.
+/// Issue 45 changed this: ignored files commands write are listed and undone; only those
+/// too large to have been saved at the start are counted as not undoable (all were).
 #[test]
-fn ignored_files_commands_changed_are_listed_and_undoable() {
+fn ignored_files_commands_changed_are_counted_as_not_undoable() {
     let repo = Repo::with_files(&[(".gitignore", "target/\n*.cfg\n"), ("x", "")]);
     repo.write("target/old", "built before the run\n");
     // Older than the run, as a build output from yesterday would be.
     shell(&repo, "touch -d '2000-01-01' target/old");
+    let big = vec![b'u'; usize::try_from(harness_undo::LARGEST_SAVED_IGNORED_FILE).unwrap() + 1];
+    repo.write("target/big.so", &big);
     let mut session = Session::begin(&repo.root, BeginOptions::default()).unwrap();
     assert_eq!(
         session.unrecorded_ignored_changes().unwrap(),
@@ -539,6 +541,7 @@ fn ignored_files_commands_changed_are_listed_and_undoable() {
     for n in 0..25 {
         repo.write(&format!("target/out/{n:02}"), "built\n");
     }
+    repo.write("target/big.so", "rebuilt\n");
     // A tracked file changed is no ignored one.
     repo.write("x", "changed\n");
     assert!(session.protect(Path::new("tool.cfg")).unwrap());
@@ -554,12 +557,13 @@ fn ignored_files_commands_changed_are_listed_and_undoable() {
     );
     assert_eq!(
         session.unrecorded_ignored_changes().unwrap(),
-        (0, Vec::new()),
-        "every one of them is undoable"
+        (1, vec![Path::new("target/big.so").to_path_buf()]),
+        "only what was too large to save"
     );
     session.undo(Force::No).unwrap();
     assert!(!repo.exists("target/out"));
     assert_eq!(repo.read("target/old"), "built before the run\n");
+    assert_eq!(repo.read("target/big.so"), "rebuilt\n", "left, and named");
 }
 
 #[test]

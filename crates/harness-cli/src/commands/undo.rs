@@ -17,7 +17,7 @@ use crate::shown::{Shown, Visible, shown};
 /// back). What is there now is saved first: `harness redo` brings it back. Ignored files
 /// (caches, virtual environments, build outputs) are put back too: those the run made are
 /// removed, those it changed or deleted are restored from what was saved at the start
-/// (each file up to 4 MiB, 64 MiB and 50,000 files in all); one too large to have been
+/// (each file up to 4 MiB, 64 MiB and 20,000 files in all); one too large to have been
 /// saved is named, and left as the commands left it. A file that was there before the run,
 /// ignored then, and that a command made visible by changing the ignore rules, is kept and
 /// named, never deleted.
