@@ -354,14 +354,18 @@ pub(crate) fn list(
                 continue;
             };
             let is_dir = metadata.is_dir();
-            if is_dir && fs::symlink_metadata(root.join(&path).join(".git")).is_ok() {
-                continue;
-            }
             let is_ignored = if is_dir {
                 under_ignored || ignored(&path, true)?
             } else {
                 !tracked(&path) && (under_ignored || ignored(&path, false)?)
             };
+            // A nested repository git sees is its own; one inside an ignored directory is
+            // listed like the rest of it: a command could otherwise hide what it planted
+            // there by making a `.git` beside it.
+            if is_dir && !is_ignored && fs::symlink_metadata(root.join(&path).join(".git")).is_ok()
+            {
+                continue;
+            }
             if is_dir {
                 // An ignored directory holding tracked files is walked as one git reads.
                 let as_ignored = is_ignored && !tracked_below(&path);

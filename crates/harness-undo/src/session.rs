@@ -800,7 +800,15 @@ impl Session {
         let changes = ignored::differences(&self.root, &base, &listing);
         let done = ignored::put_back(&self.root, self.store.repo(), &base, &changes, true);
         self.ignored_unrestored = done.not_restored.iter().map(|p| ignored::key(p)).collect();
-        Ok(IgnoredRestore::from(done))
+        let mut reset = IgnoredRestore::from(done);
+        if listing.truncated {
+            // What lies past the limit was not compared: the check cannot be vouched for.
+            reset.not_restored.push(PathBuf::from(format!(
+                "(ignored entries past the first {}, not compared)",
+                crate::MOST_LISTED_IGNORED
+            )));
+        }
+        Ok(reset)
     }
 
     /// Records the ignored files a verification just wrote as the baseline of the next

@@ -264,7 +264,7 @@ fn a_mode_or_a_backdated_rewrite_is_a_change_and_comes_back() {
     // The same size and modification time, other bytes: told by the change time.
     shell(
         &repo,
-        "printf 'the cmd\\n!!' > cache/b && touch -d '2000-01-01' cache/b",
+        "printf 'the cmd!!!\\n' > cache/b && touch -d '2000-01-01' cache/b",
     );
     let changes = session.ignored_changes().unwrap();
     assert_eq!(changes.changed, paths(&["cache/a", "cache/b"]));
@@ -291,4 +291,20 @@ fn a_deleted_ignored_file_comes_back_and_a_second_begin_reads_nothing_again() {
     assert_eq!(session.ignored_changes().unwrap().deleted, paths(&[".env"]));
     session.undo(Force::No).unwrap();
     assert_eq!(repo.read(".env"), "TOKEN=1\n");
+}
+
+#[test]
+fn a_git_directory_a_command_makes_in_an_ignored_directory_hides_nothing() {
+    let repo = Repo::with_files(&[(".gitignore", ".venv/\n"), ("x", "")]);
+    let site = ".venv/lib/python3.11/site-packages";
+    repo.write(&format!("{site}/ok.py"), "print('ok')\n");
+    let mut session = begin(&repo);
+    let pth = format!("{site}/evil.pth");
+    repo.write(&pth, "import os\n");
+    fs::create_dir_all(repo.path(".venv/.git")).unwrap();
+    let reset = session.reset_ignored().unwrap();
+    assert!(reset.removed.contains(&PathBuf::from(&pth)), "{reset:?}");
+    assert!(!repo.exists(&pth));
+    // The `.git` itself is never listed: harness-exec moves a new one aside after each
+    // command.
 }
