@@ -539,9 +539,9 @@ fn check_hostile(hostile_case: HostileCase) -> Result<(), TestCaseError> {
     run_hostile(&repo, &hostile.script(id.as_str()));
     let repository_survived = repo.path(".git").exists();
     let mut before = answered_for(&before_tree, &[]);
-    // A path a file tool wrote is owed as it was at the tool's first write.
-    for path in &protected {
-        before.remove(*path);
+    // An ignored path a file tool wrote is owed as it was at the tool's first write.
+    for path in first_written.keys().filter(|path| is_ignored(path)) {
+        before.remove(path);
     }
     for (path, entry) in first_written {
         // Below a file of the pre-run state, it cannot have been there before.
