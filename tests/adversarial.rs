@@ -164,8 +164,9 @@ fn a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit()
 }
 
 /// Issue 13's second reproduction: a gitignored `local.cfg` overwritten by `write_file` is
-/// listed as changed and restored by undo; a build output a command wrote is named as not
-/// undoable.
+/// listed as changed and restored by undo; a build output a command wrote is listed as an
+/// ignored change, which undo removes (issue 45 changed this: it was named as not
+/// undoable, and left).
 #[test]
 fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() {
     let repo = Repo::from_fixture("calc");
@@ -188,17 +189,21 @@ fn a_gitignored_file_overwritten_by_write_file_is_listed_and_restored_by_undo() 
     let run = repo.harness(&["run", "--host", &model.url(), "t"]);
     run.assert_exit(1).assert_stdout_has(&[
         "files changed: local.cfg (+1 −1)",
-        "not undoable:  1 path commands changed that no snapshot holds (ignored, or nested too \
-         deep to record): target/out.o",
+        "ignored:       2 paths git ignores that the run's commands or checks made, changed \
+         or deleted: target (new), target/out.o (new)",
     ]);
+    assert!(!run.stdout.contains("not undoable"), "{}", run.stdout);
     repo.harness(&["diff", "--stat"])
         .assert_exit(0)
-        .assert_stdout_has(&["local.cfg"]);
-    repo.harness(&["undo"]).assert_exit(0);
+        .assert_stdout_has(&["local.cfg", "A  target/out.o  (ignored)"]);
+    repo.harness(&["undo"])
+        .assert_exit(0)
+        .assert_stdout_has(&["ignored files (git does not record them): removed 2: target"]);
     assert_eq!(
         repo.read("local.cfg"),
         "api_url = \"https://internal.example\"\n"
     );
+    assert!(!repo.root.join("target").exists());
     repo.harness(&["redo"]).assert_exit(0);
     assert_eq!(
         repo.read("local.cfg"),
@@ -819,4 +824,99 @@ fn a_git_directory_under_another_name_is_listed_and_undone_as_files() {
             );
         }
     }
+}
+
+/// The command of issue 45's attack: bytecode of a fixed `add`, compiled from a source of
+/// the same size and modification time as the unfixed `calc.py`, written where Python
+/// looks before reading `calc.py`.
+const PLANT_FORGED_BYTECODE: &str = "python3 -c \"
+import importlib.util, os, py_compile
+src = open('calc.py').read()
+st = os.stat('calc.py')
+os.makedirs('__pycache__', exist_ok=True)
+open('__pycache__/forged.py', 'w').write(src.replace('a - b', 'a + b'))
+os.utime('__pycache__/forged.py', ns=(st.st_atime_ns, st.st_mtime_ns))
+py_compile.compile('__pycache__/forged.py', cfile=importlib.util.cache_from_source('calc.py'), dfile='calc.py')
+\"";
+
+/// Issue 45, class 1: a command plants bytecode that makes the unfixed `add` pass. The
+/// summary and `diff --stat` list it as an ignored change, undo removes it, and a
+/// verification run after it does not pass on it: the harness puts ignored files back
+/// before each check, so the test runs the code in the diff.
+#[test]
+fn issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", PLANT_FORGED_BYTECODE]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&["run", "--host", &model.url(), "t"]);
+    run.assert_stdout_has(&[
+        "files changed: none that git records (ignored ones below)",
+        "ignored:       3 paths git ignores",
+        "__pycache__/calc.cpython-",
+    ]);
+    let pyc = fs::read_dir(repo.root.join("__pycache__"))
+        .expect("the command made __pycache__")
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().starts_with("calc."));
+    assert!(pyc, "the planted bytecode is there after the run");
+    let tests_pass = || {
+        std::process::Command::new("python3")
+            .args(["-m", "unittest", "-q"])
+            .current_dir(&repo.root)
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .status()
+            .expect("python3 runs")
+            .success()
+    };
+    assert!(
+        tests_pass(),
+        "the attack works: the planted cache passes the test"
+    );
+    repo.harness(&["diff", "--stat"])
+        .assert_exit(0)
+        .assert_stdout_has(&["A  __pycache__/calc.cpython-", "(ignored)"]);
+    repo.harness(&["undo"]).assert_exit(0).assert_stdout_has(&[
+        "ignored files (git does not record them): removed 4: __pycache__, \
+             __pycache__/calc.cpython-",
+    ]);
+    assert!(
+        !repo.root.join("__pycache__").exists(),
+        "no file a command made remains"
+    );
+    assert!(!tests_pass(), "the unfixed function fails again");
+
+    // With a verification: the model plants the cache and says it is done.
+    model.script(vec![
+        Turn::call(
+            "run_command",
+            json!({"argv": ["sh", "-c", PLANT_FORGED_BYTECODE]}),
+        ),
+        Turn::Text("Done."),
+    ]);
+    let run = repo.harness(&[
+        "run",
+        "--host",
+        &model.url(),
+        "--verify",
+        "python3 -m unittest -q",
+        "t",
+    ]);
+    assert!(
+        !run.stdout.contains("outcome:       verified"),
+        "{}",
+        run.stdout
+    );
+    assert_ne!(run.code, Some(0), "{}", run.stdout);
+    let checks = repo.records("verification");
+    assert!(!checks.is_empty());
+    assert!(
+        checks.iter().all(|c| c["passed"] == json!(false)),
+        "{checks:?}"
+    );
 }

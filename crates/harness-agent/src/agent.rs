@@ -324,6 +324,10 @@ struct Progress {
     empty_in_row: u32,
     /// The answers of this attempt the model was told how to put right ([`Run::nudge`]).
     corrections: u32,
+    /// What commands wrote where git does not look that could not be put back before the
+    /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
+    /// so a pass is not counted as verified. Empty when all was put back.
+    unvouched: Vec<String>,
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,
@@ -591,8 +595,13 @@ impl Run<'_> {
             if self.stop.is_requested() {
                 break;
             }
+            if name == ToolName::RunCommand {
+                // Nothing ran yet to put back; what it writes is kept for the first check.
+                self.reset_before_check(0);
+            }
             let (call, result) = self.head_start_call(done.len(), name, arguments);
             if name == ToolName::RunCommand {
+                self.keep_after_check(0);
                 self.progress.failure_stands = !verify::passed(&result);
             }
             let text = prompt::cut_middle(result.text(), share);
@@ -1080,10 +1089,7 @@ impl Run<'_> {
         let passed = self.progress.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
-            return Some((
-                Outcome::Verified,
-                format!("`{}` exited 0", verification.command()),
-            ));
+            return Some(self.vouched(format!("`{}` exited 0", verification.command())));
         }
         if attempt >= self.budgets.max_verifications {
             return Some(self.out_of_checks(&verification, Some(&detail)));
@@ -1220,7 +1226,9 @@ impl Run<'_> {
             command: verification.command(),
             reason,
         });
+        self.progress.unvouched = self.reset_before_check(attempt);
         let result = verification.run(self.toolbox, self.time_left());
+        self.keep_after_check(attempt);
         let passed = verify::passed(&result);
         self.progress.verification_passed = passed;
         self.progress.failure_stands = !passed;
@@ -1318,16 +1326,64 @@ impl Run<'_> {
         }
         self.check(&verification, CheckReason::RunEnded);
         if self.progress.verification_passed {
-            (
-                Outcome::Verified,
-                format!(
-                    "`{}` exited 0 on the files as the model left them, after the run ended: \
-                     {reason}",
-                    verification.command()
-                ),
-            )
+            self.vouched(format!(
+                "`{}` exited 0 on the files as the model left them, after the run ended: \
+                 {reason}",
+                verification.command()
+            ))
         } else {
             (outcome, reason)
+        }
+    }
+
+    /// The outcome of a check that passed (`reason` says how): verified, unless commands
+    /// left files where git does not look that could not be put back before it ran. Then
+    /// the pass does not show the code in the diff passes, and the run is unverified, with
+    /// those files named.
+    fn vouched(&self, reason: String) -> (Outcome, String) {
+        if self.progress.unvouched.is_empty() {
+            return (Outcome::Verified, reason);
+        }
+        const NAMED: usize = 5;
+        let count = self.progress.unvouched.len();
+        let mut named = self.progress.unvouched[..count.min(NAMED)].join(", ");
+        if count > NAMED {
+            named.push_str(&format!(" and {} more", count - NAMED));
+        }
+        (
+            Outcome::Unverified,
+            format!(
+                "{reason}, but not on the code in the diff alone: commands changed files git \
+                 ignores that could not be put back before the check ran (too large to save \
+                 at the start), and the check may have run them: {named}"
+            ),
+        )
+    }
+
+    /// Puts back what commands wrote where git does not look before check `attempt` (or
+    /// the head start's run, 0), returning what could not be; a failure is warned of and
+    /// stands for itself in the list.
+    fn reset_before_check(&mut self, attempt: u32) -> Vec<String> {
+        match self.checkpoints.before_verification() {
+            Ok(left) => left,
+            Err(error) => {
+                self.warn(format!(
+                    "putting back the ignored files commands wrote before check {attempt} \
+                     failed: {error}"
+                ));
+                vec![format!(
+                    "(the ignored files could not be put back: {error})"
+                )]
+            }
+        }
+    }
+
+    /// Keeps what check `attempt` wrote where git does not look for the next check.
+    fn keep_after_check(&mut self, attempt: u32) {
+        if let Err(error) = self.checkpoints.after_verification() {
+            self.warn(format!(
+                "keeping the ignored files check {attempt} wrote failed: {error}"
+            ));
         }
     }
 

@@ -51,6 +51,35 @@ pub trait Checkpoints {
         Ok(Vec::new())
     }
 
+    /// Called right before each run of the verification command the harness makes (the
+    /// head start's and every check): puts back what commands wrote where git does not
+    /// look (ignored files: bytecode caches, virtual environments, `node_modules/.bin`), so
+    /// that the check runs the code in the diff, not a planted cache or interpreter.
+    /// Returns the paths it could not put back, which the check may run: a check that
+    /// passes with any is not counted as verified. Puts back nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept them from being put back; the loop reports it, and a check that then
+    /// passes is not counted as verified.
+    fn before_verification(
+        &mut self,
+    ) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Vec::new())
+    }
+
+    /// Called right after each run of the verification command the harness makes: what it
+    /// wrote where git does not look came from the code under test, and is kept as it is
+    /// for the next check (so a build is not redone from nothing at every check). Keeps
+    /// nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept it from being kept; the loop reports it and goes on.
+    fn after_verification(&mut self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(())
+    }
+
     /// Brings the workspace back to the state before the run, for another attempt at the
     /// task (see [`Budgets::attempts`](crate::Budgets::attempts)), and returns how many
     /// paths it changed. The run goes on: it is not undone.

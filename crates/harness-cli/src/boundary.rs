@@ -88,10 +88,19 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit,\n\
          \x20            harness-undo::a_store_made_unreadable_is_given_back_and_the_run_still_undone,\n\
          \x20            harness-cli::a_file_too_large_to_record_is_named_and_never_read_whole)\n\
+         \x20 protected  what git ignores: caches, virtual environments, node_modules/.bin\n\
+         \x20            a command writes are listed in the summary and diff --stat, removed\n\
+         \x20            or restored by undo, and put back before every verification, so a\n\
+         \x20            planted .pyc or interpreter cannot make a check pass; their content\n\
+         \x20            is saved at the start up to 4 MiB a file, 64 MiB and 20,000 files;\n\
+         \x20            one beyond that which a command changes is named, and a check that\n\
+         \x20            passes with it in place is not counted as verified\n\
+         \x20            (harness-cli::issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass,\n\
+         \x20            harness-undo::issue_45_a_planted_bytecode_cache_is_shown_removed_before_a_check_and_undone,\n\
+         \x20            harness-undo::a_hard_link_or_a_symlinked_directory_is_never_written_through)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
-         \x20            store's; ignored files commands change (build outputs) are not\n\
-         \x20            undoable, and the run summary names them\n\
+         \x20            store's\n\
          \x20 seatbelt   the command policy: {policy}. It matches the\n\
          \x20            program and its arguments; an allowed interpreter (python3, sh, node)\n\
          \x20            can still do anything the tier above lets it\n\

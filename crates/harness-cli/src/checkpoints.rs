@@ -38,6 +38,20 @@ impl Checkpoints for SessionCheckpoints<'_> {
         Ok(found.iter().map(ToString::to_string).collect())
     }
 
+    fn before_verification(&mut self) -> Result<Vec<String>, Failure> {
+        let reset = self.0.reset_ignored()?;
+        Ok(reset
+            .not_restored
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect())
+    }
+
+    fn after_verification(&mut self) -> Result<(), Failure> {
+        self.0.keep_ignored_after_check()?;
+        Ok(())
+    }
+
     fn revert_to_start(&mut self) -> Result<usize, Failure> {
         Ok(self.0.revert_to_start()?.changed.len())
     }
@@ -197,6 +211,45 @@ mod tests {
             std::fs::read_to_string(&cfg).expect("read"),
             "the user's settings\n"
         );
+    }
+
+    /// Issue 45: an ignored file too large to have been saved at the start, which a command
+    /// changed, cannot be put back before the check: a pass is not counted as verified, and
+    /// the reason names the file.
+    #[test]
+    fn a_check_that_may_have_run_what_could_not_be_put_back_is_not_verified() {
+        let dir = repository();
+        let big = vec![b'u'; 5 << 20];
+        std::fs::write(dir.path().join("big.cfg"), big).expect("write");
+        let mut session = Session::begin(dir.path(), BeginOptions::default()).expect("begin");
+        let toolbox = Toolbox::new(Workspace::new(dir.path()).expect("a workspace"));
+        let chat = Arc::new(FakeChat::new([
+            Reply::call(
+                "run_command",
+                json!({"argv": ["sh", "-c", "echo planted > big.cfg; echo x > tiny.cfg"]}),
+            ),
+            Reply::text("Done."),
+        ]));
+        let budgets = Budgets {
+            head_start_chars: 0,
+            ..Budgets::default()
+        };
+        let mut events: Vec<Value> = Vec::new();
+        let verification =
+            harness_agent::Verification::parse("grep -q planted big.cfg").expect("a command");
+        let report = Agent::new(chat, &toolbox)
+            .budgets(budgets)
+            .verification(verification)
+            .run("t", &mut events, &mut SessionCheckpoints(&mut session));
+        assert_eq!(
+            report.outcome,
+            harness_agent::Outcome::Unverified,
+            "{report:?}"
+        );
+        assert!(report.reason.contains("big.cfg"), "{}", report.reason);
+        assert!(report.reason.contains("exited 0"), "{}", report.reason);
+        // What could be put back was: the small file a command made is gone.
+        assert!(!dir.path().join("tiny.cfg").exists());
     }
 
     #[test]

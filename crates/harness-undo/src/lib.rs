@@ -120,18 +120,28 @@
 //! - the index's entries (path, mode, content); flags such as intent-to-add
 //!   or assume-unchanged are not recorded.
 //!
-//! **Ignored files are left alone**: they are in no snapshot, so undo neither
-//! restores nor removes them, and a directory that still holds one stays
-//! ([`Session::unrecorded_ignored_changes`] lists those changed during the
-//! run). Ignored files the file tools write are the exception: saved first by
-//! [`Session::protect`], they are covered like tracked ones. The
-//! one exception is an ignored file standing where undo must put back a
-//! recorded one (an ignored file where a recorded directory goes, or ignored
-//! files in a directory where a recorded file goes): git's checkout would
-//! remove it, and so does undo, but only after saving it with the state undo
-//! replaces ([`Restored::displaced`]), so redo puts it back. Empty
-//! directories, the contents of nested repositories and submodules are not
-//! recorded.
+//! **Ignored files are put back too**, though no snapshot holds them: commands
+//! write where git does not look, and the user's own tools run what they find there
+//! later (`__pycache__/*.pyc`, `.venv/bin/python3`, `*.pth` in `site-packages`,
+//! `node_modules/.bin`). Begin lists every ignored entry (stat data, change time
+//! included) and saves, in the store, the content of each file of at most
+//! [`LARGEST_SAVED_IGNORED_FILE`] (4 MiB), smallest first, up to
+//! [`IGNORED_SAVE_BUDGET`] (64 MiB) and [`MOST_SAVED_IGNORED`] (20,000 files).
+//! [`Session::ignored_changes`] lists what differs since; undo removes what the run
+//! made and writes back what it changed or deleted, never through a link a command
+//! left; redo brings back what undo replaced (within the same budget); and
+//! [`Session::reset_ignored`], called before each verification, does the same against
+//! the start plus what earlier verifications wrote, so that a check runs the code in
+//! the diff. What was too large to save and was changed is named
+//! ([`IgnoredChanges::not_restorable`], [`Restored::ignored`],
+//! [`Session::unrecorded_ignored_changes`]) and left as the commands left it. The
+//! module `ignored` says how, and why these numbers. Ignored files the file tools write
+//! are saved first by [`Session::protect`] and covered by the snapshots like tracked
+//! ones. An ignored file standing where undo must put back a recorded one (an ignored
+//! file where a recorded directory goes, or ignored files in a directory where a
+//! recorded file goes) is removed as git's checkout would, after being saved with the
+//! state undo replaces ([`Restored::displaced`]), so redo puts it back. Empty
+//! directories, the contents of nested repositories and submodules are not recorded.
 //!
 //! **Files larger than [`LARGEST_RECORDED_FILE`] (64 MiB) that the run wrote
 //! are left out** of its snapshots, as if they were not there: recording one
@@ -178,6 +188,7 @@ mod diff;
 mod error;
 mod fill;
 mod housekeeping;
+mod ignored;
 mod open;
 mod paths;
 mod record;
@@ -192,11 +203,15 @@ mod watch;
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
 pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
+pub use ignored::{
+    IGNORED_SAVE_BUDGET, LARGEST_SAVED_IGNORED_FILE, MOST_LISTED_IGNORED, MOST_SAVED_IGNORED,
+};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::{LARGEST_RECORDED_FILE, Tracking};
 pub use session::{
-    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, Restored, Session, Tampering,
+    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, IgnoredChange, IgnoredChanges,
+    IgnoredRestore, Restored, Session, Tampering,
 };
 
 /// Where the working tree at `root` holds, or may come to hold, a submodule's

@@ -10,6 +10,7 @@ use crate::clean::Probe;
 use crate::diff::{self, Diff};
 use crate::error::{GitContext, PathListing};
 use crate::fill;
+use crate::ignored::{self, Change, Manifest, Which};
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
 use crate::store::{self, Copying, Packer, Store};
@@ -91,6 +92,99 @@ pub struct Restored {
     /// What was found changed in the workspace's `.git` and put back from
     /// the store before restoring (see [`Session::verify`]).
     pub repaired: Vec<Tampering>,
+    /// What was done to ignored files (see the crate docs, "Ignored files").
+    pub ignored: IgnoredRestore,
+}
+
+/// What putting ignored files back did: by undo or redo ([`Restored::ignored`]), or
+/// before a verification ([`Session::reset_ignored`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IgnoredRestore {
+    /// Paths written back as they were, sorted.
+    pub restored: Vec<PathBuf>,
+    /// Paths removed, sorted: the state put back lacks them.
+    pub removed: Vec<PathBuf>,
+    /// Paths that differ from the state put back and could not be put back, sorted:
+    /// their content was not saved (larger than
+    /// [`LARGEST_SAVED_IGNORED_FILE`](crate::LARGEST_SAVED_IGNORED_FILE), or over the
+    /// budget), or writing failed. They are as the commands left them.
+    pub not_restored: Vec<PathBuf>,
+}
+
+impl IgnoredRestore {
+    fn from(done: ignored::PutBack) -> IgnoredRestore {
+        IgnoredRestore {
+            restored: done.restored,
+            removed: done.removed,
+            not_restored: done.not_restored,
+        }
+    }
+
+    /// True if and only if nothing was done and nothing was left undone.
+    pub fn is_empty(&self) -> bool {
+        self.restored.is_empty() && self.removed.is_empty() && self.not_restored.is_empty()
+    }
+}
+
+/// Ignored files (which no snapshot holds) that differ from the start of the run:
+/// [`Session::ignored_changes`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IgnoredChanges {
+    /// Made during the run, sorted; undo removes them.
+    pub created: Vec<PathBuf>,
+    /// There at the start, with another content, kind or mode now, sorted.
+    pub changed: Vec<PathBuf>,
+    /// There at the start, gone now, sorted.
+    pub deleted: Vec<PathBuf>,
+    /// Those changed or deleted whose content was not saved at the start (too large, or
+    /// over the budget), sorted: undo cannot put them back.
+    pub not_restorable: Vec<PathBuf>,
+    /// True if and only if the ignored files were too many to list whole
+    /// ([`MOST_LISTED_IGNORED`](crate::MOST_LISTED_IGNORED)): changes past the limit are
+    /// not seen.
+    pub incomplete: bool,
+}
+
+impl IgnoredChanges {
+    /// True if and only if no ignored file differs.
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.changed.is_empty() && self.deleted.is_empty()
+    }
+
+    /// Every differing path with its change, sorted by path.
+    pub fn all(&self) -> Vec<(&Path, IgnoredChange)> {
+        let mut all: Vec<(&Path, IgnoredChange)> = self
+            .created
+            .iter()
+            .map(|p| (p.as_path(), IgnoredChange::Created))
+            .chain(
+                self.changed
+                    .iter()
+                    .map(|p| (p.as_path(), IgnoredChange::Changed)),
+            )
+            .chain(
+                self.deleted
+                    .iter()
+                    .map(|p| (p.as_path(), IgnoredChange::Deleted)),
+            )
+            .collect();
+        all.sort();
+        all
+    }
+}
+
+/// How an ignored path differs from the start of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum IgnoredChange {
+    /// Made during the run.
+    Created,
+    /// Changed during the run.
+    Changed,
+    /// Deleted during the run.
+    Deleted,
 }
 
 /// A change to the run's records in the workspace's `.git` that the harness
@@ -213,6 +307,10 @@ pub struct Session {
     last: Option<Checkpoint>,
     /// The tree of the newest checkpoint, or of the pre-run state.
     last_tree: Oid,
+    /// The ignored paths (keys, see [`ignored::key`]) the last
+    /// [`Session::reset_ignored`] could not put back: the next baseline keeps them as
+    /// they were, so that the next check names them again.
+    ignored_unrestored: BTreeSet<String>,
 }
 
 impl Session {
@@ -273,6 +371,10 @@ impl Session {
             &options,
             started,
         );
+        let recorded = recorded.and_then(|record| {
+            record_ignored_start(&repo, &store, &runs, &id, &root)?;
+            Ok(record)
+        });
         let record = match recorded {
             Ok(record) => record,
             Err(e) => {
@@ -304,6 +406,7 @@ impl Session {
             tracking: options.tracking,
             scanner: Some(scanner),
             last: None,
+            ignored_unrestored: BTreeSet::new(),
         })
     }
 
@@ -342,6 +445,7 @@ impl Session {
             tracking: Tracking::default(),
             scanner: None,
             last: None,
+            ignored_unrestored: BTreeSet::new(),
         };
         if let Some(last) = session.checkpoints()?.pop() {
             session.last_tree = session
@@ -604,16 +708,12 @@ impl Session {
             .unwrap_or_default()
     }
 
-    /// Ignored files changed (written or created) since the run began that no
-    /// snapshot holds, such as build outputs a command wrote under `target/`,
-    /// and directories nested too deep to record (named `dir/`): undo does not
-    /// restore or remove them. Counted in full; the first 20 are named,
-    /// sorted. A change is told by the time of the inode's last change, which
-    /// no command can set back, not by the modification time, which `touch
-    /// -d`, `cp -p` or `tar x` do. Files a command deleted from ignored
-    /// directories are not seen. An ignored tree nested too deep for libgit2
-    /// to walk leaves the ignored files unlisted: the directories too deep to
-    /// record are returned alone, or, with none, the error.
+    /// What commands changed that undo cannot put back: ignored files changed or
+    /// deleted whose content was too large to save at the start
+    /// ([`IgnoredChanges::not_restorable`]), and directories nested too deep to record
+    /// (named `dir/`). Counted in full; the first 20 are named, sorted. A change is
+    /// told by the time of the inode's last change, which no command can set back,
+    /// not by the modification time, which `touch -d`, `cp -p` or `tar x` do.
     pub fn unrecorded_ignored_changes(&self) -> Result<(usize, Vec<PathBuf>), Error> {
         let too_deep: Vec<PathBuf> = self
             .scanner
@@ -621,7 +721,7 @@ impl Session {
             .flat_map(|scanner| scanner.too_deep())
             .map(|dir| dir.join(""))
             .collect();
-        let mut changed = match self.ignored_changes() {
+        let mut changed = match self.ignored_changes_unrestorable() {
             Ok(changed) => changed,
             // The ignored files cannot be listed (an ignored tree nested too deep for
             // libgit2); the directories too deep to record are known all the same.
@@ -635,36 +735,212 @@ impl Session {
         Ok((count, changed))
     }
 
-    /// The ignored files of [`Session::unrecorded_ignored_changes`].
-    fn ignored_changes(&self) -> Result<Vec<PathBuf>, Error> {
-        let started = crate::record::time_of(self.record.started_ms);
-        let mut options = git2::StatusOptions::new();
-        options
-            .include_ignored(true)
-            .recurse_ignored_dirs(true)
-            .include_untracked(false)
-            .exclude_submodules(true);
-        let statuses = self
-            .repo
-            .statuses(Some(&mut options))
-            .context("list the ignored files")?;
-        let mut changed = Vec::new();
-        for entry in statuses.iter() {
-            if !entry.status().contains(git2::Status::IGNORED) {
-                continue;
+    /// The ignored files of [`Session::unrecorded_ignored_changes`]: those changed or
+    /// deleted that undo cannot put back.
+    fn ignored_changes_unrestorable(&self) -> Result<Vec<PathBuf>, Error> {
+        let mut unrestorable = self.ignored_changes()?.not_restorable;
+        unrestorable.extend(
+            self.ignored_listing()?
+                .too_deep
+                .into_iter()
+                .map(|dir| dir.join("")),
+        );
+        Ok(unrestorable)
+    }
+
+    /// Ignored files (no snapshot holds them) that differ from the start of the run:
+    /// made, changed or deleted, as the crate docs' "Ignored files" tells. Undo puts them
+    /// back, but [`IgnoredChanges::not_restorable`]. Empty for a run begun before the
+    /// harness listed ignored files.
+    pub fn ignored_changes(&self) -> Result<IgnoredChanges, Error> {
+        let Some(base) = self.ignored_manifest(Which::Start)? else {
+            return Ok(IgnoredChanges::default());
+        };
+        let listing = self.ignored_listing()?;
+        let mut changes = IgnoredChanges {
+            incomplete: listing.truncated || base.truncated,
+            ..IgnoredChanges::default()
+        };
+        for (key, change) in ignored::differences(&self.root, &base, &listing) {
+            let path = ignored::path_of(&key);
+            let saved = base
+                .entries
+                .get(&key)
+                .is_some_and(|e| e.blob.is_some() || e.stat.kind == ignored::Kind::Dir);
+            match change {
+                Change::Created => changes.created.push(path.clone()),
+                Change::Changed => changes.changed.push(path.clone()),
+                Change::Deleted => changes.deleted.push(path.clone()),
             }
-            let path = paths::from_bytes(entry.path_bytes());
-            let protected = path
-                .to_str()
-                .is_some_and(|p| self.record.ignored.iter().any(|i| i == p));
-            let modified = std::fs::symlink_metadata(self.root.join(&path))
-                .and_then(|m| last_change(&m))
-                .is_ok_and(|t| t >= started);
-            if modified && !protected {
-                changed.push(path);
+            if change != Change::Created && !saved {
+                changes.not_restorable.push(path);
             }
         }
-        Ok(changed)
+        Ok(changes)
+    }
+
+    /// Puts ignored files back as they were before the run's commands touched them,
+    /// for a verification about to run: what the commands made is removed, what they
+    /// changed or deleted is written back from the store. The state put back is the
+    /// one at the start plus what earlier verifications wrote (recorded by
+    /// [`Session::keep_ignored_after_check`]), so a check does not rebuild everything;
+    /// a file a verification wrote that a command then changed is removed when its
+    /// content was not saved. What could not be put back is in
+    /// [`IgnoredRestore::not_restored`]: the verification may run it.
+    pub fn reset_ignored(&mut self) -> Result<IgnoredRestore, Error> {
+        self.wait_for_store()?;
+        let base = match self.ignored_manifest(Which::Check)? {
+            Some(base) => base,
+            None => match self.ignored_manifest(Which::Start)? {
+                Some(base) => base,
+                None => return Ok(IgnoredRestore::default()),
+            },
+        };
+        let listing = self.ignored_listing()?;
+        let changes = ignored::differences(&self.root, &base, &listing);
+        let done = ignored::put_back(&self.root, self.store.repo(), &base, &changes, true);
+        self.ignored_unrestored = done.not_restored.iter().map(|p| ignored::key(p)).collect();
+        let mut reset = IgnoredRestore::from(done);
+        if listing.truncated {
+            // What lies past the limit was not compared: the check cannot be vouched for.
+            reset.not_restored.push(PathBuf::from(format!(
+                "(ignored entries past the first {}, not compared)",
+                crate::MOST_LISTED_IGNORED
+            )));
+        }
+        Ok(reset)
+    }
+
+    /// Records the ignored files a verification just wrote as the baseline of the next
+    /// [`Session::reset_ignored`], saving their content within the budget. Call it right
+    /// after the verification ran (after [`Session::reset_ignored`] and the check only).
+    pub fn keep_ignored_after_check(&mut self) -> Result<(), Error> {
+        let base = match self.ignored_manifest(Which::Check)? {
+            Some(base) => base,
+            None => match self.ignored_manifest(Which::Start)? {
+                Some(base) => base,
+                None => return Ok(()),
+            },
+        };
+        let listing = self.ignored_listing()?;
+        let (mut manifest, commit) =
+            ignored::save(self.store.dir(), &self.root, listing, Some(&base), true)?;
+        // What a command left that could not be put back is not the check's: kept as the
+        // baseline had it, it is a change again at the next check.
+        for key in std::mem::take(&mut self.ignored_unrestored) {
+            match base.entries.get(&key) {
+                Some(entry) => manifest.entries.insert(key, entry.clone()),
+                None => manifest.entries.remove(&key),
+            };
+        }
+        if let Some(commit) = commit {
+            self.store.set_ref(
+                &ignored::ref_name(&self.run_ref(""), Which::Check),
+                commit,
+                "harness: ignored files a verification wrote",
+            )?;
+        }
+        ignored::write(&self.run_dir(), Which::Check, &manifest)
+    }
+
+    /// Manifest `which` of this run, without the paths the file tools protected (the
+    /// snapshots hold those).
+    fn ignored_manifest(&self, which: Which) -> Result<Option<Manifest>, Error> {
+        let Some(mut manifest) = ignored::read(&self.run_dir(), which)? else {
+            return Ok(None);
+        };
+        for path in &self.record.ignored {
+            manifest.entries.remove(&ignored::key(Path::new(path)));
+        }
+        Ok(Some(manifest))
+    }
+
+    /// The ignored files now, without the paths the file tools protected.
+    fn ignored_listing(&self) -> Result<ignored::Listing, Error> {
+        let skip: BTreeSet<PathBuf> = self.record.ignored.iter().map(PathBuf::from).collect();
+        // A handle of its own: a restore may just have rewritten the ignore rules, and a
+        // cached reading of them could be stale.
+        let fresh = Repository::open(self.repo.path()).context("open the repository")?;
+        if fresh.is_bare() {
+            fresh
+                .set_workdir(&self.root, false)
+                .context("use the workspace as the working tree")?;
+        }
+        ignored::list(&fresh, &self.root, &skip)
+    }
+
+    /// Saves the current state of the ignored paths `changes` names (for redo), then puts
+    /// them back as `base` has them. Returns what was done.
+    fn undo_ignored(
+        &mut self,
+        base: &Manifest,
+        changes: &[(String, Change)],
+    ) -> Result<IgnoredRestore, Error> {
+        let touched: BTreeSet<&String> = changes.iter().map(|(k, _)| k).collect();
+        let listing = self.ignored_listing()?;
+        let now = ignored::Listing {
+            entries: listing
+                .entries
+                .into_iter()
+                .filter(|(k, _)| touched.contains(k))
+                .collect(),
+            truncated: false,
+            too_deep: Vec::new(),
+        };
+        let (mut before, commit) = ignored::save(self.store.dir(), &self.root, now, None, false)?;
+        before.touched = touched.iter().map(|k| (*k).clone()).collect();
+        if let Some(commit) = commit {
+            self.store.set_ref(
+                &ignored::ref_name(&self.run_ref(""), Which::Redo),
+                commit,
+                "harness: ignored files before undo",
+            )?;
+        }
+        ignored::write(&self.run_dir(), Which::Redo, &before)?;
+        let done = ignored::put_back(&self.root, self.store.repo(), base, changes, false);
+        // What the next check compares with is the start again: the run's files are gone.
+        let check = ignored::manifest_path(&self.run_dir(), Which::Check);
+        if let Err(e) = std::fs::remove_file(&check)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(Error::io(&check, e));
+        }
+        Ok(IgnoredRestore::from(done))
+    }
+
+    /// The changes of the ignored files from the start, for undo; empty for a run
+    /// begun before the harness listed them.
+    fn ignored_undo_plan(&self) -> Result<(Manifest, Vec<(String, Change)>), Error> {
+        let Some(base) = self.ignored_manifest(Which::Start)? else {
+            return Ok((Manifest::default(), Vec::new()));
+        };
+        let listing = self.ignored_listing()?;
+        let changes = ignored::differences(&self.root, &base, &listing);
+        Ok((base, changes))
+    }
+
+    /// The changes that bring the ignored paths the last undo touched back as it found
+    /// them, for redo.
+    fn ignored_redo_plan(&self) -> Result<(Manifest, Vec<(String, Change)>), Error> {
+        let Some(before) = ignored::read(&self.run_dir(), Which::Redo)? else {
+            return Ok((Manifest::default(), Vec::new()));
+        };
+        let touched: BTreeSet<&String> = before.touched.iter().collect();
+        let listing = self.ignored_listing()?;
+        let now = ignored::Listing {
+            entries: listing
+                .entries
+                .into_iter()
+                .filter(|(k, _)| touched.contains(k))
+                .collect(),
+            truncated: false,
+            too_deep: Vec::new(),
+        };
+        let changes = ignored::differences(&self.root, &before, &now)
+            .into_iter()
+            .filter(|(k, _)| touched.contains(k))
+            .collect();
+        Ok((before, changes))
     }
 
     /// Records the end of the run: its outcome and how many steps it took.
@@ -736,7 +1012,8 @@ impl Session {
     /// `refs/harness/<id>/saved`, which [`redo`](Self::redo) restores. Then
     /// files the run changed are rewritten, files it created are removed (with
     /// directories left empty), files it deleted come back, and the index is
-    /// set to the one recorded at the start. Ignored files are never touched.
+    /// set to the one recorded at the start. Ignored files are put back as they were
+    /// at the start ([`Restored::ignored`]; see the crate docs for the budget).
     ///
     /// Refuses with [`Error::HeadMoved`] when HEAD is not where it was at the
     /// start, unless `force`. Does nothing when the tree and index already are
@@ -753,7 +1030,17 @@ impl Session {
         self.refuse_locked_index()?;
         let (mut scanner, tree) = self.full_snapshot(pre.tree)?;
         let index_tree = self.current_index_tree(pre.index_tree)?;
-        if tree == pre.tree && index_tree == pre.index_tree {
+        let (base, changes) = self.ignored_undo_plan()?;
+        // An ignored file that cannot be put back is no reason to restore again: a second
+        // undo would replace what redo brings back.
+        let ignored_to_do = changes.iter().any(|(key, change)| {
+            *change == Change::Created
+                || base
+                    .entries
+                    .get(key)
+                    .is_some_and(|e| e.blob.is_some() || e.stat.kind == ignored::Kind::Dir)
+        });
+        if tree == pre.tree && index_tree == pre.index_tree && !ignored_to_do {
             return Ok(Restored {
                 changed: Vec::new(),
                 saved: None,
@@ -761,11 +1048,18 @@ impl Session {
                 kept: Vec::new(),
                 repository_missing: self.mode == Mode::StoreOnly,
                 repaired,
+                ignored: IgnoredRestore {
+                    not_restored: changes.iter().map(|(k, _)| ignored::path_of(k)).collect(),
+                    ..IgnoredRestore::default()
+                },
             });
         }
         let current = (tree, index_tree, head.unwrap_or(pre.head));
         let mut restored = self.replace(&mut scanner, current, &pre, Direction::Undo)?;
         restored.repaired = repaired;
+        // Listed again: the restore of the recorded files may have moved ignored ones.
+        let (base, changes) = self.ignored_undo_plan()?;
+        restored.ignored = self.undo_ignored(&base, &changes)?;
         Ok(restored)
     }
 
@@ -816,6 +1110,9 @@ impl Session {
         let current = (tree, index_tree, head.unwrap_or(redo.head));
         let mut restored = self.replace(&mut scanner, current, &redo, Direction::Redo)?;
         restored.repaired = repaired;
+        let (before, changes) = self.ignored_redo_plan()?;
+        let done = ignored::put_back(&self.root, self.store.repo(), &before, &changes, false);
+        restored.ignored = IgnoredRestore::from(done);
         Ok(restored)
     }
 
@@ -1036,6 +1333,7 @@ impl Session {
             kept,
             repository_missing: !with_index,
             repaired: Vec::new(),
+            ignored: IgnoredRestore::default(),
         })
     }
 
@@ -1492,6 +1790,33 @@ fn record_start(
     Ok(record)
 }
 
+/// Lists the ignored files at the start of run `id` and saves their content within the
+/// budget (see [`crate::ignored`]), reusing what the previous run of the workspace saved.
+fn record_ignored_start(
+    repo: &Repository,
+    store: &Store,
+    runs: &Runs,
+    id: &RunId,
+    root: &Path,
+) -> Result<(), Error> {
+    let listing = ignored::list(repo, root, &BTreeSet::new())?;
+    // The newest other run's manifest: its stat data spares reading what did not change.
+    let previous = runs
+        .list()
+        .ok()
+        .and_then(|all| all.into_iter().rev().find(|run| &run.id != id))
+        .and_then(|run| ignored::read(&run.dir, Which::Start).ok().flatten());
+    let (manifest, commit) = ignored::save(store.dir(), root, listing, previous.as_ref(), false)?;
+    if let Some(commit) = commit {
+        store.set_ref(
+            &ignored::ref_name(&run_ref(id, ""), Which::Start),
+            commit,
+            "harness: ignored files at the start",
+        )?;
+    }
+    ignored::write(&runs.run_dir(id), Which::Start, &manifest)
+}
+
 /// Now, as the file system holding `dir` stamps a file it writes.
 ///
 /// The kernel stamps a file's times from a clock it reads once a tick, a few
@@ -1531,7 +1856,9 @@ pub(crate) fn last_change(metadata: &std::fs::Metadata) -> std::io::Result<Syste
 
 /// Removes what a failed begin may have created.
 fn delete_refs(repo: &Repository, id: &RunId) {
-    for name in [run_ref(id, "pre"), tag_ref(id)] {
+    let prefix = run_ref(id, "");
+    let ignored = [Which::Start, Which::Check, Which::Redo].map(|w| ignored::ref_name(&prefix, w));
+    for name in [run_ref(id, "pre"), tag_ref(id)].into_iter().chain(ignored) {
         // Best effort: a ref that was not created is not there to delete.
         if let Ok(mut reference) = repo.find_reference(&name) {
             let _ = reference.delete();

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use harness_undo::{Diff, DiffTarget, FileStatus};
+use harness_undo::{Diff, DiffTarget, FileStatus, IgnoredChange, IgnoredChanges};
 
 use crate::commands::RunSelector;
 use crate::display::{Out, Style};
@@ -34,16 +34,53 @@ pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
         .checkpoint
         .map_or(DiffTarget::WorkingTree, DiffTarget::Checkpoint);
     let diff = session.diff(target)?;
+    // Ignored files are compared with the start only as they are now.
+    let ignored = match target {
+        DiffTarget::WorkingTree => session.ignored_changes()?,
+        _ => IgnoredChanges::default(),
+    };
     let mut out = Out::stdout();
-    if diff.is_empty() {
+    if diff.is_empty() && ignored.is_empty() {
         out.line(&shown!("run {} changed nothing", session.id()))?;
     } else if command.stat {
         out.print(&stat(&diff))?;
-    } else {
+    } else if !diff.is_empty() {
         // Sanitized before it is colored: a line of the patch cannot hide another.
         out.print(&Style::for_stdout().diff(&Shown::text(&diff.to_string())))?;
     }
+    out.print(&ignored_stat(&ignored))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per ignored path the run made, changed or deleted, `A  .venv/x.pth  (ignored)`,
+/// then their count; nothing when there are none. They are in no patch: git does not
+/// record them, and they are often binary (bytecode, interpreters).
+pub(crate) fn ignored_stat(ignored: &IgnoredChanges) -> Shown {
+    let mut text = Shown::default();
+    let all = ignored.all();
+    if all.is_empty() {
+        return text;
+    }
+    for (path, change) in &all {
+        let status = match change {
+            IgnoredChange::Created => "A",
+            IgnoredChange::Deleted => "D",
+            // Changed, and any kind a later harness-undo adds.
+            _ => "M",
+        };
+        let note = if ignored.not_restorable.iter().any(|p| p == path) {
+            "(ignored; not saved at the start: undo cannot put it back)"
+        } else {
+            "(ignored)"
+        };
+        text.push(&shown!("{}  {}  {}\n", status, path.display(), note));
+    }
+    text.push(&shown!(
+        "{} ignored path{} changed (git does not record them; undo puts them back)\n",
+        all.len(),
+        if all.len() == 1 { "" } else { "s" }
+    ));
+    text
 }
 
 /// One line per file, `M  src/lib.rs  +3 −1` (binary files say so), then the totals.

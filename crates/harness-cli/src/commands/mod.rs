@@ -262,6 +262,39 @@ pub(crate) fn report_limits(
             out.line(&crate::shown::shown!("note: {}", repair.to_string()))?;
         }
     }
+    let ignored = &restored.ignored;
+    let mut done = Vec::new();
+    for (verb, paths) in [
+        ("removed", &ignored.removed),
+        ("restored", &ignored.restored),
+    ] {
+        if !paths.is_empty() {
+            done.push(crate::shown::shown!(
+                "{} {}: {}",
+                verb,
+                paths.len(),
+                named_paths(paths)
+            ));
+        }
+    }
+    if !done.is_empty() {
+        out.line(&crate::shown::shown!(
+            "ignored files (git does not record them): {}",
+            Shown::join(&done, "; ")
+        ))?;
+    }
+    if !ignored.not_restored.is_empty() {
+        out.line(&crate::shown::shown!(
+            "warning: NOT restored: {} (ignored; too large to save at the start, changed by a \
+             command, or could not be written): {} stay as the commands left them",
+            named_paths(&ignored.not_restored),
+            if ignored.not_restored.len() == 1 {
+                "it"
+            } else {
+                "they"
+            }
+        ))?;
+    }
     if restored.repository_missing {
         out.line(&crate::shown::shown!(
             "warning: {}/.git is gone or is no git repository: only the working tree was \

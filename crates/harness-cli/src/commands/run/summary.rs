@@ -23,8 +23,12 @@ pub(super) struct Summary<'a> {
     /// Changed files with lines added and removed, or why they could not be listed.
     changed: Result<Vec<(String, usize, usize)>, String>,
     finish_error: Option<String>,
-    /// Ignored files commands changed, which no snapshot holds: how many, and the first.
+    /// Paths commands changed that undo cannot put back (ignored ones too large to save at
+    /// the start, directories too deep to record): how many, and the first.
     not_undoable: (usize, Vec<PathBuf>),
+    /// Ignored files the run made, changed or deleted (undo puts them back), or why they
+    /// could not be listed.
+    ignored: Result<harness_undo::IgnoredChanges, String>,
     /// Files too large to record that the run wrote.
     too_large: Vec<PathBuf>,
     /// The line naming paths whose owner got back the access a command took.
@@ -67,6 +71,7 @@ impl<'a> Summary<'a> {
             finish_error: finished.err().map(|error| error.to_string()),
             // Best effort: a summary that cannot list them says nothing false.
             not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
+            ignored: session.ignored_changes().map_err(|error| error.to_string()),
             too_large: session.too_large(),
             access: crate::commands::access_line(session),
             tests_changed: verify::tests_changed(settings, changed.as_ref().ok()),
@@ -138,7 +143,11 @@ impl<'a> Summary<'a> {
             Outcome::Unverified => style.yellow(&outcome),
             _ => style.red(&outcome),
         };
+        let ignored_count = self.ignored.as_ref().map_or(0, |i| i.all().len());
         let changed = match &self.changed {
+            Ok(files) if files.is_empty() && ignored_count > 0 => {
+                shown!("none that git records (ignored ones below)")
+            }
             Ok(files) if files.is_empty() => shown!("none"),
             Ok(files) => {
                 let named: Vec<Shown> = files
@@ -182,6 +191,9 @@ impl<'a> Summary<'a> {
             self.root.display(),
             changed,
         ));
+        if let Some(line) = self.ignored_line() {
+            let _ = out.line(&shown!("  {}", style.yellow(&line)));
+        }
         if let Some(line) = self.not_undoable_line() {
             let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
@@ -223,7 +235,58 @@ impl<'a> Summary<'a> {
         let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
     }
 
-    /// `not undoable:  N paths commands changed that no snapshot holds (...): a, b, c and
+    /// `ignored:       N paths git ignores that the run made or changed: a (new), b
+    /// (changed) and N-2 more (undo puts them back)`, or why they could not be listed.
+    fn ignored_line(&self) -> Option<Shown> {
+        const NAMED: usize = 5;
+        let changes = match &self.ignored {
+            Ok(changes) => changes,
+            Err(error) => {
+                return Some(shown!(
+                    "ignored:       the files git ignores could not be compared with the \
+                     start ({}): undo may not put back what commands wrote there",
+                    error
+                ));
+            }
+        };
+        let all = changes.all();
+        if all.is_empty() && !changes.incomplete {
+            return None;
+        }
+        let named: Vec<Shown> = all
+            .iter()
+            .take(NAMED)
+            .map(|(path, change)| shown!("{} ({})", path.display(), ignored_word(*change)))
+            .collect();
+        let more = all.len() - named.len();
+        Some(shown!(
+            "ignored:       {} path{} git ignores that the run's commands or checks made, \
+             changed or deleted: {}{} (not in the diff; undo puts them back{}){}",
+            all.len(),
+            if all.len() == 1 { "" } else { "s" },
+            Shown::join(&named, ", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            },
+            if changes.not_restorable.is_empty() {
+                ""
+            } else {
+                ", but those named as not undoable"
+            },
+            if changes.incomplete {
+                format!(
+                    "; more than {} ignored entries: those past them were not compared",
+                    harness_undo::MOST_LISTED_IGNORED
+                )
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    /// `not undoable:  N paths commands changed that undo cannot put back (...): a, b, c and
     /// N-3 more`.
     fn not_undoable_line(&self) -> Option<Shown> {
         const NAMED: usize = 5;
@@ -238,8 +301,9 @@ impl<'a> Summary<'a> {
             .collect();
         let more = count - named.len();
         Some(shown!(
-            "not undoable:  {} path{} commands changed that no snapshot holds (ignored, or nested \
-             too deep to record): {}{} (undo leaves them as they are)",
+            "not undoable:  {} path{} commands changed that undo cannot put back (ignored and \
+             too large to save at the start, or nested too deep to record): {}{} (undo leaves \
+             them as they are)",
             count,
             if *count == 1 { "" } else { "s" },
             Shown::join(&named, ", "),
@@ -281,11 +345,31 @@ impl<'a> Summary<'a> {
                 "count": self.not_undoable.0,
                 "first": self.not_undoable.1.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             },
+            "ignored": match &self.ignored {
+                Ok(changes) => json!(
+                    changes
+                        .all()
+                        .iter()
+                        .map(|(path, change)| json!({"path": path.display().to_string(), "change": ignored_word(*change)}))
+                        .collect::<Vec<_>>()
+                ),
+                Err(error) => json!({"error": error}),
+            },
             "too_large": self.too_large.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "commands": commands,
             "warnings": self.report.warnings.iter().chain(&self.finish_error).collect::<Vec<_>>(),
             "boundary": boundary::STATEMENT,
         })
+    }
+}
+
+/// How an ignored path changed, in one word.
+pub(crate) fn ignored_word(change: harness_undo::IgnoredChange) -> &'static str {
+    match change {
+        harness_undo::IgnoredChange::Created => "new",
+        harness_undo::IgnoredChange::Deleted => "deleted",
+        // Changed, and any kind a later harness-undo adds.
+        _ => "changed",
     }
 }
 
