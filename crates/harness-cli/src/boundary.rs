@@ -136,6 +136,8 @@ fn result(expected: Expect, legitimate: bool) -> &'static str {
         (Expect::Blocked, true) => "fails",
         (Expect::Allowed, false) => "allowed",
         (Expect::Blocked, false) => "blocked",
+        (Expect::Repaired, true) => "works",
+        (Expect::Repaired, false) => "repaired",
     }
 }
 

@@ -207,8 +207,8 @@ pub use env::{EnvPolicy, is_secret_name};
 pub use error::Error;
 pub use interrupt::Interrupter;
 pub use isolation::{
-    Confinement, HOME_SECRETS, Hidden, Isolation, SetAside, Tier, UnknownTier, WALK_LIMIT,
-    hidden_in_workspace,
+    Change, Confinement, HELD_OBJECTS, HOME_SECRETS, Hidden, Isolation, RECORD_BYTES, RECORD_ENTRIES,
+    Repaired, SetAside, Tier, UnknownTier, WALK_LIMIT, hidden_in_workspace,
 };
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};

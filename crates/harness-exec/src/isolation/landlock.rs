@@ -79,6 +79,12 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
             .into_iter()
             .map(|path| (path, all)),
     );
+    let top = at_the_top(REQUESTED);
+    rules.extend(
+        split_dirs(&workspace, &write_holes)
+            .into_iter()
+            .map(|dir| (dir, top)),
+    );
     rules.push((private_tmp.to_owned(), all));
     for path in confinement.writable_paths() {
         rules.extend(
@@ -120,6 +126,48 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
     }
     let fd: Option<OwnedFd> = created.into();
     fd.ok_or_else(|| Error::Isolation(Unavailable::no_landlock()))
+}
+
+/// What a directory of the workspace that [`grants`] splits (the top, and each directory
+/// between it and a kept or hidden path) is granted itself, so that ordinary work there
+/// works: listing it, and making, writing, renaming and removing entries in it. Not reading
+/// or executing a file's content: that would reach the hidden paths below it. Landlock grants
+/// by hierarchy, so these rights reach everything below too, `.git` and `harness.toml`
+/// among it: what a command changes there is put back after it (`repair`).
+fn at_the_top(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    let rights = AccessFs::ReadDir
+        | AccessFs::WriteFile
+        | AccessFs::Truncate
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeSym
+        | AccessFs::Refer;
+    rights & AccessFs::from_all(abi)
+}
+
+/// The directories of `workspace` that [`grants`] splits because a hole is below them: the
+/// workspace itself and each directory between it and a hole in it, none inside a hole.
+fn split_dirs(workspace: &Path, holes: &[PathBuf]) -> Vec<PathBuf> {
+    if holes.iter().any(|hole| workspace.starts_with(hole)) {
+        return Vec::new();
+    }
+    let mut dirs = vec![workspace.to_owned()];
+    for hole in holes.iter().filter(|hole| hole.starts_with(workspace)) {
+        let between = hole
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| *dir != workspace);
+        dirs.extend(between.map(Path::to_path_buf));
+    }
+    // A directory inside a hole (a kept path under a hidden directory) stays in it.
+    dirs.retain(|dir| !holes.iter().any(|hole| dir.starts_with(hole)));
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// The paths to grant so that everything under `root` is covered except the
