@@ -623,6 +623,8 @@ fn top_of_a_real_workspace(root: &std::path::Path) -> std::path::PathBuf {
 fn history(workspace: &std::path::Path) -> Option<String> {
     let output = std::process::Command::new("git")
         .args(["log", "--format=%s"])
+        // Not the repository of a directory above, should this one be broken.
+        .env("GIT_DIR", workspace.join(".git"))
         .current_dir(workspace)
         .output()
         .ok()?;
