@@ -854,13 +854,19 @@ fn ordinary_work_at_the_top_is_done_undone_and_redone_exactly_under_both_tiers()
             .collect();
         let all = tools.join("\n");
         assert!(!all.contains("hunter2"), "{sandbox}: .env read\n{all}");
-        assert!(all.contains("\\n.env\\n"), "{sandbox}: the top listed\n{all}");
+        assert!(
+            all.contains("\\n.env\\n"),
+            "{sandbox}: the top listed\n{all}"
+        );
         assert!(all.contains("Ran 2 tests"), "{sandbox}: discovery\n{all}");
         for made in ["new.txt", "made.txt", "target/out", "renamed_test.py"] {
             assert!(repo.root.join(made).is_file(), "{sandbox}: {made}\n{run}");
         }
         assert!(!repo.root.join("README.md").exists(), "{sandbox}\n{run}");
-        assert!(!repo.root.join(".git/hooks/pre-commit").exists(), "{sandbox}");
+        assert!(
+            !repo.root.join(".git/hooks/pre-commit").exists(),
+            "{sandbox}"
+        );
         assert!(
             !repo.git(&["config", "--list"]).contains("fsmonitor"),
             "{sandbox}: {run}"

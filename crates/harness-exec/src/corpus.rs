@@ -447,7 +447,11 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
     legitimate(row(
         "remove_top_level",
         "remove and rename entries at the top of the workspace",
-        &["sh", "-c", "rm probe.test.mjs && mv Cargo.toml Renamed.toml"],
+        &[
+            "sh",
+            "-c",
+            "rm probe.test.mjs && mv Cargo.toml Renamed.toml",
+        ],
         Observe::Removes("{workspace}/probe.test.mjs"),
         [Allowed, Allowed, Allowed],
     )),

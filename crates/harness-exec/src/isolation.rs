@@ -31,8 +31,8 @@ pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
 pub(crate) use self::landlock::kernel_abi;
 pub use self::protected::SetAside;
 pub(crate) use self::protected::set_aside;
-pub use self::repair::{Change, HELD_OBJECTS, RECORD_BYTES, RECORD_ENTRIES, Repaired};
 pub(crate) use self::repair::repair;
+pub use self::repair::{Change, HELD_OBJECTS, RECORD_BYTES, RECORD_ENTRIES, Repaired};
 pub(crate) use self::seccomp::Program;
 
 /// The secret locations in the home directory that a confined command can
@@ -273,7 +273,8 @@ impl Confinement {
     /// `lib/sub/.git` with it; `mv ~/.docker ~/d` under `--writable ~` took what hid
     /// `config.json`, and the next command, hiding the old path, read the new one), and a
     /// mount point cannot be renamed: bwrap binds each of these onto itself. (Landlock
-    /// refuses such a rename, the directory not being granted whole.)
+    /// lets a command rename such a directory; the runner renames a kept path back after
+    /// the command, and a hidden one, found by its identity.)
     pub(crate) fn pinned_dirs(&self) -> Vec<PathBuf> {
         let places: Vec<PathBuf> = self
             .workspace()

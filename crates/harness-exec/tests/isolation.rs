@@ -721,7 +721,10 @@ fn what_a_command_writes_in_git_or_harness_toml_is_refused_or_put_back_and_said(
             Some("verify = \"python3 -m unittest\"\n".to_owned()),
             "{tier}: {text}"
         );
-        assert!(workspace.join(".git/info/exclude").is_file(), "{tier}: {text}");
+        assert!(
+            workspace.join(".git/info/exclude").is_file(),
+            "{tier}: {text}"
+        );
         if tier == Tier::Landlock {
             for said in [
                 "commands may not change this: the command changed",
@@ -777,7 +780,9 @@ fn a_hidden_file_cannot_be_given_a_readable_name() {
         assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
         std::thread::sleep(Duration::from_millis(1500));
         assert_eq!(
-            std::fs::read_to_string(workspace.join(".env")).ok().as_deref(),
+            std::fs::read_to_string(workspace.join(".env"))
+                .ok()
+                .as_deref(),
             Some("SECRET=hunter2-top\n"),
             "{tier}: {text}"
         );
@@ -813,7 +818,9 @@ fn a_git_file_replaced_with_a_directory_is_put_back() {
             .expect("runs");
         let text = outcome.to_model_text();
         assert_eq!(
-            std::fs::read_to_string(workspace.join(".git")).ok().as_deref(),
+            std::fs::read_to_string(workspace.join(".git"))
+                .ok()
+                .as_deref(),
             Some(gitfile),
             "{tier}: {text}"
         );

@@ -5,6 +5,40 @@
 //! `pre_exec`). Landlock grants access by hierarchy and cannot take a
 //! subtree back, so a hidden path is cut out by granting each of its
 //! ancestors' other entries one by one instead of the ancestor itself.
+//!
+//! # The top of the workspace
+//!
+//! What Landlock can express (ABI 1 to 7): rights added up over a path's
+//! ancestors, never a right taken away below a grant. Making, renaming and
+//! removing an entry is a right of the directory it is in; reading, writing
+//! and executing a file are rights of the file, looked up through every
+//! directory above it. A rename or link may not give a file rights it did not
+//! have where it was (`REFER`). No ABI adds a way to deny.
+//!
+//! So with `.git`, `harness.toml` and a hidden `.env` at the top, there are two
+//! choices: grant the top nothing (commands could not `touch new.txt`, `rm
+//! old.txt`, make a first build's `target/`, nor even list the top when a path
+//! there was hidden: test discovery found nothing), or grant it and accept what
+//! that reaches. This tier grants the top, and each directory between it and a
+//! kept or hidden path, listing and the rights of entries ([`at_the_top`]:
+//! make, write, truncate, rename, remove), and keeps reading and executing
+//! granted entry by entry, as before, where a hidden path is below:
+//!
+//! - a hidden file's content stays unreadable: no grant that reaches it has
+//!   `READ_FILE` (by any name: a link to it, `/proc/self/cwd/.env`, a glob);
+//! - a file a command makes at such a top is readable and executable from the
+//!   next command on, not by the one that made it (its rights come from the top,
+//!   which has no `READ_FILE`). Granting `READ_FILE` on the top would reach the
+//!   hidden file; moving hidden files away for the command's time would need a
+//!   place outside the workspace on the same file system, which no workspace is
+//!   sure to have, and would leave them moved if the harness died. Where nothing
+//!   in the workspace is hidden, the top is readable whole and all of it works;
+//! - what the rights of entries reach below the top (`.git/hooks`, `.git/config`,
+//!   `harness.toml`, `rm -rf .git`, another repository's `.git`, a hidden file
+//!   linked or renamed to a readable name) is put back by the runner after the
+//!   command (`repair`), and reported ([`Outcome::repaired`]).
+//!
+//! [`Outcome::repaired`]: crate::Outcome::repaired
 
 #![allow(unsafe_code)]
 
@@ -157,10 +191,7 @@ fn split_dirs(workspace: &Path, holes: &[PathBuf]) -> Vec<PathBuf> {
     }
     let mut dirs = vec![workspace.to_owned()];
     for hole in holes.iter().filter(|hole| hole.starts_with(workspace)) {
-        let between = hole
-            .ancestors()
-            .skip(1)
-            .take_while(|dir| *dir != workspace);
+        let between = hole.ancestors().skip(1).take_while(|dir| *dir != workspace);
         dirs.extend(between.map(Path::to_path_buf));
     }
     // A directory inside a hole (a kept path under a hidden directory) stays in it.

@@ -2,8 +2,9 @@
 //! directories of the repositories inside it) as they were when a command
 //! started, and what the runner does when a command created or replaced one.
 //!
-//! An existing protected path is bound read-only (bwrap) or left out of the
-//! grants (Landlock). A missing one cannot be: bwrap can bind only over
+//! An existing protected path is bound read-only (bwrap), or recorded before
+//! the command and put back after it (Landlock, whose grant of the top of the
+//! workspace reaches it: see `repair`). A missing one cannot be bound: bwrap can bind only over
 //! something that exists, and making an empty file to bind over would leave
 //! it in the user's repository. Yet a `harness.toml` a command writes where
 //! there was none is read by the next run, which would then run with the

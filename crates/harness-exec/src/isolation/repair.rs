@@ -99,7 +99,10 @@ impl std::fmt::Display for Repaired {
                 name.display()
             )?,
             Change::ObjectsRemoved(count) => {
-                write!(f, "the command removed or replaced {count} file(s) of {path}")?;
+                write!(
+                    f,
+                    "the command removed or replaced {count} file(s) of {path}"
+                )?;
             }
             Change::ObjectsRewritten(count) => {
                 write!(f, "the command rewrote {count} file(s) of {path} in place")?;
@@ -125,9 +128,16 @@ impl std::fmt::Display for Repaired {
 /// What a kept path held when the command started, by path relative to it ("" itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Node {
-    Dir { mode: u32 },
-    File { mode: u32, content: Vec<u8> },
-    Link { target: PathBuf },
+    Dir {
+        mode: u32,
+    },
+    File {
+        mode: u32,
+        content: Vec<u8>,
+    },
+    Link {
+        target: PathBuf,
+    },
     /// A socket, a pipe, a device: only its presence is kept.
     Other,
 }
@@ -516,9 +526,11 @@ pub(crate) fn repair(record: &Record) -> Vec<Repaired> {
             repaired.push(Repaired {
                 path: held.store.clone(),
                 change: Change::ObjectsRewritten(rewritten),
-                result: Err("a file rewritten in place reads as rewritten through every \
+                result: Err(
+                    "a file rewritten in place reads as rewritten through every \
                              handle; restore the repository from a clone or backup"
-                    .to_owned()),
+                        .to_owned(),
+                ),
             });
         }
     }
@@ -742,7 +754,12 @@ mod tests {
     use super::*;
 
     fn repo(root: &Path) {
-        for dir in [".git/hooks", ".git/refs/heads", ".git/objects/ab", ".git/info"] {
+        for dir in [
+            ".git/hooks",
+            ".git/refs/heads",
+            ".git/objects/ab",
+            ".git/info",
+        ] {
             std::fs::create_dir_all(root.join(dir)).expect("mkdir");
         }
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
@@ -811,7 +828,11 @@ mod tests {
             0o644
         );
         let again = repair(&before);
-        assert_eq!(again.len(), 1, "only what was moved aside is new: {again:?}");
+        assert_eq!(
+            again.len(),
+            1,
+            "only what was moved aside is new: {again:?}"
+        );
         assert!(repair(&record(&root, &kept, &[])).is_empty());
     }
 
@@ -874,7 +895,10 @@ mod tests {
             std::fs::read_to_string(root.join("secrets/key")).expect("r"),
             "k"
         );
-        assert_eq!(std::fs::read_to_string(root.join(".env")).expect("r"), "A=1");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".env")).expect("r"),
+            "A=1"
+        );
     }
 
     #[test]
@@ -890,18 +914,33 @@ mod tests {
             bytes: 100,
         };
         let mut nodes = BTreeMap::new();
-        assert!(!take(&root.join(".git"), Path::new(""), &mut nodes, &mut budget));
+        assert!(!take(
+            &root.join(".git"),
+            Path::new(""),
+            &mut nodes,
+            &mut budget
+        ));
         let mut budget = Budget {
             entries: 100,
             bytes: 3,
         };
-        assert!(!take(&root.join(".git"), Path::new(""), &mut nodes, &mut budget));
+        assert!(!take(
+            &root.join(".git"),
+            Path::new(""),
+            &mut nodes,
+            &mut budget
+        ));
         let mut budget = Budget {
             entries: 6,
             bytes: 5,
         };
         let mut nodes = BTreeMap::new();
-        assert!(take(&root.join(".git"), Path::new(""), &mut nodes, &mut budget));
+        assert!(take(
+            &root.join(".git"),
+            Path::new(""),
+            &mut nodes,
+            &mut budget
+        ));
         assert_eq!(nodes.len(), 6);
     }
 }
