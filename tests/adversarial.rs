@@ -871,10 +871,32 @@ fn ordinary_work_at_the_top_is_done_undone_and_redone_exactly_under_both_tiers()
             !repo.git(&["config", "--list"]).contains("fsmonitor"),
             "{sandbox}: {run}"
         );
+        let tampered: Vec<String> = repo
+            .records("tampered")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         if sandbox == "landlock" {
             assert!(
                 all.contains("commands may not change this") && all.contains("put back"),
                 "{sandbox}: the model is told\n{all}"
+            );
+            // The display and the transcript say it too.
+            assert!(
+                run.stdout.contains("changed what undo relies on")
+                    && run.stdout.contains(".git/config; put back as it was"),
+                "{sandbox}: shown\n{run}"
+            );
+            assert!(
+                tampered
+                    .iter()
+                    .any(|record| record.contains(".git/hooks/pre-commit; moved to")),
+                "{sandbox}: recorded\n{tampered:?}"
+            );
+        } else {
+            assert!(
+                tampered.is_empty(),
+                "{sandbox}: refused, nothing to put back"
             );
         }
         let after = repo.snapshot();
