@@ -150,6 +150,14 @@ struct Tree {
     nodes: BTreeMap<PathBuf, Node>,
 }
 
+/// A hidden path as it was: what stood there and how many names it had.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HiddenEntry {
+    path: PathBuf,
+    identity: (u64, u64),
+    links: u64,
+}
+
 /// A file of a git object store, held open across a command.
 #[derive(Debug)]
 struct HeldObject {
@@ -183,8 +191,8 @@ pub(crate) struct Record {
     trees: Vec<Tree>,
     /// The object stores of the git directories among them, held open.
     held: Vec<Held>,
-    /// Each hidden path and the identity of what stood there.
-    hidden: Vec<(PathBuf, (u64, u64))>,
+    /// Each hidden path, what stood there and its number of names.
+    hidden: Vec<HiddenEntry>,
     /// The budget ran out: the first tree not recorded whole, nothing past it.
     truncated: Option<PathBuf>,
 }
@@ -448,7 +456,7 @@ fn read_whole(path: &Path, limit: u64) -> Option<Vec<u8>> {
 
 /// Adds `path` and, for a directory, every entry under it (not following links), with its
 /// identity, to `found`.
-fn collect_identities(path: &Path, found: &mut Vec<(PathBuf, (u64, u64))>, budget: &mut Budget) {
+fn collect_identities(path: &Path, found: &mut Vec<HiddenEntry>, budget: &mut Budget) {
     let mut pending = vec![path.to_owned()];
     while let Some(path) = pending.pop() {
         if budget.entries == 0 {
@@ -458,7 +466,11 @@ fn collect_identities(path: &Path, found: &mut Vec<(PathBuf, (u64, u64))>, budge
         let Ok(metadata) = path.symlink_metadata() else {
             continue;
         };
-        found.push((path.clone(), (metadata.dev(), metadata.ino())));
+        found.push(HiddenEntry {
+            path: path.clone(),
+            identity: (metadata.dev(), metadata.ino()),
+            links: metadata.nlink(),
+        });
         if metadata.is_dir()
             && let Ok(entries) = std::fs::read_dir(&path)
         {
@@ -480,12 +492,23 @@ pub(crate) fn repair(record: &Record) -> Vec<Repaired> {
         .trees
         .iter()
         .filter_map(|tree| tree.identity)
-        .chain(record.hidden.iter().map(|(_, identity)| *identity))
+        .chain(record.hidden.iter().map(|hidden| hidden.identity))
         .collect();
-    let names = if wanted.is_empty() {
-        HashMap::new()
-    } else {
+    // Only a path no longer where it was, or a file with more names than it had, has a
+    // name elsewhere: the workspace is walked for it then only.
+    let moved = record
+        .trees
+        .iter()
+        .any(|tree| tree.identity.is_some() && identity_at(&tree.path) != tree.identity);
+    let linked = record.hidden.iter().any(|hidden| {
+        hidden.path.symlink_metadata().ok().is_none_or(|now| {
+            (now.dev(), now.ino()) != hidden.identity || now.nlink() > hidden.links
+        })
+    });
+    let names = if moved || linked {
         names_in(&record.workspace, &wanted)
+    } else {
+        HashMap::new()
     };
     let elsewhere = |path: &Path, identity: (u64, u64)| -> Vec<PathBuf> {
         names
@@ -536,13 +559,13 @@ pub(crate) fn repair(record: &Record) -> Vec<Repaired> {
     }
     // The hidden paths, outermost first: a hidden directory renamed back brings its files.
     let mut hidden = record.hidden.clone();
-    hidden.sort_by_key(|(path, _)| path.components().count());
+    hidden.sort_by_key(|hidden| hidden.path.components().count());
     let hidden_paths: HashSet<&Path> = record
         .hidden
         .iter()
-        .map(|(path, _)| path.as_path())
+        .map(|hidden| hidden.path.as_path())
         .collect();
-    for (path, identity) in &hidden {
+    for HiddenEntry { path, identity, .. } in &hidden {
         let others: Vec<PathBuf> = elsewhere(path, *identity)
             .into_iter()
             .filter(|name| !hidden_paths.contains(name.as_path()))
