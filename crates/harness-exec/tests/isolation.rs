@@ -826,3 +826,49 @@ fn a_git_file_replaced_with_a_directory_is_put_back() {
         );
     }
 }
+
+/// The same below the top and for a hidden directory: a directory on the way to a hidden
+/// path is granted the rights of entries too, so a name made there, or a hidden directory
+/// renamed, is put back after the command.
+#[test]
+fn a_hidden_path_below_the_top_or_a_hidden_directory_cannot_be_given_a_readable_name() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(workspace.join("config")).expect("config");
+        std::fs::create_dir_all(workspace.join("secrets/deep")).expect("secrets");
+        std::fs::write(workspace.join("config/.env"), "hunter2-config\n").expect("env");
+        std::fs::write(workspace.join("secrets/deep/key"), "hunter2-key\n").expect("key");
+        let confinement = || {
+            let (confinement, _) = Confinement::new(&workspace)
+                .home(root.join("home"))
+                .hide_denied(|path| {
+                    path.ends_with(".env") || path == workspace.join("secrets").as_path()
+                });
+            confinement
+        };
+        let names = "ls config secrets; ln config/.env config/x; ln config/.env y; \
+                     mv secrets/deep/key k; mv secrets s; mv config c; \
+                     cat config/x y k s/deep/key c/.env 2>&1; exit 0";
+        let outcome = runner(tier, confinement())
+            .run(&["sh", "-c", names], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert!(text.contains(".env"), "{tier}: config/ listed\n{text}");
+        let reads = "cat config/x y k s/deep/key c/.env c/x config/.env secrets/deep/key 2>&1";
+        let outcome = runner(tier, confinement())
+            .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("secrets/deep/key"))
+                .ok()
+                .as_deref(),
+            Some("hunter2-key\n"),
+            "{tier}: {text}"
+        );
+        assert!(workspace.join("config/.env").is_file(), "{tier}: {text}");
+    }
+}
