@@ -757,7 +757,6 @@ fn a_named_pipe_a_command_makes_hangs_neither_a_file_tool_nor_undo() {
 fn a_repository_a_command_makes_in_the_workspace_is_not_left_as_one() {
     for sandbox in ["bwrap", "landlock"] {
         let repo = Repo::from_fixture("calc");
-        // Landlock lets commands make no new entry at the top of the workspace.
         fs::create_dir(repo.root.join("tools")).expect("mkdir");
         repo.file("tools/README.md", "tools\n");
         repo.git(&["add", "--all"]);

@@ -97,9 +97,12 @@ fn put_back(outcome: &harness_exec::Outcome) -> Vec<String> {
             set_aside.created.display()
         )
     });
-    moved
-        .chain(outcome.repaired().iter().map(ToString::to_string))
-        .collect()
+    // A record cut short is no change of the command's: the model reads it in the text.
+    let repaired = outcome
+        .repaired()
+        .iter()
+        .filter(|repaired| repaired.change != harness_exec::Change::NotRecorded);
+    moved.chain(repaired.map(ToString::to_string)).collect()
 }
 
 /// `limit` rounded up to a whole second, at least one: the unit of `timeout_s`, and a
