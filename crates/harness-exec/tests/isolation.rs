@@ -792,12 +792,17 @@ fn a_hidden_file_cannot_be_given_a_readable_name() {
                 "{tier}: {gone} left\n{text}"
             );
         }
-        let reads = "cat linked sym d/e/x src/y .git/stolen d/moved late .env 2>&1";
+        let reads = "cat linked sym d/e/x src/y .git/stolen* d/moved* late* .env 2>&1; \
+                     ls -a . .git";
         let outcome = runner(tier, hiding_env(&workspace, &root))
             .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
             .expect("runs");
         let text = outcome.to_model_text();
         assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert!(
+            !text.contains("refused"),
+            "{tier}: moved aside, not back\n{text}"
+        );
     }
 }
 

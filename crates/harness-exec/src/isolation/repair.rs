@@ -363,12 +363,33 @@ fn write_back(object: &HeldObject, occupied: bool) -> io::Result<()> {
         content.extend_from_slice(&buffer[..read]);
         offset += read as u64;
     }
-    let mut temporary = object.path.as_os_str().to_owned();
+    write_beside(&object.path, &content, object.mode)
+}
+
+/// Writes `content` with `mode` to a new file beside `path` and renames it over `path`:
+/// a link made in its place (`ln -f`) is replaced, never written through, and so is one
+/// a command left at the temporary name (the file is made new, `O_EXCL`, which follows
+/// no link).
+fn write_beside(path: &Path, content: &[u8], mode: u32) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut temporary = path.as_os_str().to_owned();
     temporary.push(".harness-repair");
     let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, &content)?;
-    std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(object.mode))?;
-    std::fs::rename(&temporary, &object.path)
+    match std::fs::remove_file(&temporary) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&temporary)?;
+    file.write_all(content)?;
+    // The mode as recorded, whatever the umask took from it.
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    drop(file);
+    std::fs::rename(&temporary, path)
 }
 
 struct Budget {
@@ -751,17 +772,7 @@ fn restore(path: &Path, node: &Node, now: Option<&std::fs::Metadata>) -> io::Res
             }
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
         }
-        Node::File { mode, content } => {
-            // Written beside it and renamed over: a link made in its place (`ln -f`) is
-            // replaced, never written through.
-            let mut temporary = path.as_os_str().to_owned();
-            temporary.push(".harness-repair");
-            let temporary = PathBuf::from(temporary);
-            let _ = std::fs::remove_file(&temporary);
-            std::fs::write(&temporary, content)?;
-            std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(*mode))?;
-            std::fs::rename(&temporary, path)
-        }
+        Node::File { mode, content } => write_beside(path, content, *mode),
         Node::Link { target } => {
             if now.is_some() && !kind_differs {
                 std::fs::remove_file(path)?;
@@ -921,6 +932,46 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(root.join(".env")).expect("r"),
             "A=1"
+        );
+    }
+
+    #[test]
+    fn a_link_left_at_the_temporary_name_is_not_written_through() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let outside = root.join("outside");
+        std::fs::write(&outside, "the user's file\n").expect("w");
+        std::fs::create_dir(root.join("ws")).expect("mkdir");
+        let toml = root.join("ws/harness.toml");
+        std::fs::write(&toml, "kept\n").expect("w");
+        let before = record(&root.join("ws"), std::slice::from_ref(&toml), &[]);
+        std::fs::write(&toml, "changed\n").expect("w");
+        std::os::unix::fs::symlink(&outside, root.join("ws/harness.toml.harness-repair"))
+            .expect("ln");
+        // And an object of a git directory, written back from its held handle.
+        let ws = root.join("ws");
+        repo(&ws);
+        let git = record(&ws, &[ws.join(".git")], &[]);
+        let object = ws.join(".git/objects/ab/cd");
+        std::fs::remove_file(&object).expect("rm");
+        std::os::unix::fs::symlink(&outside, ws.join(".git/objects/ab/cd.harness-repair"))
+            .expect("ln");
+        let objects = repair(&git);
+        assert_eq!(
+            objects
+                .iter()
+                .map(|r| (r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [(Change::ObjectsRemoved(1), Ok(()))]
+        );
+        assert_eq!(std::fs::read_to_string(&object).expect("r"), "object");
+        let repaired = repair(&before);
+        assert_eq!(repaired.len(), 1, "{repaired:?}");
+        assert_eq!(repaired[0].result, Ok(()));
+        assert_eq!(std::fs::read_to_string(&toml).expect("r"), "kept\n");
+        assert_eq!(
+            std::fs::read_to_string(&outside).expect("r"),
+            "the user's file\n"
         );
     }
 
