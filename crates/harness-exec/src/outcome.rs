@@ -137,9 +137,11 @@ impl Outcome {
             ));
         }
         for repaired in &self.repaired {
-            text.push_str(&format!(
-                "\nError: commands may not change this: {repaired}."
-            ));
+            let said = match repaired.change {
+                crate::Change::Index => "Note",
+                _ => "Error: commands may not change this",
+            };
+            text.push_str(&format!("\n{said}: {repaired}."));
         }
         text
     }

@@ -877,3 +877,49 @@ fn a_hidden_path_below_the_top_or_a_hidden_directory_cannot_be_given_a_readable_
         assert!(workspace.join("config/.env").is_file(), "{tier}: {text}");
     }
 }
+
+/// An honest `git status` refreshes git's index when a file's times changed: under Landlock
+/// it may, and the index is put back after (bwrap lets it not write at all), with a note,
+/// not as a change commands may not make.
+#[test]
+fn git_status_refreshing_the_index_is_put_back_with_a_note_not_a_tampering() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        let add = std::process::Command::new("git")
+            .args(["add", "old.txt"])
+            .current_dir(&workspace)
+            .status()
+            .expect("git");
+        assert!(add.success());
+        let index = std::fs::read(workspace.join(".git/index")).expect("index");
+        std::thread::sleep(Duration::from_millis(1100));
+        let script = "touch old.txt; git status --short; git add moved.txt; exit 0";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert_eq!(
+            std::fs::read(workspace.join(".git/index")).ok(),
+            Some(index),
+            "{tier}: {text}"
+        );
+        assert!(
+            !text.contains("commands may not change this"),
+            "{tier}: {text}"
+        );
+        if tier == Tier::Landlock {
+            assert!(
+                text.contains("Note: git's index") && text.contains("commands cannot change it"),
+                "{text}"
+            );
+            assert!(
+                outcome
+                    .repaired()
+                    .iter()
+                    .all(|repaired| repaired.change == harness_exec::Change::Index),
+                "{text}"
+            );
+        }
+    }
+}

@@ -97,11 +97,14 @@ fn put_back(outcome: &harness_exec::Outcome) -> Vec<String> {
             set_aside.created.display()
         )
     });
-    // A record cut short is no change of the command's: the model reads it in the text.
-    let repaired = outcome
-        .repaired()
-        .iter()
-        .filter(|repaired| repaired.change != harness_exec::Change::NotRecorded);
+    // A record cut short is no change of the command's, nor is git's index refreshed by a
+    // `git status`: the model reads them in the text.
+    let repaired = outcome.repaired().iter().filter(|repaired| {
+        !matches!(
+            repaired.change,
+            harness_exec::Change::NotRecorded | harness_exec::Change::Index
+        )
+    });
     moved.chain(repaired.map(ToString::to_string)).collect()
 }
 

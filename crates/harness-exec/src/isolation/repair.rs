@@ -64,6 +64,10 @@ pub struct Repaired {
 pub enum Change {
     /// Its content, mode, kind or link target changed: the recorded one is back.
     Changed,
+    /// git's index of a git directory changed or went: put back as it was. A `git status`
+    /// that refreshes it does this as much as a `git add` that stages: bwrap lets neither
+    /// write it, and this is no attack of itself, so it is a note, not a tampering.
+    Index,
     /// It was removed: it is made again as recorded.
     Removed,
     /// It was made (in a kept directory): moved aside to this path, where nothing reads it.
@@ -86,6 +90,11 @@ impl std::fmt::Display for Repaired {
         let path = self.path.display();
         match &self.change {
             Change::Changed => write!(f, "the command changed {path}")?,
+            Change::Index => write!(
+                f,
+                "git's index {path} changed (a git status refreshes it, a git add stages): \
+                 commands cannot change it"
+            )?,
             Change::Removed => write!(f, "the command removed {path}")?,
             Change::Added(to) => write!(
                 f,
@@ -685,8 +694,9 @@ fn repair_tree(tree: &Tree, repaired: &mut Vec<Repaired>) {
         let path = under(&tree.path, relative);
         let now = path.symlink_metadata().ok();
         let change = match &now {
-            None => Change::Removed,
             Some(now) if same(now, &path, node) => continue,
+            _ if is_index(tree, relative) => Change::Index,
+            None => Change::Removed,
             Some(_) => Change::Changed,
         };
         let result = restore(&path, node, now.as_ref()).map_err(|error| error.to_string());
@@ -735,6 +745,12 @@ fn repair_tree(tree: &Tree, repaired: &mut Vec<Repaired>) {
             }
         }
     }
+}
+
+/// True if `relative` in `tree` is the index of a git directory (`index` beside `HEAD`).
+fn is_index(tree: &Tree, relative: &Path) -> bool {
+    relative.file_name().is_some_and(|name| name == "index")
+        && tree.nodes.contains_key(&relative.with_file_name("HEAD"))
 }
 
 /// True if what stands at `path` (`now`) is `node`.
