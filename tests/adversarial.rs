@@ -762,7 +762,6 @@ fn a_named_pipe_a_command_makes_hangs_neither_a_file_tool_nor_undo() {
 fn a_repository_a_command_makes_in_the_workspace_is_not_left_as_one() {
     for sandbox in ["bwrap", "landlock"] {
         let repo = Repo::from_fixture("calc");
-        // Landlock lets commands make no new entry at the top of the workspace.
         fs::create_dir(repo.root.join("tools")).expect("mkdir");
         repo.file("tools/README.md", "tools\n");
         repo.git(&["add", "--all"]);
@@ -919,4 +918,91 @@ fn issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass() {
         checks.iter().all(|c| c["passed"] == json!(false)),
         "{checks:?}"
     );
+}
+
+/// Under Landlock a command could neither make nor remove an entry at the top of the
+/// workspace, nor list it with a hidden `.env` there: `touch new.txt`, `rm old.txt` and a
+/// first build's `target/` failed, test discovery found nothing, and a redo after such a run
+/// differed from the run. Under both tiers now: the work is done, `.env` stays unread, what
+/// a command wrote into `.git` is put back and the model told, and undo then redo give
+/// exactly the state before the run and the run's own.
+#[test]
+fn ordinary_work_at_the_top_is_done_undone_and_redone_exactly_under_both_tiers() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        repo.file(".gitignore", ".env\n");
+        repo.git(&["add", "--all"]);
+        repo.git(&["commit", "--quiet", "-m", "ignore"]);
+        repo.file(".env", "API_TOKEN=hunter2-e2e\n");
+        let before = repo.snapshot();
+        let marker = repo.outer.join("ran");
+        let work = "ls -a && python3 -m unittest 2>&1; touch new.txt && echo made > made.txt \
+                    && rm README.md && mkdir target && echo out > target/out \
+                    && mv test_calc.py renamed_test.py; cat .env; exit 0"
+            .to_owned();
+        let plant = format!(
+            "echo 'touch {0}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+             git config core.fsmonitor 'touch {0}; echo'; exit 0",
+            marker.display()
+        );
+        let (model, run) = run_scripts(&repo, sandbox, &[work, plant]);
+        let tools: Vec<String> = repo
+            .records("tool")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let all = tools.join("\n");
+        assert!(!all.contains("hunter2"), "{sandbox}: .env read\n{all}");
+        assert!(
+            all.contains("\\n.env\\n"),
+            "{sandbox}: the top listed\n{all}"
+        );
+        assert!(all.contains("Ran 2 tests"), "{sandbox}: discovery\n{all}");
+        for made in ["new.txt", "made.txt", "target/out", "renamed_test.py"] {
+            assert!(repo.root.join(made).is_file(), "{sandbox}: {made}\n{run}");
+        }
+        assert!(!repo.root.join("README.md").exists(), "{sandbox}\n{run}");
+        assert!(
+            !repo.root.join(".git/hooks/pre-commit").exists(),
+            "{sandbox}"
+        );
+        assert!(
+            !repo.git(&["config", "--list"]).contains("fsmonitor"),
+            "{sandbox}: {run}"
+        );
+        let tampered: Vec<String> = repo
+            .records("tampered")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if sandbox == "landlock" {
+            assert!(
+                all.contains("commands may not change this") && all.contains("put back"),
+                "{sandbox}: the model is told\n{all}"
+            );
+            // The display and the transcript say it too.
+            assert!(
+                run.stdout.contains("changed what undo relies on")
+                    && run.stdout.contains(".git/config; put back as it was"),
+                "{sandbox}: shown\n{run}"
+            );
+            assert!(
+                tampered
+                    .iter()
+                    .any(|record| record.contains(".git/hooks/pre-commit; moved to")),
+                "{sandbox}: recorded\n{tampered:?}"
+            );
+        } else {
+            assert!(
+                tampered.is_empty(),
+                "{sandbox}: refused, nothing to put back"
+            );
+        }
+        let after = repo.snapshot();
+        repo.harness(&["undo"]).assert_exit(0);
+        assert_eq!(repo.snapshot(), before, "{sandbox}: undo");
+        repo.harness(&["redo"]).assert_exit(0);
+        assert_eq!(repo.snapshot(), after, "{sandbox}: redo");
+        assert_git_runs_nothing_later(&repo, &model, &marker, sandbox);
+    }
 }

@@ -241,7 +241,7 @@ fn sandbox_explain_prints_the_tested_table_of_the_tier_asked_for() {
     let run = repo.harness(&["sandbox", "explain", "--sandbox", "landlock"]);
     run.assert_exit(0).assert_stdout_has(&[
         "isolation tier: landlock",
-        "blocked  rm -rf .git (the undo path)",
+        "repaired rm -rf .git (the undo path)",
         "harness-exec::rm_rf_git",
         "blocked  python3: send a UDP datagram to 127.0.0.1",
         "blocked  python3: connect to a Unix socket of a service outside",
@@ -321,7 +321,21 @@ fn the_kernel_refuses_a_commands_write_to_home_and_rm_rf_git_and_the_run_goes_on
             .filter(|record| record["tool"] == "run_command")
             .filter(|record| record["is_error"] == true || !record.to_string().contains("exit=0"))
             .count();
-        assert_eq!(failed, 2, "{sandbox}: both commands fail\n{run}");
+        // Landlock cannot refuse `rm -rf .git` once the top is writable: it is put back
+        // after the command, its history included, and the model told.
+        let expected = if sandbox == "landlock" { 1 } else { 2 };
+        assert_eq!(failed, expected, "{sandbox}: the commands fail\n{run}");
+        if sandbox == "landlock" {
+            let told = repo
+                .records("tool")
+                .iter()
+                .any(|record| record.to_string().contains("commands may not change this"));
+            assert!(told, "{sandbox}: the model is told\n{run}");
+        }
+        assert!(
+            repo.git(&["log", "--format=%s"]).contains("fixture"),
+            "{sandbox}: the history is there"
+        );
         // The undo path survived: the run can be undone.
         repo.harness(&["undo"]).assert_exit(0);
     }

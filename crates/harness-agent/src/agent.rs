@@ -814,7 +814,7 @@ impl Run<'_> {
             let mut framed =
                 prompt::tool_result(&call.name, result.summary().target(), result.text());
             if tool == Some(ToolName::RunCommand)
-                && let Some(note) = self.verify_after(result.summary().target())
+                && let Some(note) = self.verify_after(result.summary().target(), result.put_back())
             {
                 framed.push_str(&note);
             }
@@ -1486,18 +1486,21 @@ impl Run<'_> {
     }
 
     /// After a command: checks what undo relies on, and returns what to tell the model
-    /// when the command changed it.
-    fn verify_after(&mut self, command: &str) -> Option<String> {
-        let findings = match self.checkpoints.verify() {
-            Ok(findings) => findings,
+    /// when the command changed it. `put_back` is what the command's runner already put
+    /// back (the model read it in the result): reported with the rest, not told again.
+    fn verify_after(&mut self, command: &str, put_back: &[String]) -> Option<String> {
+        let found = match self.checkpoints.verify() {
+            Ok(found) => found,
             Err(error) => {
                 self.warn(format!(
                     "checking .git after step {} failed: {error}",
                     self.counts.step
                 ));
-                return None;
+                Vec::new()
             }
         };
+        let note = (!found.is_empty()).then(|| prompt::tampered(&found));
+        let findings: Vec<String> = put_back.iter().cloned().chain(found).collect();
         if findings.is_empty() {
             return None;
         }
@@ -1516,7 +1519,7 @@ impl Run<'_> {
             self.counts.step,
             findings.join("; ")
         ));
-        Some(prompt::tampered(&findings))
+        note
     }
 
     /// Snapshots the workspace.

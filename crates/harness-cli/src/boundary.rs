@@ -32,10 +32,21 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
     }
     if tier == Tier::Landlock {
         text.push_str(
-            "\n  (Landlock grants by hierarchy, and a grant on the workspace's top would reach\n\
-             \x20  .git/: so commands cannot create new entries there, e.g. a first `cargo build`'s\n\
-             \x20  target/, nor at the top of a submodule or another repository in it; the file\n\
-             \x20  tools can, and every directory below is writable.)\n",
+            "\n  (Landlock grants by hierarchy and cannot take a subtree back. So that commands\n\
+             \x20  can make, rename and remove entries at the top of the workspace (touch\n\
+             \x20  new.txt, rm old.txt, a first build's target/), the top is granted that, and\n\
+             \x20  with it everything below: the rows marked repaired are done, then undone.\n\
+             \x20  Before each command the harness records .git (all but its objects, each of\n\
+             \x20  which it holds open), harness.toml and the git directories of repositories\n\
+             \x20  in the workspace; once every process of the command is gone it puts back\n\
+             \x20  what changed, makes again what was removed (rm -rf .git included), moves\n\
+             \x20  aside what was added, and the command's result says so\n\
+             \x20  (harness-exec::what_a_command_writes_in_git_or_harness_toml_is_refused_or_put_back_and_said,\n\
+             \x20  harness-exec::a_git_file_replaced_with_a_directory_is_put_back,\n\
+             \x20  harness-cli::ordinary_work_at_the_top_is_done_undone_and_redone_exactly_under_both_tiers).\n\
+             \x20  A hidden file's content stays unreadable, and a name a command gives it\n\
+             \x20  (ln, mv) is removed or renamed back after the command\n\
+             \x20  (harness-exec::a_hidden_file_cannot_be_given_a_readable_name).)\n",
         );
     }
     text.push_str(&format!("\nLeft open under {tier}:\n\n"));
@@ -58,7 +69,8 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            (harness-exec::arguments_are_never_shell_code,\n\
          \x20            harness-exec::an_escapee_without_group_or_marker_is_killed_at_the_timeout)\n\
          \x20 protected  git's programs: the .git of each submodule and other repository in\n\
-         \x20            the workspace is read-only to commands under bwrap and Landlock, and\n\
+         \x20            the workspace is read-only to commands under bwrap, put back after\n\
+         \x20            each command under Landlock, and\n\
          \x20            one made in its place, or anywhere in the workspace, is moved\n\
          \x20            aside, so no command plants a core.fsmonitor or hook for your git\n\
          \x20            to run; so are the hooks directory and monitor your git\n\
@@ -149,6 +161,8 @@ fn result(expected: Expect, legitimate: bool) -> &'static str {
         (Expect::Blocked, true) => "fails",
         (Expect::Allowed, false) => "allowed",
         (Expect::Blocked, false) => "blocked",
+        (Expect::Repaired, true) => "works",
+        (Expect::Repaired, false) => "repaired",
     }
 }
 
@@ -198,6 +212,22 @@ pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
                  harness killed alone left)"
                     .to_owned(),
             ];
+            lines.push(
+                "what a command does in .git, harness.toml or another repository's .git \
+                 while it runs: put back after it, not refused, so a git the command runs \
+                 itself reads it meanwhile; a file of .git/objects rewritten in place (made \
+                 writable with chmod first) is said, not undone; past 20,000 entries or 64 MiB \
+                 of .git besides its objects, or 10,000 object files, changes there are said \
+                 to be out of reach, not put back"
+                    .to_owned(),
+            );
+            lines.push(
+                "when the workspace hides a path (.env), a file a command makes at the top, \
+                 or in a directory holding a hidden path, is readable from the next command \
+                 on, not by the one that made it: a first build there fails once \
+                 (harness-exec::ordinary_work_at_the_top_of_the_workspace_works_and_a_hidden_file_stays_unreadable)"
+                    .to_owned(),
+            );
             if abi < 6 {
                 lines.push(format!(
                     "signals to processes outside: this kernel's Landlock ABI {abi} cannot \
@@ -272,8 +302,8 @@ mod tests {
         }
         let none = explain(&policy(&[]), Tier::None, 7);
         assert!(none.contains("allowed  rm -rf .git"));
-        assert!(text.contains("blocked  rm -rf .git"));
-        assert!(text.contains("fails    create a new entry at the top"));
+        assert!(text.contains("repaired rm -rf .git"));
+        assert!(text.contains("works    create a new entry at the top"));
         assert!(none.contains("works    create a new entry at the top"));
     }
 
@@ -291,7 +321,7 @@ mod tests {
             docs.contains(&table),
             "docs/security.md's isolation table differs from the corpus; paste this:\n{table}"
         );
-        assert!(table.contains("| rm -rf .git (the undo path) | allowed | blocked | blocked |"));
+        assert!(table.contains("| rm -rf .git (the undo path) | allowed | repaired | blocked |"));
         assert!(table.contains(
             "| kill a process started outside the command | allowed | blocked (ABI 6+) | blocked |"
         ));

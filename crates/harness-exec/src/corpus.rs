@@ -51,6 +51,14 @@ pub enum Expect {
     Blocked,
     /// The effect happens (for a legitimate command: it works).
     Allowed,
+    /// The effect happens, and the runner undoes it once the command has ended, and
+    /// says so in the outcome ([`Outcome::repaired`], [`Outcome::set_aside`]): what the
+    /// Landlock tier cannot refuse once commands may make and remove entries at the top
+    /// of the workspace.
+    ///
+    /// [`Outcome::repaired`]: crate::Outcome::repaired
+    /// [`Outcome::set_aside`]: crate::Outcome::set_aside
+    Repaired,
 }
 
 /// What the test observes on the host after the command ran.
@@ -105,7 +113,7 @@ impl HostileCommand {
     }
 }
 
-use Expect::{Allowed, Blocked};
+use Expect::{Allowed, Blocked, Repaired};
 
 const fn row(
     id: &'static str,
@@ -210,21 +218,21 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         "rm -rf .git (the undo path)",
         &["rm", "-rf", ".git"],
         Observe::Removes("{workspace}/.git/HEAD"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Blocked],
     ),
     row(
         "git_update_ref",
         "git update-ref -d refs/heads/main",
         &["git", "update-ref", "-d", "refs/heads/main"],
         Observe::Removes("{workspace}/.git/refs/heads/main"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Blocked],
     ),
     row(
         "git_hook",
         "write .git/hooks/pre-commit",
         &["sh", "-c", "echo 'echo owned' > .git/hooks/pre-commit"],
         Observe::Creates("{workspace}/.git/hooks/pre-commit"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Blocked],
     ),
     row(
         "nested_git_hook",
@@ -235,21 +243,21 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
             "echo 'echo owned' > vendor/lib/.git/hooks/post-checkout",
         ],
         Observe::Creates("{workspace}/vendor/lib/.git/hooks/post-checkout"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Blocked],
     ),
     row(
         "write_harness_toml",
         "append to harness.toml",
         &["sh", "-c", "echo 'sandbox = \"none\"' >> harness.toml"],
         Observe::Changes("{workspace}/harness.toml"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Blocked],
     ),
     row(
         "create_harness_toml",
         "create harness.toml where there is none",
         &["sh", "-c", "echo 'verify = \"true\"' > harness.toml"],
         Observe::Creates("{workspace}/harness.toml"),
-        [Allowed, Blocked, Blocked],
+        [Allowed, Repaired, Repaired],
     ),
     row(
         "read_ssh_key",
@@ -434,7 +442,18 @@ pub const HOSTILE_COMMANDS: &[HostileCommand] = &[
         "create a new entry at the top of the workspace",
         &["sh", "-c", "echo x > new.txt"],
         Observe::Creates("{workspace}/new.txt"),
-        [Allowed, Blocked, Allowed],
+        [Allowed, Allowed, Allowed],
+    )),
+    legitimate(row(
+        "remove_top_level",
+        "remove and rename entries at the top of the workspace",
+        &[
+            "sh",
+            "-c",
+            "rm probe.test.mjs && mv Cargo.toml Renamed.toml",
+        ],
+        Observe::Removes("{workspace}/probe.test.mjs"),
+        [Allowed, Allowed, Allowed],
     )),
     legitimate(row(
         "private_tmp",

@@ -9,6 +9,7 @@ mod bwrap;
 mod hidden;
 mod landlock;
 mod protected;
+mod repair;
 mod seccomp;
 
 use std::ffi::{OsStr, OsString};
@@ -30,6 +31,8 @@ pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
 pub(crate) use self::landlock::kernel_abi;
 pub use self::protected::SetAside;
 pub(crate) use self::protected::set_aside;
+pub(crate) use self::repair::repair;
+pub use self::repair::{Change, HELD_OBJECTS, RECORD_BYTES, RECORD_ENTRIES, Repaired};
 pub(crate) use self::seccomp::Program;
 
 /// The secret locations in the home directory that a confined command can
@@ -270,7 +273,8 @@ impl Confinement {
     /// `lib/sub/.git` with it; `mv ~/.docker ~/d` under `--writable ~` took what hid
     /// `config.json`, and the next command, hiding the old path, read the new one), and a
     /// mount point cannot be renamed: bwrap binds each of these onto itself. (Landlock
-    /// refuses such a rename, the directory not being granted whole.)
+    /// lets a command rename such a directory; the runner renames a kept path back after
+    /// the command, and a hidden one, found by its identity.)
     pub(crate) fn pinned_dirs(&self) -> Vec<PathBuf> {
         let places: Vec<PathBuf> = self
             .workspace()
@@ -423,7 +427,13 @@ impl Isolation {
                 })
             }
             Tier::Landlock => {
-                let protected = confinement.protected_before();
+                let mut protected = confinement.protected_before();
+                let workspace = confinement.workspace()?;
+                protected.record = Some(repair::record(
+                    &workspace,
+                    &confinement.read_only_paths(),
+                    &confinement.hidden_paths(),
+                ));
                 let private_tmp = PrivateTmp::create()?;
                 let ruleset = landlock::ruleset(confinement, private_tmp.path())?;
                 let network = seccomp::Network::of(Tier::Landlock, kernel_abi());

@@ -137,7 +137,9 @@
 //! let choice = preflight::choose_for(Sandbox::Auto, &confinement)?;
 //! let runner = Runner::new().isolation(Isolation::new(choice.tier, confinement));
 //! let outcome = runner.run(&["rm", "-rf", ".git"], &RunOptions::new(workspace))?;
-//! assert!(!outcome.is_success()); // refused by the kernel: .git is read-only
+//! // Refused by the kernel under bwrap (.git is read-only); under Landlock removed, then
+//! // put back once the command has ended, and said so.
+//! assert!(!outcome.is_success() || !outcome.repaired().is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -149,11 +151,20 @@
 //!   covered, no capability.
 //! - [`Tier::Landlock`] restricts the child before `exec` (with
 //!   `no_new_privs` and no capability, so a harness run as root does not
-//!   hand its own to the command): writes only to the workspace's entries (not `.git`, not
-//!   `harness.toml`, and no new entries at its top), the private temporary
-//!   directory and harmless devices; reads everywhere except the hidden paths
-//!   and `/dev`; no TCP from Landlock ABI 4; no signals to processes outside
-//!   from ABI 6.
+//!   hand its own to the command): writes only to the workspace, the private
+//!   temporary directory and harmless devices; reads everywhere except the
+//!   hidden paths and `/dev`; no TCP from Landlock ABI 4; no signals to
+//!   processes outside from ABI 6. Landlock grants by hierarchy and cannot take
+//!   a subtree back, so for commands to make, rename and remove entries at the
+//!   top of the workspace the top is granted that, and with it `.git` and
+//!   `harness.toml` below it: the runner records those before each command and
+//!   puts back what the command changed once it has ended
+//!   ([`Outcome::repaired`]; the object store is held open, not copied), and a
+//!   name a command gives a hidden file is removed or renamed back. Reading and
+//!   executing stay granted entry by entry where a hidden path is below: a file
+//!   a command makes at the top of such a workspace is readable from the next
+//!   command on. What Landlock ABI 1 to 7 can and cannot express, and why this
+//!   split, is in the module's documentation (`isolation/landlock.rs`).
 //! - [`Tier::None`]: the command runs as the user.
 //!
 //! Under both real tiers a seccomp filter the command inherits refuses the
@@ -165,7 +176,9 @@
 //! where there was none, which no tier can bind over, is moved aside once
 //! the command has ended ([`Outcome::set_aside`]), and so is every `.git` it
 //! makes anywhere in the workspace (a repository of its own, whose
-//! configuration the user's git would read there).
+//! configuration the user's git would read there). Under Landlock, what the
+//! command changed in the kept paths is put back after that
+//! ([`Outcome::repaired`]).
 //!
 //! What each tier blocks and lets through is the table in [`corpus`], which
 //! the tests assert row by row.
@@ -211,8 +224,8 @@ pub use env::{EnvPolicy, is_secret_name};
 pub use error::Error;
 pub use interrupt::Interrupter;
 pub use isolation::{
-    Confinement, HOME_SECRETS, Hidden, Isolation, SetAside, Tier, UnknownTier, WALK_LIMIT,
-    hidden_in_workspace,
+    Change, Confinement, HELD_OBJECTS, HOME_SECRETS, Hidden, Isolation, RECORD_BYTES,
+    RECORD_ENTRIES, Repaired, SetAside, Tier, UnknownTier, WALK_LIMIT, hidden_in_workspace,
 };
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::isolation::SetAside;
+use crate::isolation::{Repaired, SetAside};
 
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,7 @@ pub struct Outcome {
     pub(crate) total_bytes: u64,
     pub(crate) total_lines: u64,
     pub(crate) set_aside: Vec<SetAside>,
+    pub(crate) repaired: Vec<Repaired>,
 }
 
 impl Outcome {
@@ -84,8 +85,18 @@ impl Outcome {
         &self.set_aside
     }
 
+    /// What the command changed where its tier could not refuse it, and the runner put
+    /// back once every process of it was gone: under Landlock, the kept paths (`.git`,
+    /// `harness.toml`, the git directories of repositories in the workspace) and the
+    /// places of hidden paths. Empty under bwrap, which refuses all of it, and without
+    /// isolation, which keeps nothing.
+    pub fn repaired(&self) -> &[Repaired] {
+        &self.repaired
+    }
+
     /// The outcome as text for the model: a first line saying how the command
-    /// ended, then its output, then a line for each path [set aside].
+    /// ended, then its output, then a line for each path [set aside] and each
+    /// change [repaired](Outcome::repaired).
     ///
     /// The first line is `exit=CODE`, `killed by signal N (NAME)`,
     /// `Error: command exceeded Ns and was killed.`, or
@@ -124,6 +135,13 @@ impl Outcome {
             text.push_str(&format!(
                 "\nError: the command created {name}, which commands may not write; {done}."
             ));
+        }
+        for repaired in &self.repaired {
+            let said = match repaired.change {
+                crate::Change::Index => "Note",
+                _ => "Error: commands may not change this",
+            };
+            text.push_str(&format!("\n{said}: {repaired}."));
         }
         text
     }
@@ -166,6 +184,7 @@ mod tests {
             total_bytes: output.len() as u64,
             total_lines: 1,
             set_aside: Vec::new(),
+            repaired: Vec::new(),
         }
     }
 

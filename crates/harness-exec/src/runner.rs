@@ -18,7 +18,7 @@ use crate::capture::{Capture, CapturedText};
 use crate::env::{EnvPolicy, lookup};
 use crate::error::Error;
 use crate::interrupt::Interrupter;
-use crate::isolation::{Isolation, SetAside, set_aside};
+use crate::isolation::{Isolation, Repaired, SetAside, repair, set_aside};
 use crate::limits::Limits;
 use crate::outcome::{Outcome, Status};
 use crate::policy::{Lookup, Policy};
@@ -338,7 +338,16 @@ impl Runner {
         };
         // Every process of the command is gone: nothing can write after this.
         let set_aside = set_aside(&protected);
-        Ok(self.outcome(status, started.elapsed(), capture.finish(), set_aside))
+        // After what was made in a kept path's place is moved aside: the kept one may
+        // come back there.
+        let repaired = protected.record.as_ref().map(repair).unwrap_or_default();
+        Ok(self.outcome(
+            status,
+            started.elapsed(),
+            capture.finish(),
+            set_aside,
+            repaired,
+        ))
     }
 
     /// Watches the started command until it has ended, interruptible
@@ -403,6 +412,7 @@ impl Runner {
         duration: Duration,
         text: CapturedText,
         set_aside: Vec<SetAside>,
+        repaired: Vec<Repaired>,
     ) -> Outcome {
         let mut output = self.redactor.redact(&text.head).into_owned();
         if let Some(cut) = text.cut {
@@ -421,6 +431,7 @@ impl Runner {
             total_bytes: text.total_bytes,
             total_lines: text.total_lines,
             set_aside,
+            repaired,
         }
     }
 }

@@ -178,6 +178,11 @@ fn create_top_level() {
 }
 
 #[test]
+fn remove_top_level() {
+    check_every_tier("remove_top_level");
+}
+
+#[test]
 fn private_tmp() {
     check_every_tier("private_tmp");
 }
@@ -264,12 +269,19 @@ fn check(tier: Tier, id: &str) {
         return;
     }
     let fixture = Fixture::new(row);
-    let got_through = fixture.run(tier, row);
+    let (got_through, said) = fixture.run(tier, row);
     let expected = row.expected(tier, preflight::host_facts().landlock_abi);
     assert_eq!(
         got_through,
         expected == Expect::Allowed,
         "{} under {tier}: expected {expected:?}",
+        row.what
+    );
+    // Put back after the command, which is told so; refused outright otherwise.
+    assert_eq!(
+        said,
+        expected == Expect::Repaired,
+        "{} under {tier}: expected {expected:?}, the outcome says otherwise",
         row.what
     );
 }
@@ -354,9 +366,7 @@ impl Fixture {
             fs::create_dir_all(workspace.join("vendor/lib/.git/hooks")).expect("nested");
         }
         if row.id == "cargo_test" {
-            // Landlock lets commands write inside the workspace's
-            // directories, not create new top-level entries.
-            fs::create_dir(workspace.join("target")).expect("target");
+            // No `target/`: a first build makes it at the top of the workspace.
             let status = Command::new(toolchain_bin().join("cargo"))
                 .args(["generate-lockfile", "--offline"])
                 .current_dir(&workspace)
@@ -406,7 +416,9 @@ impl Fixture {
     }
 
     /// Runs `row` under `tier`; true if and only if its effect happened.
-    fn run(mut self, tier: Tier, row: &HostileCommand) -> bool {
+    /// Whether the row's effect got through, and whether the outcome says something was
+    /// put back or moved aside after the command.
+    fn run(mut self, tier: Tier, row: &HostileCommand) -> (bool, bool) {
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", toolchain_bin().display());
         // As the command line confines: with the workspace walked for what to hide and protect.
         let (confinement, _) = Confinement::new(&self.workspace)
@@ -501,7 +513,8 @@ impl Fixture {
         };
         let _ = self.victim.kill();
         let _ = self.victim.wait();
-        through
+        let said = !outcome.repaired().is_empty() || !outcome.set_aside().is_empty();
+        (through, said)
     }
 }
 

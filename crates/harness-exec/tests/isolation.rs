@@ -585,3 +585,341 @@ fn a_command_run_by_root_cannot_read_another_users_private_file() {
         assert!(std::fs::read_to_string(&key).is_ok_and(|t| t.contains("THEIR")));
     }
 }
+
+/// A workspace as a real one looks at its top: a repository, the harness's configuration, a
+/// hidden `.env`, a test, a file to remove and one to rename.
+fn top_of_a_real_workspace(root: &std::path::Path) -> std::path::PathBuf {
+    let workspace = root.join("workspace");
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&workspace)
+        .status()
+        .expect("git");
+    assert!(git.success());
+    for (name, content) in [
+        ("harness.toml", "verify = \"python3 -m unittest\"\n"),
+        (".env", "SECRET=hunter2-top\n"),
+        ("old.txt", "old\n"),
+        ("moved.txt", "moved\n"),
+        (
+            "test_top.py",
+            "import unittest\n\nclass T(unittest.TestCase):\n    def test_it(self):\n        \
+             self.assertTrue(True)\n",
+        ),
+    ] {
+        std::fs::write(workspace.join(name), content).expect("write");
+    }
+    let commit = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(["commit", "-q", "--allow-empty", "-m", "history"])
+        .current_dir(&workspace)
+        .status()
+        .expect("git");
+    assert!(commit.success());
+    workspace
+}
+
+/// The one-line log of the repository at `workspace`, if git can read it.
+fn history(workspace: &std::path::Path) -> Option<String> {
+    let output = std::process::Command::new("git")
+        .args(["log", "--format=%s"])
+        // Not the repository of a directory above, should this one be broken.
+        .env("GIT_DIR", workspace.join(".git"))
+        .current_dir(workspace)
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The confinement `harness run` builds for such a workspace: `.env` hidden.
+fn hiding_env(workspace: &std::path::Path, root: &std::path::Path) -> Confinement {
+    let (confinement, _) = Confinement::new(workspace)
+        .home(root.join("home"))
+        .hide_denied(|path| path.file_name().is_some_and(|name| name == ".env"));
+    confinement
+}
+
+/// Under Landlock a command could neither make nor remove an entry at the top of the
+/// workspace (`touch new.txt`, `rm old.txt`, a first build's `target/`), and with a hidden
+/// `.env` there not even list it, so test discovery found nothing. Under both tiers all of
+/// it works, and `.env` stays unreadable.
+#[test]
+fn ordinary_work_at_the_top_of_the_workspace_works_and_a_hidden_file_stays_unreadable() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        let script = "touch new.txt && rm old.txt && mkdir target && echo x > target/x && \
+                      mv moved.txt renamed.txt && mkdir -p build/deep && rm -r build && \
+                      ln -s renamed.txt link && ls -a && python3 -m unittest 2>&1";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(outcome.is_success(), "{tier}: {text}");
+        for listed in [".env", "renamed.txt", "target", "test_top.py"] {
+            assert!(
+                text.lines().any(|line| line == listed),
+                "{tier}: {listed} not listed\n{text}"
+            );
+        }
+        assert!(text.contains("Ran 1 test"), "{tier}: {text}");
+        assert!(workspace.join("new.txt").is_file(), "{tier}");
+        assert!(!workspace.join("old.txt").exists(), "{tier}");
+        assert!(workspace.join("target/x").is_file(), "{tier}");
+        assert!(workspace.join("renamed.txt").is_file(), "{tier}");
+        assert!(!workspace.join("build").exists(), "{tier}");
+        assert!(outcome.repaired().is_empty(), "{tier}: {text}");
+        // What this command made is the workspace's like the rest from the next one on.
+        let reads = "cat new.txt target/x link; cat .env; cat /proc/self/cwd/.env .e*";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(text.contains("x\nmoved\n"), "{tier}: {text}");
+        assert!(!text.contains("hunter2"), "{tier}: .env read\n{text}");
+    }
+}
+
+/// What Landlock cannot refuse once the top is writable (its rights reach everything
+/// below): a hook, git's configuration, the harness's. It is put back after the command,
+/// and the command's result says so; bwrap refuses it.
+#[test]
+fn what_a_command_writes_in_git_or_harness_toml_is_refused_or_put_back_and_said() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        let config = std::fs::read(workspace.join(".git/config")).expect("config");
+        let head = std::fs::read(workspace.join(".git/HEAD")).expect("HEAD");
+        let script = "echo 'touch pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+                      printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .git/config; \
+                      echo 'ref: refs/heads/evil' > .git/HEAD; \
+                      echo 'verify = \"true\"' > harness.toml; \
+                      mv .git/info .git/gone; exit 0";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(
+            !workspace.join(".git/hooks/pre-commit").exists(),
+            "{tier}: {text}"
+        );
+        assert_eq!(
+            std::fs::read(workspace.join(".git/config")).ok().as_ref(),
+            Some(&config),
+            "{tier}: {text}"
+        );
+        assert_eq!(
+            std::fs::read(workspace.join(".git/HEAD")).ok().as_ref(),
+            Some(&head),
+            "{tier}: {text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("harness.toml")).ok(),
+            Some("verify = \"python3 -m unittest\"\n".to_owned()),
+            "{tier}: {text}"
+        );
+        assert!(
+            workspace.join(".git/info/exclude").is_file(),
+            "{tier}: {text}"
+        );
+        if tier == Tier::Landlock {
+            for said in [
+                "commands may not change this: the command changed",
+                "/.git/config; put back as it was",
+                "/harness.toml; put back as it was",
+                "/.git/hooks/pre-commit; moved to",
+            ] {
+                assert!(text.contains(said), "{tier}: {said:?} not in\n{text}");
+            }
+        } else {
+            assert!(outcome.repaired().is_empty(), "{tier}: {text}");
+        }
+        // The repository's history too: its objects are held open across the command.
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(
+                &["sh", "-c", "rm -rf .git; mkdir .git; exit 0"],
+                &RunOptions::new(&workspace),
+            )
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert_eq!(
+            history(&workspace).as_deref(),
+            Some("history\n"),
+            "{tier}: {text}"
+        );
+        if tier == Tier::Landlock {
+            assert!(
+                text.contains("file(s) of") && text.contains("/.git/objects; put back"),
+                "{text}"
+            );
+        }
+    }
+}
+
+/// Once a command may rename and link at the top, a hidden file could be given a name the
+/// next command (and the file tools) read: a hard link, a rename, into a directory made for
+/// it, from a background process. Landlock refuses a link or move into a directory where
+/// the file could be read; whatever else it made is put back after the command.
+#[test]
+fn a_hidden_file_cannot_be_given_a_readable_name() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        std::fs::create_dir_all(workspace.join("src")).expect("src");
+        let names = "ln .env linked; ln -s .env sym; mkdir -p d/e; ln .env d/e/x; \
+                     ln .env src/y; mv .env .git/stolen; mv .env d/moved; \
+                     (sleep 1; ln d/moved late) & \
+                     cat linked sym d/e/x d/moved /proc/self/cwd/.env .e* 2>&1; exit 0";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", names], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(
+            std::fs::read_to_string(workspace.join(".env"))
+                .ok()
+                .as_deref(),
+            Some("SECRET=hunter2-top\n"),
+            "{tier}: {text}"
+        );
+        for gone in ["linked", "d/e/x", "src/y", ".git/stolen", "d/moved", "late"] {
+            assert!(
+                workspace.join(gone).symlink_metadata().is_err(),
+                "{tier}: {gone} left\n{text}"
+            );
+        }
+        let reads = "cat linked sym d/e/x src/y .git/stolen* d/moved* late* .env 2>&1; \
+                     ls -a . .git";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert!(
+            !text.contains("refused"),
+            "{tier}: moved aside, not back\n{text}"
+        );
+    }
+}
+
+/// A worktree's `.git` is a file naming the git directory: a command that replaces it with
+/// a directory of its own (a configuration with a monitor) finds it moved aside and the file
+/// back.
+#[test]
+fn a_git_file_replaced_with_a_directory_is_put_back() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        let gitfile = "gitdir: /somewhere/.git/worktrees/w\n";
+        std::fs::write(workspace.join(".git"), gitfile).expect("write");
+        let script = "rm -f .git; mkdir .git && printf '[core]\\nfsmonitor = x\\n' > .git/config; \
+                      exit 0";
+        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert_eq!(
+            std::fs::read_to_string(workspace.join(".git"))
+                .ok()
+                .as_deref(),
+            Some(gitfile),
+            "{tier}: {text}"
+        );
+    }
+}
+
+/// The same below the top and for a hidden directory: a directory on the way to a hidden
+/// path is granted the rights of entries too, so a name made there, or a hidden directory
+/// renamed, is put back after the command.
+#[test]
+fn a_hidden_path_below_the_top_or_a_hidden_directory_cannot_be_given_a_readable_name() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(workspace.join("config")).expect("config");
+        std::fs::create_dir_all(workspace.join("secrets/deep")).expect("secrets");
+        std::fs::write(workspace.join("config/.env"), "hunter2-config\n").expect("env");
+        std::fs::write(workspace.join("secrets/deep/key"), "hunter2-key\n").expect("key");
+        let confinement = || {
+            let (confinement, _) = Confinement::new(&workspace)
+                .home(root.join("home"))
+                .hide_denied(|path| {
+                    path.ends_with(".env") || path == workspace.join("secrets").as_path()
+                });
+            confinement
+        };
+        let names = "ls config secrets; ln config/.env config/x; ln config/.env y; \
+                     mv secrets/deep/key k; mv secrets s; mv config c; \
+                     cat config/x y k s/deep/key c/.env 2>&1; exit 0";
+        let outcome = runner(tier, confinement())
+            .run(&["sh", "-c", names], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert!(text.contains(".env"), "{tier}: config/ listed\n{text}");
+        let reads = "cat config/x y k s/deep/key c/.env c/x config/.env secrets/deep/key 2>&1";
+        let outcome = runner(tier, confinement())
+            .run(&["sh", "-c", reads], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("hunter2"), "{tier}: read\n{text}");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("secrets/deep/key"))
+                .ok()
+                .as_deref(),
+            Some("hunter2-key\n"),
+            "{tier}: {text}"
+        );
+        assert!(workspace.join("config/.env").is_file(), "{tier}: {text}");
+    }
+}
+
+/// An honest `git status` refreshes git's index when a file's times changed: under Landlock
+/// it may, and the index is put back after (bwrap lets it not write at all), with a note,
+/// not as a change commands may not make.
+#[test]
+fn git_status_refreshing_the_index_is_put_back_with_a_note_not_a_tampering() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        let add = std::process::Command::new("git")
+            .args(["add", "old.txt"])
+            .current_dir(&workspace)
+            .status()
+            .expect("git");
+        assert!(add.success());
+        let index = std::fs::read(workspace.join(".git/index")).expect("index");
+        std::thread::sleep(Duration::from_millis(1100));
+        let script = "touch old.txt; git status --short; git add moved.txt; exit 0";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert_eq!(
+            std::fs::read(workspace.join(".git/index")).ok(),
+            Some(index),
+            "{tier}: {text}"
+        );
+        assert!(
+            !text.contains("commands may not change this"),
+            "{tier}: {text}"
+        );
+        if tier == Tier::Landlock {
+            assert!(
+                text.contains("Note: git's index") && text.contains("commands cannot change it"),
+                "{text}"
+            );
+            assert!(
+                outcome
+                    .repaired()
+                    .iter()
+                    .all(|repaired| repaired.change == harness_exec::Change::Index),
+                "{text}"
+            );
+        }
+    }
+}

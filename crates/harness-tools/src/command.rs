@@ -92,7 +92,8 @@ pub(crate) fn run_command(
                 Summary::new(ToolName::RunCommand.as_str(), &command_line, detail),
                 text,
             )
-            .changing(true);
+            .changing(true)
+            .putting_back(put_back(&outcome));
             match status {
                 Status::TimedOut(_) | Status::Interrupted => result.failed(),
                 _ => result,
@@ -107,6 +108,29 @@ pub(crate) fn run_command(
         )
         .changing(true),
     }
+}
+
+/// One line for each path the runner moved aside or put back after the command.
+fn put_back(outcome: &harness_exec::Outcome) -> Vec<String> {
+    let moved = outcome.set_aside().iter().map(|set_aside| {
+        let done = match &set_aside.moved_to {
+            Ok(to) => format!("moved to {}", to.display()),
+            Err(error) => format!("could NOT be moved aside ({error})"),
+        };
+        format!(
+            "the command made {}, which commands may not write; {done}",
+            set_aside.created.display()
+        )
+    });
+    // A record cut short is no change of the command's, nor is git's index refreshed by a
+    // `git status`: the model reads them in the text.
+    let repaired = outcome.repaired().iter().filter(|repaired| {
+        !matches!(
+            repaired.change,
+            harness_exec::Change::NotRecorded | harness_exec::Change::Index
+        )
+    });
+    moved.chain(repaired.map(ToString::to_string)).collect()
 }
 
 /// `limit` rounded up to a whole second, at least one: the unit of `timeout_s`, and a

@@ -23,6 +23,8 @@ pub struct ToolResult {
     may_have_changed_workspace: bool,
     /// One line for the display.
     summary: Summary,
+    /// What a command changed that its tier could not refuse, put back or moved aside.
+    put_back: Vec<String>,
 }
 
 impl ToolResult {
@@ -57,6 +59,21 @@ impl ToolResult {
         &self.summary
     }
 
+    /// What a command changed where its tier could not refuse it, and the runner put back
+    /// or moved aside once it had ended (`harness_exec::Outcome::repaired` and
+    /// `set_aside`: under Landlock a hook or `.git/config` written, a hidden file linked to
+    /// another name), one line each, also in [`text`](ToolResult::text). Empty for every
+    /// other call, and when nothing was.
+    pub fn put_back(&self) -> &[String] {
+        &self.put_back
+    }
+
+    /// The same result, with `lines` as what was [put back](ToolResult::put_back).
+    pub(crate) fn putting_back(mut self, lines: Vec<String>) -> ToolResult {
+        self.put_back = lines;
+        self
+    }
+
     /// A successful result.
     pub(crate) fn success(summary: Summary, text: String) -> ToolResult {
         ToolResult {
@@ -64,6 +81,7 @@ impl ToolResult {
             is_error: false,
             may_have_changed_workspace: false,
             summary,
+            put_back: Vec::new(),
         }
     }
 
@@ -88,6 +106,7 @@ impl ToolResult {
             is_error: true,
             may_have_changed_workspace: false,
             summary: Summary::new(tool, target, Detail::Failed),
+            put_back: Vec::new(),
         }
     }
 
@@ -116,6 +135,11 @@ impl ToolResult {
     pub(crate) fn redacted(self, redactor: &Redactor) -> ToolResult {
         ToolResult {
             text: redactor.redact(&self.text).into_owned(),
+            put_back: self
+                .put_back
+                .iter()
+                .map(|line| redactor.redact(line).into_owned())
+                .collect(),
             summary: Summary {
                 target: redactor.redact(&self.summary.target).into_owned(),
                 ..self.summary

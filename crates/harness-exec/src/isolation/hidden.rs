@@ -4,8 +4,10 @@
 //!
 //! A hard link is the same file under a second name that no rule matches: `ln .env
 //! notes.txt`, made before the run, would otherwise let `cat notes.txt` read what `.env`'s
-//! rule hides. A command cannot make such a link during the run: under bwrap the hidden
-//! name is a mount point (`ln` fails across it), under Landlock it grants no access.
+//! rule hides. A command cannot keep such a link made during the run: under bwrap the
+//! hidden name is a mount point (`ln` fails across it); under Landlock a link into a
+//! directory where it could be read is refused, and one made at the top is removed once the
+//! command has ended (`repair`).
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;

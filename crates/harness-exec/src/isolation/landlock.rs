@@ -5,6 +5,40 @@
 //! `pre_exec`). Landlock grants access by hierarchy and cannot take a
 //! subtree back, so a hidden path is cut out by granting each of its
 //! ancestors' other entries one by one instead of the ancestor itself.
+//!
+//! # The top of the workspace
+//!
+//! What Landlock can express (ABI 1 to 7): rights added up over a path's
+//! ancestors, never a right taken away below a grant. Making, renaming and
+//! removing an entry is a right of the directory it is in; reading, writing
+//! and executing a file are rights of the file, looked up through every
+//! directory above it. A rename or link may not give a file rights it did not
+//! have where it was (`REFER`). No ABI adds a way to deny.
+//!
+//! So with `.git`, `harness.toml` and a hidden `.env` at the top, there are two
+//! choices: grant the top nothing (commands could not `touch new.txt`, `rm
+//! old.txt`, make a first build's `target/`, nor even list the top when a path
+//! there was hidden: test discovery found nothing), or grant it and accept what
+//! that reaches. This tier grants the top, and each directory between it and a
+//! kept or hidden path, listing and the rights of entries ([`at_the_top`]:
+//! make, write, truncate, rename, remove), and keeps reading and executing
+//! granted entry by entry, as before, where a hidden path is below:
+//!
+//! - a hidden file's content stays unreadable: no grant that reaches it has
+//!   `READ_FILE` (by any name: a link to it, `/proc/self/cwd/.env`, a glob);
+//! - a file a command makes at such a top is readable and executable from the
+//!   next command on, not by the one that made it (its rights come from the top,
+//!   which has no `READ_FILE`). Granting `READ_FILE` on the top would reach the
+//!   hidden file; moving hidden files away for the command's time would need a
+//!   place outside the workspace on the same file system, which no workspace is
+//!   sure to have, and would leave them moved if the harness died. Where nothing
+//!   in the workspace is hidden, the top is readable whole and all of it works;
+//! - what the rights of entries reach below the top (`.git/hooks`, `.git/config`,
+//!   `harness.toml`, `rm -rf .git`, another repository's `.git`, a hidden file
+//!   linked or renamed to a readable name) is put back by the runner after the
+//!   command (`repair`), and reported ([`Outcome::repaired`]).
+//!
+//! [`Outcome::repaired`]: crate::Outcome::repaired
 
 #![allow(unsafe_code)]
 
@@ -79,6 +113,12 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
             .into_iter()
             .map(|path| (path, all)),
     );
+    let top = at_the_top(REQUESTED);
+    rules.extend(
+        split_dirs(&workspace, &write_holes)
+            .into_iter()
+            .map(|dir| (dir, top)),
+    );
     rules.push((private_tmp.to_owned(), all));
     for path in confinement.writable_paths() {
         rules.extend(
@@ -120,6 +160,45 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
     }
     let fd: Option<OwnedFd> = created.into();
     fd.ok_or_else(|| Error::Isolation(Unavailable::no_landlock()))
+}
+
+/// What a directory of the workspace that [`grants`] splits (the top, and each directory
+/// between it and a kept or hidden path) is granted itself, so that ordinary work there
+/// works: listing it, and making, writing, renaming and removing entries in it. Not reading
+/// or executing a file's content: that would reach the hidden paths below it. Landlock grants
+/// by hierarchy, so these rights reach everything below too, `.git` and `harness.toml`
+/// among it: what a command changes there is put back after it (`repair`).
+fn at_the_top(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    let rights = AccessFs::ReadDir
+        | AccessFs::WriteFile
+        | AccessFs::Truncate
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeSym
+        | AccessFs::Refer;
+    rights & AccessFs::from_all(abi)
+}
+
+/// The directories of `workspace` that [`grants`] splits because a hole is below them: the
+/// workspace itself and each directory between it and a hole in it, none inside a hole.
+fn split_dirs(workspace: &Path, holes: &[PathBuf]) -> Vec<PathBuf> {
+    if holes.iter().any(|hole| workspace.starts_with(hole)) {
+        return Vec::new();
+    }
+    let mut dirs = vec![workspace.to_owned()];
+    for hole in holes.iter().filter(|hole| hole.starts_with(workspace)) {
+        let between = hole.ancestors().skip(1).take_while(|dir| *dir != workspace);
+        dirs.extend(between.map(Path::to_path_buf));
+    }
+    // A directory inside a hole (a kept path under a hidden directory) stays in it.
+    dirs.retain(|dir| !holes.iter().any(|hole| dir.starts_with(hole)));
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// The paths to grant so that everything under `root` is covered except the

@@ -2,8 +2,9 @@
 //! directories of the repositories inside it) as they were when a command
 //! started, and what the runner does when a command created or replaced one.
 //!
-//! An existing protected path is bound read-only (bwrap) or left out of the
-//! grants (Landlock). A missing one cannot be: bwrap can bind only over
+//! An existing protected path is bound read-only (bwrap), or recorded before
+//! the command and put back after it (Landlock, whose grant of the top of the
+//! workspace reaches it: see `repair`). A missing one cannot be bound: bwrap can bind only over
 //! something that exists, and making an empty file to bind over would leave
 //! it in the user's repository. Yet a `harness.toml` a command writes where
 //! there was none is read by the next run, which would then run with the
@@ -69,6 +70,11 @@ pub(crate) struct Kept {
     /// and is left alone, whether or not a walk found it then (no command can set a
     /// change time back).
     started: Option<SystemTime>,
+    /// Under Landlock, which cannot refuse writes below the top of the workspace: the
+    /// kept paths' content and the hidden paths' places, to put back ([`repair`]).
+    ///
+    /// [`repair`]: super::repair
+    pub(crate) record: Option<super::repair::Record>,
 }
 
 /// Each of `protected` as it is now, and the time: each `.git` below the top of
@@ -78,6 +84,7 @@ pub(crate) fn kept(protected: impl IntoIterator<Item = PathBuf>, workspace: &Pat
         before: before(protected),
         workspace: Some(workspace.to_owned()),
         started: Some(now_as_the_file_system_stamps_it()),
+        record: None,
     }
 }
 
@@ -157,7 +164,7 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 
 /// Renames `path` to the first free `<path>.refused-N`, or past
 /// [`NUMBERED`] to `<path>.refused-<random>`, never replacing anything there.
-fn move_aside(path: &Path) -> io::Result<PathBuf> {
+pub(crate) fn move_aside(path: &Path) -> io::Result<PathBuf> {
     let numbered = (1..=NUMBERED).map(|n| n.to_string());
     // 128 random bits: no command can have made that name beforehand.
     let random = std::iter::from_fn(|| random_hex().ok()).take(3);
@@ -208,6 +215,7 @@ mod tests {
             ]),
             workspace: None,
             started: None,
+            record: None,
         };
         assert!(
             before.before[2].identity.is_some(),
@@ -273,6 +281,7 @@ mod tests {
             before: before([toml.clone()]),
             workspace: None,
             started: None,
+            record: None,
         };
         std::fs::write(&toml, "x").expect("write");
         for n in 1..=NUMBERED {
