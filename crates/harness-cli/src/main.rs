@@ -25,6 +25,7 @@ mod probe;
 mod shown;
 mod signals;
 mod toolbox;
+mod trust;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.
