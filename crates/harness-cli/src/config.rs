@@ -1023,6 +1023,29 @@ mod tests {
         assert_eq!(trusted.files_line(), "/w/harness.toml (trusted)");
     }
 
+    /// The claim "a repository's `harness.toml` cannot set `sandbox`, `writable` or
+    /// `network`": not without the user's trust of its content, however it spells them.
+    #[test]
+    fn a_project_file_may_not_set_how_commands_are_confined() {
+        for (key, line) in [
+            ("sandbox", "sandbox = \"none\"\n"),
+            ("sandbox", "sandbox = \"landlock\"\n"),
+            ("writable", "writable = [\"/\"]\n"),
+            ("writable", "writable = [\"~\", \"/tmp\"]\n"),
+            ("network", "network = true\n"),
+        ] {
+            for trust in [Trust::Untrusted, Trust::Changed] {
+                let settings = resolved("", line, trust);
+                assert_eq!(ignored_keys(&settings), [key], "{line}");
+                assert_eq!(settings.toolbox.sandbox, Sandbox::Auto, "{line}");
+                assert!(settings.toolbox.writable.is_empty(), "{line}");
+                assert!(!settings.toolbox.network, "{line}");
+            }
+            let trusted = resolved("", line, Trust::Trusted);
+            assert!(trusted.ignored.is_empty(), "{line}");
+        }
+    }
+
     #[test]
     fn an_untrusted_project_file_may_narrow() {
         // A stricter sandbox, or the same.
