@@ -243,3 +243,44 @@ fn a_project_file_cannot_widen_the_sandbox_writable_paths_or_network_without_tru
         .assert_stdout_has(&["net-ok", "write-ok"]);
     assert!(outside.join("planted").exists());
 }
+
+/// A command of a run must not trust a repository's file for the next run: the trust file
+/// is kept from commands as the user's configuration is, even inside `--writable ~`.
+#[test]
+fn a_command_cannot_trust_the_project_file_even_with_the_home_writable() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("harness.toml", "host = \"http://127.0.0.1:9\"\n");
+    repo.commit_all("a project that names a server");
+    let home = repo.outer.join("home");
+    let file = home.join(".config/harness/trusted.json");
+    let script = format!(
+        "mkdir -p {dir} && printf '{{\"trusted\": {{\"{root}\": \"%s\"}}}}' \
+         \"$(sha256sum harness.toml | cut -d' ' -f1)\" > {file}; echo wrote",
+        dir = file.parent().expect("a directory").display(),
+        root = repo.root.display(),
+        file = file.display(),
+    );
+    let call = serde_json::json!({"argv": ["sh", "-c", script]}).to_string();
+    for sandbox in ["bwrap", "landlock"] {
+        let home = home.display().to_string();
+        repo.harness(&[
+            "tool",
+            "--sandbox",
+            sandbox,
+            "--writable",
+            &home,
+            "run_command",
+            &call,
+        ])
+        .assert_exit(0)
+        .assert_stdout_has(&["wrote"]);
+        repo.harness(&["trust", "--show"])
+            .assert_exit(0)
+            .assert_stdout_has(&["harness.toml: untrusted"]);
+    }
+    // The same file written by the user trusts it: the command wrote a valid one.
+    let by_hand = repo.harness(&["trust"]);
+    by_hand.assert_exit(0);
+    repo.harness(&["trust", "--show"])
+        .assert_stdout_has(&["harness.toml: trusted"]);
+}
