@@ -284,3 +284,31 @@ fn a_command_cannot_trust_the_project_file_even_with_the_home_writable() {
     repo.harness(&["trust", "--show"])
         .assert_stdout_has(&["harness.toml: trusted"]);
 }
+
+/// `harness mcp` resolves settings as `harness run` does: its `run_task` asks the user's
+/// server, never an untrusted project's, and its header on stderr says what was ignored.
+#[test]
+fn mcp_run_task_never_contacts_an_untrusted_projects_server() {
+    let mine = Model::start();
+    let theirs = Model::start();
+    let repo = hostile_repo(
+        &format!("host = \"{}\"\nhead_start_chars = 0\n", theirs.url()),
+        &format!("host = \"{}\"\n", mine.url()),
+    );
+    mine.script(vec![Turn::Text("Done.")]);
+    let calls = [serde_json::json!({
+        "name": "run_task",
+        "arguments": {"task": "t", "verify": "true"},
+    })];
+    let Some(report) = crate::mcp::drive(&repo, "session", &[], &calls) else {
+        return;
+    };
+    let stderr = report["server_stderr"].as_str().expect("stderr");
+    assert!(
+        stderr.contains(&format!("ignored:    host = \"{}\" in ", theirs.url()))
+            && stderr.contains("harness trust --workspace "),
+        "{stderr}"
+    );
+    assert!(theirs.server.requests().is_empty(), "{report}");
+    assert!(!mine.chats().is_empty(), "{report}");
+}
