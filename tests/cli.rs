@@ -17,3 +17,4 @@ mod same_call;
 mod support;
 mod terminal;
 mod transcripts;
+mod trust;

@@ -274,6 +274,8 @@ fn configuration_comes_from_harness_toml_and_flags_win() {
     );
     repo.git(&["add", "harness.toml"]);
     repo.git(&["commit", "--quiet", "-m", "config"]);
+    // A repository's file chooses the model once the user trusts it (crate::trust).
+    repo.harness(&["trust"]).assert_exit(0);
     let model = Model::start();
     model.script(vec![
         Turn::Text("Done."),
@@ -351,6 +353,7 @@ fn the_user_configuration_applies_and_the_projects_file_and_the_flags_win_over_i
     repo.file("harness.toml", "model = \"from-project\"\n");
     repo.git(&["add", "harness.toml"]);
     repo.git(&["commit", "--quiet", "-m", "config"]);
+    repo.harness(&["trust"]).assert_exit(0);
     model.script(vec![
         Turn::call("no_such_tool", json!({})),
         Turn::call("read_file", json!({"path": "/etc/hostname"})),

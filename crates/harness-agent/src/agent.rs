@@ -614,7 +614,7 @@ impl Run<'_> {
         }
         let listing = texts.first().map_or("", String::as_str);
         let output = texts.get(1).map_or("", String::as_str);
-        let paths = head_start::files_to_read(self.toolbox.workspace(), listing, output, |path| {
+        let paths = head_start::files_to_read(self.toolbox, listing, output, |path| {
             self.toolbox.is_protected_test_file(path)
         });
         for path in paths {

@@ -6,7 +6,8 @@
 //! tasks. So the harness opens them itself, through the same `read_file` tool, within the
 //! head start's budget.
 
-use harness_sandbox::{Access, Workspace};
+use harness_sandbox::Access;
+use harness_tools::Toolbox;
 
 /// A project with at most this many files in its listing is small: all of its files are
 /// candidates, not only the ones the failure names.
@@ -19,7 +20,12 @@ const MAX_FILE_BYTES: u64 = 16 * 1024;
 /// order it names them), then, in a small project, the other files of the listing, smallest
 /// first. Only regular files of at most [`MAX_FILE_BYTES`] that the workspace lets the
 /// tools read (its deny rules and hard-link refusal, judged on the resolved path, as
-/// `read_file` judges it); hidden files only when the output names them.
+/// `read_file` judges it) and that `list_dir` would show ([`Toolbox::is_listed`]: nothing
+/// the workspace's `.gitignore` keeps out of git, such as a local settings file, even when
+/// the output names it or a listed link leads to it); hidden files only when the output
+/// names them. The head start is read before the model says anything, and its files go
+/// into the first request: the harness picks them, so it picks only what the user would
+/// show anyone who has the repository.
 ///
 /// The files `is_protected_test` picks (tests the tools may not change) come before all
 /// the others, each group in that order, so that the file the model reads last, the one
@@ -29,13 +35,17 @@ const MAX_FILE_BYTES: u64 = 16 * 1024;
 /// not to change was tried with it, and dropped: the suite run had 14 refused test edits
 /// against 4-8 in the four runs before, and solved no more.)
 pub(crate) fn files_to_read(
-    workspace: &Workspace,
+    toolbox: &Toolbox,
     listing: &str,
     verification_output: &str,
     is_protected_test: impl Fn(&str) -> bool,
 ) -> Vec<String> {
+    let workspace = toolbox.workspace();
     let readable = |path: &str| -> Option<u64> {
         workspace.check(path, Access::Read).ok()?;
+        if !toolbox.is_listed(path) {
+            return None;
+        }
         let metadata = workspace.metadata(path).ok()?;
         (metadata.is_file() && metadata.len() <= MAX_FILE_BYTES).then(|| metadata.len())
     };
@@ -108,15 +118,15 @@ mod tests {
         );
     }
 
-    fn workspace(files: &[(&str, usize)]) -> (tempfile::TempDir, Workspace) {
+    fn workspace(files: &[(&str, usize)]) -> (tempfile::TempDir, Toolbox) {
         let directory = tempfile::tempdir().unwrap();
         for (path, size) in files {
             let path = directory.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "x".repeat(*size)).unwrap();
         }
-        let workspace = Workspace::new(directory.path()).unwrap();
-        (directory, workspace)
+        let workspace = harness_sandbox::Workspace::new(directory.path()).unwrap();
+        (directory, Toolbox::new(workspace))
     }
 
     #[test]
@@ -130,13 +140,37 @@ mod tests {
             ("big.bin", 20_000),
         ]);
         let listing = ".env\n.gitignore\nREADME.md\nbig.bin\ncalc.py\nsrc/\ntest_calc.py\n";
-        let root = workspace.root().to_string();
+        let root = workspace.workspace().root().to_string();
         let output = format!("File \"{root}/test_calc.py\", line 8\nmissing.py: nope\n.env");
         assert_eq!(
             files_to_read(&workspace, listing, &output, |_| false),
             ["test_calc.py", "README.md", "calc.py"],
             "named first; then by size; never hidden, denied, missing or big files"
         );
+    }
+
+    /// Issue #45: the head start went into the first request before the model said
+    /// anything, and read a git-ignored local file the verification output named.
+    #[test]
+    fn files_git_ignores_are_never_read_named_listed_or_through_a_link() {
+        let (dir, toolbox) = workspace(&[
+            ("calc.py", 100),
+            ("local_settings.py", 50),
+            ("cache/state.txt", 50),
+        ]);
+        std::fs::write(dir.path().join(".gitignore"), "local_settings.py\ncache/\n").unwrap();
+        std::os::unix::fs::symlink("local_settings.py", dir.path().join("settings.py")).unwrap();
+        let listing = ".gitignore\ncalc.py\nsettings.py\n";
+        let output = "File \"local_settings.py\", line 1\ncache/state.txt: read\ncalc.py:3";
+        assert_eq!(
+            files_to_read(&toolbox, listing, output, |_| false),
+            ["calc.py"],
+            "neither the ignored files the output names nor the link to one"
+        );
+        assert!(toolbox.is_listed("calc.py"));
+        assert!(!toolbox.is_listed("local_settings.py"));
+        assert!(!toolbox.is_listed("settings.py"));
+        assert!(!toolbox.is_listed("cache/state.txt"));
     }
 
     #[test]

@@ -1,10 +1,48 @@
 //! Settings: `~/.config/harness/config.toml` for the user, `harness.toml` in the workspace
-//! for the project, and the flags. Flags win over both, the project's file over the user's.
+//! for the project, and the flags. Flags win over both, the project's file over the user's,
+//! within what a project file may choose.
 //!
 //! [`Settings::resolve`] is the one way settings are decided, for `harness run` and for
 //! `harness tool` alike, so a call made by hand meets exactly the guards a model's call
 //! meets; [`Settings::budgets`] and [`Settings::model_client`] turn them into a run's limits
 //! and its model, for `harness run` and `harness mcp`'s `run_task` alike.
+//!
+//! # What a repository's `harness.toml` may choose
+//!
+//! A repository is someone else's code, and its `harness.toml` is written by whoever wrote
+//! it. Following direnv's and mise's `allow`/`trust` and VS Code's workspace trust, a
+//! project file chooses on its own only what cannot lower the user's protection nor send
+//! the user's files anywhere; the rest applies only once the user trusts that file's exact
+//! content (`harness trust`, see `trust`). Decided in this order:
+//!
+//! 1. Always, trusted or not: `deny` (more refusals), `tests` (more protected test code),
+//!    the budgets (`timeout`, `command_timeout`, `max_steps`, `attempts`, `max_checks`,
+//!    `max_failed_calls`, `max_tokens`), `head_start_chars`, `context_length`,
+//!    `temperature`, `edit_format`, `replies` and `verify`. None of them widens what the
+//!    tools or commands may reach, and none changes where anything is sent. `verify` is
+//!    among them because the verification command runs exactly as every command of a run
+//!    does (the same policy, isolation tier, hidden paths and environment), and the
+//!    repository already decides what its tests do; its output, like every tool result,
+//!    goes only to the model server the user chose.
+//! 2. Always, but only as far as it narrows: `allow` replaces the user's allowlist by the
+//!    programs both name (and is ignored if they share none); without a user allowlist it
+//!    applies if each program it names is one the blocklist would let run, checked alone,
+//!    and is a name, not a path. `sandbox` applies if it is at least as strict as the
+//!    user's (bwrap, then auto, then landlock, then none).
+//! 3. Only when the user trusts the content: `host`, `api` and `model` (they decide where
+//!    the task, the files read and every command's output are sent: a model name picks the
+//!    provider behind a gateway), `writable`, `network = true`, `allow_test_edits = true`,
+//!    a weaker `sandbox` and a wider `allow`. Untrusted, each is ignored, and the run's
+//!    header names it, says why, and prints the command that trusts the file.
+//! 4. A `!` rule in the project's `deny` re-includes only what the project's own rules
+//!    excluded, trusted or not: the project's rules are a list of their own
+//!    (`WorkspaceBuilder::deny_list`), so they add refusals to the user's and the built-in
+//!    ones and lift none of them. The user's file is the user's word; a repository that
+//!    needs a file the user denies asks the user to change their configuration.
+//!
+//! The header's `config:` line says whether the project file is trusted, and its
+//! `settings:` line which of flag, user, project or default each setting that matters for
+//! safety or for where data goes came from.
 
 use std::fs;
 use std::io;
@@ -18,6 +56,7 @@ use harness_ollama::{Api, Client, DEFAULT_MODEL};
 use harness_tools::{TestCode, TestCodeError};
 
 use crate::probe::Replies;
+use crate::trust::{self, Trust};
 use serde::Deserialize;
 
 /// The name of the project's configuration file, at the workspace root.
@@ -80,6 +119,32 @@ pub(crate) struct Settings {
     pub(crate) replies: Replies,
     /// The configuration files that were read, in order.
     pub(crate) files: Vec<PathBuf>,
+    /// The project's file and whether the user trusts its content, when there is one.
+    pub(crate) project: Option<(PathBuf, Trust)>,
+    /// Where each setting that matters for safety or for where data goes came from.
+    pub(crate) origins: Vec<Origin>,
+    /// What the project's file set that was not applied, because it is not trusted.
+    pub(crate) ignored: Vec<Ignored>,
+}
+
+/// Where one setting came from, for the header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Origin {
+    /// The setting's key.
+    pub(crate) key: &'static str,
+    /// `flag`, `user`, `project`, `default`, or a combination (`user + project` for deny).
+    pub(crate) from: String,
+}
+
+/// A setting of an untrusted project file that was ignored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Ignored {
+    /// The setting's key.
+    pub(crate) key: &'static str,
+    /// Its value as the file wrote it.
+    pub(crate) value: String,
+    /// Why a project file may not choose it on its own.
+    pub(crate) why: String,
 }
 
 /// What confines the model's tools: the deny rules, the command policy and the command
@@ -88,8 +153,10 @@ pub(crate) struct Settings {
 pub(crate) struct ToolboxSettings {
     /// Programs allowed to run; empty for the blocklist.
     pub(crate) allow: Vec<String>,
-    /// Files the tools may neither read nor write, beyond the built-in rules.
+    /// Files the tools may neither read nor write, beyond the built-in rules: the user's.
     pub(crate) deny: Vec<String>,
+    /// The project's deny rules, a list of their own: its `!` lifts none of the user's.
+    pub(crate) project_deny: Vec<String>,
     /// The timeout of a command whose call sets none; `None` for the toolbox's default.
     pub(crate) command_timeout: Option<Duration>,
     /// The most a call may ask for; `None` for the toolbox's default.
@@ -203,8 +270,72 @@ impl Settings {
         Client::new(config).map_err(|error| anyhow!("{error}"))
     }
 
+    /// The files read, the project's marked with whether its content is trusted; `none`
+    /// without any.
+    pub(crate) fn files_line(&self) -> String {
+        if self.files.is_empty() {
+            return "none".to_owned();
+        }
+        let files: Vec<String> = self
+            .files
+            .iter()
+            .map(|file| match &self.project {
+                Some((path, trust)) if path == file => {
+                    format!("{} ({})", file.display(), trust.describe())
+                }
+                _ => file.display().to_string(),
+            })
+            .collect();
+        files.join(", ")
+    }
+
+    /// Where each setting that matters for safety or for where data goes came from:
+    /// `host: user, model: project, ...`.
+    pub(crate) fn origins_line(&self) -> String {
+        let origins: Vec<String> = self
+            .origins
+            .iter()
+            .map(|origin| format!("{}: {}", origin.key, origin.from))
+            .collect();
+        origins.join(", ")
+    }
+
+    /// One line per ignored setting of the project's file: what it said, why it was
+    /// ignored, and the command that trusts the file, ready to paste.
+    pub(crate) fn ignored_lines(&self) -> Vec<String> {
+        let Some((path, trust)) = &self.project else {
+            return Vec::new();
+        };
+        let root = path.parent().unwrap_or(path);
+        self.ignored
+            .iter()
+            .map(|ignored| {
+                format!(
+                    "{} = {} in {}: ignored, as {}, and the file is {}. If you trust its \
+                     content: harness trust --workspace {}",
+                    ignored.key,
+                    ignored.value,
+                    path.display(),
+                    ignored.why,
+                    trust.describe(),
+                    crate::commands::run::quote(&root.display().to_string())
+                )
+            })
+            .collect()
+    }
+
     fn from_parts(flags: &Overrides, loaded: Loaded) -> anyhow::Result<Settings> {
-        let files = loaded.config;
+        let user = loaded.user;
+        let (admitted, ignored, project_deny, project) = match loaded.project {
+            Some(project) => {
+                let (admitted, ignored) = admit(&project, &user)?;
+                let deny = project.config.deny.clone().unwrap_or_default();
+                (admitted, ignored, deny, Some((project.path, project.trust)))
+            }
+            None => (FileConfig::default(), Vec::new(), Vec::new(), None),
+        };
+        let origins = origins(flags, &user, &admitted, &project_deny);
+        let files = merge(user, admitted);
         refuse_zero_limits(&files)?;
         let api = match flags.api.as_deref().or(files.api.as_deref()) {
             None => Api::Ollama,
@@ -227,9 +358,7 @@ impl Settings {
         let seconds = |value: Option<u64>| value.map(Duration::from_secs);
         let sandbox = match (flags.sandbox, files.sandbox.as_deref()) {
             (Some(sandbox), _) => sandbox,
-            (None, Some(name)) => name
-                .parse()
-                .map_err(|error| anyhow!("in the configuration: {error}"))?,
+            (None, Some(name)) => parse_sandbox(name)?,
             (None, None) => Sandbox::Auto,
         };
         let edit_format = match (flags.edit_format, files.edit_format.as_deref()) {
@@ -263,6 +392,7 @@ impl Settings {
             toolbox: ToolboxSettings {
                 allow,
                 deny: files.deny.unwrap_or_default(),
+                project_deny,
                 command_timeout: seconds(flags.command_timeout.or(files.command_timeout)),
                 max_command_timeout: seconds(flags.max_command_timeout),
                 sandbox,
@@ -307,8 +437,258 @@ impl Settings {
             edit_format,
             replies,
             files: loaded.files,
+            project,
+            origins,
+            ignored,
         })
     }
+}
+
+/// `name` as a sandbox tier, or an error saying which names there are.
+fn parse_sandbox(name: &str) -> anyhow::Result<Sandbox> {
+    name.parse()
+        .map_err(|error| anyhow!("in the configuration: {error}"))
+}
+
+/// How strict a sandbox setting is: bwrap, then auto (which picks bwrap where it works and
+/// falls back), then landlock, then none.
+fn strictness(sandbox: Sandbox) -> u8 {
+    match sandbox {
+        Sandbox::Only(harness_exec::Tier::Bwrap) => 3,
+        Sandbox::Auto => 2,
+        Sandbox::Only(harness_exec::Tier::Landlock) => 1,
+        Sandbox::Only(harness_exec::Tier::None) => 0,
+    }
+}
+
+/// The project file's settings that apply, and those ignored: everything when the user
+/// trusts the file's content, else what the crate documentation's decision order allows a
+/// project file on its own. `deny` is left out of the settings that apply: the project's
+/// rules are a list of their own, trusted or not.
+fn admit(project: &Project, user: &FileConfig) -> anyhow::Result<(FileConfig, Vec<Ignored>)> {
+    let mut admitted = project.config.clone();
+    admitted.deny = None;
+    // A bad value is an error whether or not it would apply.
+    let wanted = admitted.sandbox.as_deref().map(parse_sandbox).transpose()?;
+    if project.trust.is_trusted() {
+        return Ok((admitted, Vec::new()));
+    }
+    let mut ignored = Vec::new();
+    let mut ignore = |key: &'static str, value: String, why: &str| {
+        ignored.push(Ignored {
+            key,
+            value,
+            why: why.to_owned(),
+        });
+    };
+    const ELSEWHERE: &str = "it decides where your task, your files and every command's \
+                             output are sent";
+    if let Some(host) = admitted.host.take() {
+        ignore("host", format!("{host:?}"), ELSEWHERE);
+    }
+    if let Some(api) = admitted.api.take() {
+        ignore("api", format!("{api:?}"), ELSEWHERE);
+    }
+    if let Some(model) = admitted.model.take() {
+        ignore("model", format!("{model:?}"), ELSEWHERE);
+    }
+    if let Some(writable) = admitted.writable.take_if(|paths| !paths.is_empty()) {
+        ignore(
+            "writable",
+            format!("{writable:?}"),
+            "it lets commands write outside the workspace",
+        );
+    }
+    if admitted.network.take_if(|network| *network).is_some() {
+        ignore(
+            "network",
+            "true".to_owned(),
+            "it lets commands use the network",
+        );
+    }
+    if admitted.allow_test_edits.take_if(|allow| *allow).is_some() {
+        ignore(
+            "allow_test_edits",
+            "true".to_owned(),
+            "it lets the file tools change the tests that decide whether a run is verified",
+        );
+    }
+    if let Some(wanted) = wanted {
+        let yours = user
+            .sandbox
+            .as_deref()
+            .map(parse_sandbox)
+            .transpose()?
+            .unwrap_or_default();
+        if strictness(wanted) < strictness(yours) {
+            admitted.sandbox = None;
+            ignore(
+                "sandbox",
+                format!("{:?}", wanted.to_string()),
+                &format!("it is weaker than your sandbox ({yours})"),
+            );
+        }
+    }
+    if let Some(allow) = admitted.allow.take() {
+        match narrowed_allow(&allow, user.allow.as_deref()) {
+            Ok(programs) => admitted.allow = Some(programs),
+            Err(why) => ignore("allow", format!("{allow:?}"), &why),
+        }
+    }
+    Ok((admitted, ignored))
+}
+
+/// The settings of `project` that apply only once the user trusts it, as if it were not
+/// trusted: what `harness trust` shows the user before and when they trust it.
+///
+/// # Errors
+///
+/// A `sandbox` the project's or the user's file names that is no tier.
+pub(crate) fn needs_trust(project: &Project, user: &FileConfig) -> anyhow::Result<Vec<Ignored>> {
+    let untrusted = Project {
+        trust: Trust::Untrusted,
+        ..project.clone()
+    };
+    Ok(admit(&untrusted, user)?.1)
+}
+
+/// The allowlist an untrusted project's `allow` may set: the programs both it and the
+/// user's allowlist name; without a user allowlist, its own if every program it names is
+/// a name (not a path) that the blocklist lets run. `Err` says why it would widen.
+fn narrowed_allow(project: &[String], user: Option<&[String]>) -> Result<Vec<String>, String> {
+    match user {
+        Some(user) if !user.is_empty() => {
+            let both: Vec<String> = project
+                .iter()
+                .filter(|program| user.contains(program))
+                .cloned()
+                .collect();
+            if both.is_empty() {
+                Err("it names none of the programs your allowlist allows".to_owned())
+            } else {
+                Ok(both)
+            }
+        }
+        _ => {
+            let blocklist = Policy::blocklist();
+            match project.iter().find(|program| {
+                program.contains('/') || blocklist.check(&[program.as_str()]).is_err()
+            }) {
+                Some(program) => Err(format!(
+                    "it allows `{program}`, which the blocklist it replaces would not let run \
+                     on its own"
+                )),
+                None => Ok(project.to_vec()),
+            }
+        }
+    }
+}
+
+/// Where each setting that matters for safety or for where data goes comes from: a flag,
+/// the project's file (its settings that apply), the user's file, or the default.
+fn origins(
+    flags: &Overrides,
+    user: &FileConfig,
+    project: &FileConfig,
+    project_deny: &[String],
+) -> Vec<Origin> {
+    let from = |flag: bool, project: bool, user: bool| {
+        match (flag, project, user) {
+            (true, _, _) => "flag",
+            (_, true, _) => "project",
+            (_, _, true) => "user",
+            _ => "default",
+        }
+        .to_owned()
+    };
+    let writable = match (
+        !flags.writable.is_empty(),
+        project.writable.is_some() || user.writable.is_some(),
+    ) {
+        (true, true) => "flag + config".to_owned(),
+        (flag, _) => from(flag, project.writable.is_some(), user.writable.is_some()),
+    };
+    let deny = match (user.deny.is_some(), !project_deny.is_empty()) {
+        (true, true) => "user + project",
+        (true, false) => "user",
+        (false, true) => "project",
+        (false, false) => "default",
+    }
+    .to_owned();
+    vec![
+        Origin {
+            key: "host",
+            from: from(
+                flags.host.is_some(),
+                project.host.is_some(),
+                user.host.is_some(),
+            ),
+        },
+        Origin {
+            key: "api",
+            from: from(
+                flags.api.is_some(),
+                project.api.is_some(),
+                user.api.is_some(),
+            ),
+        },
+        Origin {
+            key: "model",
+            from: from(
+                flags.model.is_some(),
+                project.model.is_some(),
+                user.model.is_some(),
+            ),
+        },
+        Origin {
+            key: "verify",
+            from: from(
+                flags.verify.is_some(),
+                project.verify.is_some(),
+                user.verify.is_some(),
+            ),
+        },
+        Origin {
+            key: "sandbox",
+            from: from(
+                flags.sandbox.is_some(),
+                project.sandbox.is_some(),
+                user.sandbox.is_some(),
+            ),
+        },
+        Origin {
+            key: "allow",
+            from: from(
+                !flags.allow.is_empty(),
+                project.allow.is_some(),
+                user.allow.is_some(),
+            ),
+        },
+        Origin {
+            key: "writable",
+            from: writable,
+        },
+        Origin {
+            key: "network",
+            from: from(
+                flags.network,
+                project.network.is_some(),
+                user.network.is_some(),
+            ),
+        },
+        Origin {
+            key: "deny",
+            from: deny,
+        },
+        Origin {
+            key: "allow_test_edits",
+            from: from(
+                flags.allow_test_edits,
+                project.allow_test_edits.is_some(),
+                user.allow_test_edits.is_some(),
+            ),
+        },
+    ]
 }
 
 /// A limit of 0 in a configuration file would end every run before its first step (or
@@ -357,7 +737,8 @@ fn refuse_zero_limits(files: &FileConfig) -> anyhow::Result<()> {
 /// replies = "auto"                    # or "native", "constrained": how the model replies
 /// tests = ["checks/**"]               # test files beyond each ecosystem's conventions
 /// allow_test_edits = false            # true lets the file tools change test code
-/// # sandbox, writable and network: the user's file only, never a project's harness.toml
+/// # host, api, model, writable, network, allow_test_edits and a weaker sandbox or wider
+/// # allow: in a project's harness.toml, only once you trust it (`harness trust`)
 /// sandbox = "auto"                    # or "bwrap", "landlock", "none"
 /// writable = ["~/.cargo/registry"]    # paths commands may write beyond the workspace
 /// network = false                     # true lets commands use the network
@@ -390,55 +771,52 @@ pub(crate) struct FileConfig {
     pub(crate) network: Option<bool>,
 }
 
-/// The configuration files that apply to a workspace, merged: the user's, then the
-/// project's over it. `deny` rules add up; every other key is replaced.
+/// The configuration files that apply to a workspace: the user's and the project's, each
+/// as written; [`Settings::resolve`] decides what of the project's applies.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Loaded {
-    /// The merged settings.
-    pub(crate) config: FileConfig,
+    /// The user's settings; all `None` without a file.
+    pub(crate) user: FileConfig,
+    /// The project's file, when there is one.
+    pub(crate) project: Option<Project>,
     /// The files that were read, in order.
     pub(crate) files: Vec<PathBuf>,
+}
+
+/// A project's `harness.toml`, as written, and whether the user trusts its content.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Project {
+    /// Where it is.
+    pub(crate) path: PathBuf,
+    /// What it says.
+    pub(crate) config: FileConfig,
+    /// Whether the user trusts exactly these bytes in this workspace.
+    pub(crate) trust: Trust,
+    /// The sha256 of the bytes read, which `harness trust` records.
+    pub(crate) sha256: String,
 }
 
 /// Reads the user's file and the workspace's, where they exist.
 pub(crate) fn load(workspace: &Path) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
-    let project = workspace.join(WORKSPACE_FILE);
-    let files = [user_file(), Some(project.clone())];
-    for path in files.into_iter().flatten() {
-        if let Some(config) = read(&path)? {
-            if path == project {
-                refuse_loosening(&path, &config)?;
-            }
-            loaded.config = merge(loaded.config, config);
-            loaded.files.push(path);
-        }
+    if let Some(path) = user_file()
+        && let Some((config, _)) = read(&path)?
+    {
+        loaded.user = config;
+        loaded.files.push(path);
+    }
+    let path = workspace.join(WORKSPACE_FILE);
+    if let Some((config, sha256)) = read(&path)? {
+        let trust = trust::state(workspace, &sha256)?;
+        loaded.files.push(path.clone());
+        loaded.project = Some(Project {
+            path,
+            config,
+            trust,
+            sha256,
+        });
     }
     Ok(loaded)
-}
-
-/// The keys that decide how commands are confined: only the user (in their own
-/// configuration, or by a flag) may set them. A repository's `harness.toml` is written by
-/// whoever wrote the repository, and must not lower the confinement of the commands run in it.
-const CONFINEMENT_KEYS: &[&str] = &["sandbox", "writable", "network"];
-
-/// Refuses a project file that sets one of [`CONFINEMENT_KEYS`].
-fn refuse_loosening(path: &Path, config: &FileConfig) -> anyhow::Result<()> {
-    let set = [
-        config.sandbox.is_some(),
-        config.writable.is_some(),
-        config.network.is_some(),
-    ];
-    match CONFINEMENT_KEYS.iter().zip(set).find(|(_, set)| *set) {
-        None => Ok(()),
-        Some((key, _)) => Err(anyhow::anyhow!(
-            "{} sets `{key}`, which a repository may not: it decides how the commands run in              it are confined. Set it in your own configuration ({}) or with the flag              `--{key}`, and remove it from the project's file",
-            path.display(),
-            user_file()
-                .map(|file| file.display().to_string())
-                .unwrap_or_else(|| "~/.config/harness/config.toml".to_owned()),
-        )),
-    }
 }
 
 /// `$XDG_CONFIG_HOME/harness/config.toml`, else `~/.config/harness/config.toml`.
@@ -450,15 +828,19 @@ pub(crate) fn user_file() -> Option<PathBuf> {
     Some(base.join("harness").join("config.toml"))
 }
 
-/// The configuration in `path`, or `None` when there is no such file.
-fn read(path: &Path) -> anyhow::Result<Option<FileConfig>> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
+/// The configuration in `path` and the sha256 of the bytes it was parsed from, or `None`
+/// when there is no such file. The file is read once: the bytes hashed are the bytes parsed.
+fn read(path: &Path) -> anyhow::Result<Option<(FileConfig, String)>> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => {
             return Err(error).with_context(|| format!("cannot read {}", path.display()));
         }
     };
+    let sha256 = trust::digest(&bytes);
+    let text = String::from_utf8(bytes)
+        .with_context(|| format!("invalid configuration file {}: not UTF-8", path.display()))?;
     let config: FileConfig = toml::from_str(&text)
         .with_context(|| format!("invalid configuration file {}", path.display()))?;
     // A bad deny rule is heard of at start, naming the file and the rule, not when (or
@@ -467,25 +849,19 @@ fn read(path: &Path) -> anyhow::Result<Option<FileConfig>> {
         harness_sandbox::WorkspaceBuilder::check_rule(rule)
             .with_context(|| format!("invalid configuration file {}", path.display()))?;
     }
-    Ok(Some(config))
+    Ok(Some((config, sha256)))
 }
 
-/// `over` on top of `base`.
+/// `over` on top of `base`, but for `deny`, which is `base`'s: the project's deny rules
+/// are a list of their own ([`ToolboxSettings::project_deny`]).
 fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
-    let deny = match (base.deny, over.deny) {
-        (Some(mut base), Some(over)) => {
-            base.extend(over);
-            Some(base)
-        }
-        (base, over) => over.or(base),
-    };
     FileConfig {
         model: over.model.or(base.model),
         host: over.host.or(base.host),
         api: over.api.or(base.api),
         verify: over.verify.or(base.verify),
         allow: over.allow.or(base.allow),
-        deny,
+        deny: base.deny,
         timeout: over.timeout.or(base.timeout),
         command_timeout: over.command_timeout.or(base.command_timeout),
         max_steps: over.max_steps.or(base.max_steps),
@@ -544,28 +920,222 @@ mod tests {
         assert!(read(&path).unwrap().is_some());
     }
 
+    /// A project file with `text`, trusted or not, over the user's `user`.
+    fn resolved(user: &str, text: &str, trust: Trust) -> Settings {
+        let loaded = Loaded {
+            user: toml::from_str(user).unwrap(),
+            project: Some(Project {
+                path: PathBuf::from("/w/harness.toml"),
+                config: toml::from_str(text).unwrap(),
+                trust,
+                sha256: trust::digest(text.as_bytes()),
+            }),
+            files: vec![PathBuf::from("/w/harness.toml")],
+        };
+        Settings::from_parts(&Overrides::default(), loaded).unwrap()
+    }
+
+    fn ignored_keys(settings: &Settings) -> Vec<&'static str> {
+        settings.ignored.iter().map(|ignored| ignored.key).collect()
+    }
+
+    #[test]
+    fn an_untrusted_project_file_cannot_widen_access_nor_send_data_elsewhere() {
+        let user = "host = \"http://mine\"\nmodel = \"mine\"\nsandbox = \"bwrap\"\n";
+        let project = "host = \"http://theirs\"\napi = \"openai\"\nmodel = \"theirs\"\n\
+                       writable = [\"/\"]\nnetwork = true\nallow_test_edits = true\n\
+                       sandbox = \"none\"\nallow = [\"sudo\"]\nverify = \"true\"\n\
+                       max_steps = 3\ntests = [\"checks/**\"]\n";
+        for trust in [Trust::Untrusted, Trust::Changed] {
+            let settings = resolved(user, project, trust);
+            assert_eq!(
+                ignored_keys(&settings),
+                [
+                    "host",
+                    "api",
+                    "model",
+                    "writable",
+                    "network",
+                    "allow_test_edits",
+                    "sandbox",
+                    "allow"
+                ]
+            );
+            assert_eq!(settings.host.as_deref(), Some("http://mine"));
+            assert_eq!(settings.api, Api::Ollama);
+            assert_eq!(settings.model, "mine");
+            assert!(settings.toolbox.writable.is_empty());
+            assert!(!settings.toolbox.network);
+            assert!(!settings.toolbox.allow_test_edits);
+            assert_eq!(
+                settings.toolbox.sandbox,
+                Sandbox::Only(harness_exec::Tier::Bwrap)
+            );
+            assert!(settings.toolbox.allow.is_empty(), "the blocklist stays");
+            // What only narrows, and the verification command, apply.
+            assert_eq!(settings.max_steps, 3);
+            assert_eq!(settings.toolbox.tests, ["checks/**"]);
+            assert_eq!(
+                settings.verification.as_ref().map(Verification::command),
+                Some("true")
+            );
+            let lines = settings.ignored_lines();
+            assert_eq!(lines.len(), 8);
+            assert!(
+                lines[0].starts_with("host = \"http://theirs\" in /w/harness.toml: ignored"),
+                "{}",
+                lines[0]
+            );
+            assert!(
+                lines
+                    .iter()
+                    .all(|line| line.ends_with("harness trust --workspace /w")),
+                "{lines:?}"
+            );
+        }
+        let trusted = resolved(user, project, Trust::Trusted);
+        assert!(trusted.ignored.is_empty());
+        assert_eq!(trusted.host.as_deref(), Some("http://theirs"));
+        assert_eq!(trusted.model, "theirs");
+        assert_eq!(trusted.toolbox.writable, [PathBuf::from("/")]);
+        assert!(trusted.toolbox.network && trusted.toolbox.allow_test_edits);
+        assert_eq!(
+            trusted.toolbox.sandbox,
+            Sandbox::Only(harness_exec::Tier::None)
+        );
+        assert_eq!(trusted.toolbox.allow, ["sudo"]);
+        let origin = |settings: &Settings, key: &str| {
+            settings
+                .origins
+                .iter()
+                .find(|origin| origin.key == key)
+                .map(|origin| origin.from.clone())
+                .unwrap()
+        };
+        let untrusted = resolved(user, project, Trust::Untrusted);
+        assert_eq!(origin(&untrusted, "host"), "user");
+        assert_eq!(origin(&untrusted, "verify"), "project");
+        assert_eq!(origin(&untrusted, "network"), "default");
+        assert_eq!(origin(&trusted, "host"), "project");
+        assert_eq!(untrusted.files_line(), "/w/harness.toml (untrusted)");
+        assert_eq!(
+            resolved(user, project, Trust::Changed).files_line(),
+            "/w/harness.toml (untrusted: changed since you trusted it)"
+        );
+        assert_eq!(trusted.files_line(), "/w/harness.toml (trusted)");
+    }
+
+    /// The claim "a repository's `harness.toml` cannot set `sandbox`, `writable` or
+    /// `network`": not without the user's trust of its content, however it spells them.
     #[test]
     fn a_project_file_may_not_set_how_commands_are_confined() {
         for (key, line) in [
             ("sandbox", "sandbox = \"none\"\n"),
+            ("sandbox", "sandbox = \"landlock\"\n"),
             ("writable", "writable = [\"/\"]\n"),
+            ("writable", "writable = [\"~\", \"/tmp\"]\n"),
             ("network", "network = true\n"),
         ] {
-            let directory = tempfile::tempdir().unwrap();
-            let path = directory.path().join(WORKSPACE_FILE);
-            fs::write(&path, line).unwrap();
-            let error = format!("{:#}", load(directory.path()).unwrap_err());
-            assert!(error.contains(&path.display().to_string()), "{error}");
-            assert!(error.contains(&format!("sets `{key}`")), "{error}");
-            assert!(error.contains(&format!("`--{key}`")), "{error}");
+            for trust in [Trust::Untrusted, Trust::Changed] {
+                let settings = resolved("", line, trust);
+                assert_eq!(ignored_keys(&settings), [key], "{line}");
+                assert_eq!(settings.toolbox.sandbox, Sandbox::Auto, "{line}");
+                assert!(settings.toolbox.writable.is_empty(), "{line}");
+                assert!(!settings.toolbox.network, "{line}");
+            }
+            let trusted = resolved("", line, Trust::Trusted);
+            assert!(trusted.ignored.is_empty(), "{line}");
         }
-        let directory = tempfile::tempdir().unwrap();
-        fs::write(
-            directory.path().join(WORKSPACE_FILE),
-            "model = \"m\"\ndeny = [\"secrets/\"]\n",
-        )
-        .unwrap();
-        assert!(load(directory.path()).is_ok());
+    }
+
+    #[test]
+    fn an_untrusted_project_file_may_narrow() {
+        // A stricter sandbox, or the same.
+        for (yours, theirs, applies) in [
+            ("auto", "bwrap", true),
+            ("auto", "auto", true),
+            ("auto", "landlock", false),
+            ("landlock", "auto", true),
+            ("landlock", "none", false),
+            ("none", "landlock", true),
+            ("bwrap", "auto", false),
+        ] {
+            let settings = resolved(
+                &format!("sandbox = \"{yours}\"\n"),
+                &format!("sandbox = \"{theirs}\"\n"),
+                Trust::Untrusted,
+            );
+            assert_eq!(
+                settings.toolbox.sandbox.to_string() == theirs,
+                applies,
+                "{yours} then {theirs}"
+            );
+            assert_eq!(
+                settings.ignored.is_empty(),
+                applies,
+                "{yours} then {theirs}"
+            );
+        }
+        // An allowlist: within yours, or within what the blocklist lets run.
+        let within = resolved(
+            "allow = [\"python3\", \"git\"]\n",
+            "allow = [\"git\", \"curl\"]\n",
+            Trust::Untrusted,
+        );
+        assert_eq!(within.toolbox.allow, ["git"]);
+        let none_shared = resolved(
+            "allow = [\"python3\"]\n",
+            "allow = [\"curl\"]\n",
+            Trust::Untrusted,
+        );
+        assert_eq!(none_shared.toolbox.allow, ["python3"]);
+        assert_eq!(ignored_keys(&none_shared), ["allow"]);
+        let narrower = resolved("", "allow = [\"python3\", \"git\"]\n", Trust::Untrusted);
+        assert_eq!(narrower.toolbox.allow, ["python3", "git"]);
+        for wider in [
+            "[\"git\", \"sudo\"]",
+            "[\"./tools/run\"]",
+            "[\"/usr/bin/git\"]",
+        ] {
+            let settings = resolved("", &format!("allow = {wider}\n"), Trust::Untrusted);
+            assert!(settings.toolbox.allow.is_empty(), "{wider}");
+            assert_eq!(ignored_keys(&settings), ["allow"], "{wider}");
+        }
+        // `false` and nothing widen nothing.
+        let off = resolved(
+            "",
+            "network = false\nallow_test_edits = false\nwritable = []\n",
+            Trust::Untrusted,
+        );
+        assert!(off.ignored.is_empty());
+        // A sandbox that is no tier is an error, applied or not.
+        let loaded = Loaded {
+            project: Some(Project {
+                path: PathBuf::from("/w/harness.toml"),
+                config: toml::from_str("sandbox = \"docker\"\n").unwrap(),
+                trust: Trust::Untrusted,
+                sha256: String::new(),
+            }),
+            ..Loaded::default()
+        };
+        let error = Settings::from_parts(&Overrides::default(), loaded).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown sandbox \"docker\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_project_s_deny_rules_are_a_list_of_their_own_trusted_or_not() {
+        for trust in [Trust::Untrusted, Trust::Trusted] {
+            let settings = resolved(
+                "deny = [\"*.sqlite\"]\n",
+                "deny = [\"!*.sqlite\", \"build/\"]\n",
+                trust,
+            );
+            assert_eq!(settings.toolbox.deny, ["*.sqlite"]);
+            assert_eq!(settings.toolbox.project_deny, ["!*.sqlite", "build/"]);
+        }
     }
 
     #[test]
@@ -575,7 +1145,7 @@ mod tests {
     }
 
     #[test]
-    fn the_project_wins_and_deny_rules_add_up() {
+    fn the_project_wins_and_keeps_its_deny_rules_apart() {
         let user = FileConfig {
             model: Some("user-model".into()),
             host: Some("http://user".into()),
@@ -595,7 +1165,11 @@ mod tests {
         let merged = merge(user, project);
         assert_eq!(merged.model.as_deref(), Some("project-model"));
         assert_eq!(merged.host.as_deref(), Some("http://user"));
-        assert_eq!(merged.deny, Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(
+            merged.deny,
+            Some(vec!["a".to_owned()]),
+            "the project's deny rules are a list of their own"
+        );
         assert_eq!(merged.allow, Some(vec!["git".to_owned()]));
         assert_eq!(merged.max_tokens, Some(1000));
         assert_eq!(merged.head_start_chars, Some(0));
@@ -607,7 +1181,7 @@ mod tests {
                 ..FileConfig::default()
             },
         );
-        assert_eq!(only_project.deny, Some(vec!["c".to_owned()]));
+        assert_eq!(only_project.deny, None);
     }
 
     #[test]
@@ -720,11 +1294,11 @@ mod tests {
         assert_eq!(defaults.budgets().attempts, DEFAULT_ATTEMPTS);
         assert_eq!(Budgets::default().attempts, 1);
         let files = Loaded {
-            config: FileConfig {
+            user: FileConfig {
                 attempts: Some(2),
                 ..FileConfig::default()
             },
-            files: Vec::new(),
+            ..Loaded::default()
         };
         assert_eq!(
             Settings::from_parts(&Overrides::default(), files.clone())
@@ -746,11 +1320,11 @@ mod tests {
         assert_eq!(defaults.budgets().max_verifications, DEFAULT_MAX_CHECKS);
         assert_eq!(Budgets::default().max_verifications, 3);
         let files = Loaded {
-            config: FileConfig {
+            user: FileConfig {
                 max_checks: Some(2),
                 ..FileConfig::default()
             },
-            files: Vec::new(),
+            ..Loaded::default()
         };
         let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
         assert_eq!(from_files.budgets().max_verifications, 2);
@@ -765,13 +1339,13 @@ mod tests {
     #[test]
     fn the_sandbox_keys_come_from_the_files_and_the_flags_win() {
         let files = Loaded {
-            config: FileConfig {
+            user: FileConfig {
                 sandbox: Some("landlock".into()),
                 writable: Some(vec!["~/.cargo/registry".into(), "/opt/cache".into()]),
                 network: Some(true),
                 ..FileConfig::default()
             },
-            files: Vec::new(),
+            ..Loaded::default()
         };
         let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
         let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set in tests"));
@@ -807,11 +1381,11 @@ mod tests {
             (Sandbox::Auto, false)
         );
         let bad = Loaded {
-            config: FileConfig {
+            user: FileConfig {
                 sandbox: Some("docker".into()),
                 ..FileConfig::default()
             },
-            files: Vec::new(),
+            ..Loaded::default()
         };
         let error = Settings::from_parts(&Overrides::default(), bad).unwrap_err();
         assert_eq!(
@@ -823,13 +1397,14 @@ mod tests {
     #[test]
     fn flags_win_over_the_files_and_only_a_flag_lowers_the_most_a_command_may_ask_for() {
         let files = Loaded {
-            config: FileConfig {
+            user: FileConfig {
                 allow: Some(vec!["git".into()]),
                 deny: Some(vec!["*.secret".into()]),
                 command_timeout: Some(60),
                 ..FileConfig::default()
             },
             files: vec![PathBuf::from("harness.toml")],
+            ..Loaded::default()
         };
         let from_files = Settings::from_parts(&Overrides::default(), files.clone()).unwrap();
         assert_eq!(
@@ -837,6 +1412,7 @@ mod tests {
             ToolboxSettings {
                 allow: vec!["git".into()],
                 deny: vec!["*.secret".into()],
+                project_deny: Vec::new(),
                 command_timeout: Some(Duration::from_secs(60)),
                 max_command_timeout: None,
                 sandbox: Sandbox::Auto,

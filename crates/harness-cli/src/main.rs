@@ -2,7 +2,9 @@
 //!
 //! This binary is thin: it parses arguments, builds the library objects and prints what they
 //! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`, settings (files and flags) in `config`, the toolbox that
+//! run is in `display`, settings (files and flags) in `config` (which says what a
+//! repository's `harness.toml` may choose without the user's trust, recorded by `trust`),
+//! the toolbox that
 //! `harness run` and `harness tool` both build in `toolbox`, and the undo session as the
 //! loop's checkpoints in `checkpoints`.
 //!
@@ -25,6 +27,7 @@ mod probe;
 mod shown;
 mod signals;
 mod toolbox;
+mod trust;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.

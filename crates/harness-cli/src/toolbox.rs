@@ -68,6 +68,8 @@ impl Plan {
         for rule in &settings.deny {
             builder.deny(rule.clone());
         }
+        // A list of its own: a repository's `!` rule lifts none of the user's refusals.
+        builder.deny_list(settings.project_deny.iter().cloned());
         let workspace = builder
             .build()
             .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
@@ -83,6 +85,11 @@ impl Plan {
         // So does your configuration, which says how the next run's commands are confined
         // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
         if let Some(file) = config::user_file() {
+            confinement = confinement.protect(file);
+        }
+        // And the trust file, which says which repository's `harness.toml` may choose the
+        // model server and widen the confinement: a command must not trust one.
+        if let Some(file) = crate::trust::trust_file() {
             confinement = confinement.protect(file);
         }
         // So does where git finds each submodule's configuration, checked out or not (the

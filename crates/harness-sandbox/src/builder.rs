@@ -40,6 +40,8 @@ pub struct WorkspaceBuilder {
     deny: Vec<String>,
     /// The caller's write rules.
     deny_write: Vec<String>,
+    /// Read rules given as lists of their own ([`WorkspaceBuilder::deny_list`]), in order.
+    lists: Vec<Vec<String>>,
     /// Whether a read may open a file that has other hard links.
     allow_hard_link_reads: bool,
     /// Whether a write may replace a file that has other hard links.
@@ -59,6 +61,7 @@ impl WorkspaceBuilder {
             protected_write: own(DEFAULT_DENY_WRITE),
             deny: Vec::new(),
             deny_write: Vec::new(),
+            lists: Vec::new(),
             allow_hard_link_reads: false,
             allow_hard_link_writes: false,
             allow_dangling_symlink_writes: false,
@@ -86,12 +89,42 @@ impl WorkspaceBuilder {
         self
     }
 
+    /// Refuses reading and writing paths that `rules` match, as a list of its own: a `!` in
+    /// it re-includes only what an earlier rule of the same list excluded, never what
+    /// [`WorkspaceBuilder::deny`], a built-in rule or another list refuses. For rules from a
+    /// source that may add refusals but must not lift anyone else's: a repository's
+    /// configuration beside the user's.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), harness_sandbox::Error> {
+    /// # let dir = tempfile::tempdir().expect("a temporary directory");
+    /// use harness_sandbox::Workspace;
+    ///
+    /// let workspace = Workspace::builder(dir.path())
+    ///     .deny("*.sqlite")                          // the user's word
+    ///     .deny_list(["build/", "!app.sqlite"])      // the project's: adds, lifts nothing
+    ///     .build()?;
+    /// assert!(workspace.is_read_denied("app.sqlite"));
+    /// assert!(workspace.is_read_denied("build/out.o"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deny_list<I, S>(&mut self, rules: I) -> &mut WorkspaceBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.lists.push(rules.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Drops every rule added so far, the defaults included.
     pub fn clear_rules(&mut self) -> &mut WorkspaceBuilder {
         self.protected.clear();
         self.protected_write.clear();
         self.deny.clear();
         self.deny_write.clear();
+        self.lists.clear();
         self
     }
 
@@ -143,15 +176,26 @@ impl WorkspaceBuilder {
     /// [`Error::InvalidRule`] for a rule that is not valid, then the errors of
     /// [`Workspace::new`].
     pub fn build(&self) -> Result<Workspace, Error> {
-        for rule in self.deny.iter().chain(&self.deny_write) {
+        for rule in self
+            .deny
+            .iter()
+            .chain(&self.deny_write)
+            .chain(self.lists.iter().flatten())
+        {
             rules::refuse_absolute_within(rule, &self.root)?;
         }
-        let rules = Rules::new(&[
+        let mut lists: Vec<(Access, &[String])> = vec![
             (Access::Read, &self.protected),
             (Access::Write, &self.protected_write),
             (Access::Read, &self.deny),
             (Access::Write, &self.deny_write),
-        ])?;
+        ];
+        lists.extend(
+            self.lists
+                .iter()
+                .map(|list| (Access::Read, list.as_slice())),
+        );
+        let rules = Rules::new(&lists)?;
         Workspace::open(
             &self.root,
             rules,

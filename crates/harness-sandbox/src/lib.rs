@@ -85,7 +85,9 @@
 //!    `*.txt` re-includes `keep.txt`; but a `!` cannot re-include a path under a refused
 //!    directory, nor lift a rule of another list.
 //! 4. The lists are: the built-in read rules, the built-in write rules, the rules given to
-//!    [`WorkspaceBuilder::deny`], those given to [`WorkspaceBuilder::deny_write`]. A path is
+//!    [`WorkspaceBuilder::deny`], those given to [`WorkspaceBuilder::deny_write`], then each
+//!    list given to [`WorkspaceBuilder::deny_list`] (a repository's rules beside the user's,
+//!    whose `!` must not lift the user's). A path is
 //!    refused if any list refuses it, and the first list that does names its rule. Every
 //!    read list refuses writing too.
 //! 5. A rule that cannot be compiled (an unclosed `[` or `{`) or that matches nothing

@@ -78,6 +78,31 @@ impl Toolbox {
             .is_ok_and(|relative| tests.is_test_file(relative.as_str()))
     }
 
+    /// True if and only if `list_dir` would show the file `path` leads to (read as the
+    /// tools read it, links followed): inside the workspace, readable under the deny rules,
+    /// not in `.git`, and not ignored by the workspace's `.gitignore`, `.ignore` or exclude
+    /// files. For a caller that picks files to read on its own (the head start, from paths
+    /// a command printed) and must not pick what the user keeps out of git: a local
+    /// settings file, a cache, a build output.
+    pub fn is_listed(&self, path: &str) -> bool {
+        let Ok(relative) = self.workspace.relative(path) else {
+            return false;
+        };
+        if self
+            .workspace
+            .check(relative.as_str(), harness_sandbox::Access::Read)
+            .is_err()
+        {
+            return false;
+        }
+        let mut seen = false;
+        let walked = crate::walk::visit(&self.workspace, relative.as_str(), Some(0), |entry, _| {
+            seen = entry.depth == 0 && entry.kind == crate::walk::Kind::File;
+            std::ops::ControlFlow::Break(())
+        });
+        walked.is_ok() && seen
+    }
+
     /// A handle that interrupts the command `run_command` is running, e.g. on Ctrl-C; the
     /// call then returns a result saying the command was interrupted.
     pub fn interrupter(&self) -> Interrupter {

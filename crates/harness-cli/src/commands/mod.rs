@@ -22,6 +22,7 @@ mod runs;
 mod sandbox;
 mod show;
 mod tool;
+mod trust;
 mod undo;
 
 /// The subcommands.
@@ -37,6 +38,7 @@ pub(crate) enum Command {
     Tool(tool::ToolCommand),
     Mcp(mcp::McpCommand),
     Sandbox(sandbox::SandboxCommand),
+    Trust(trust::TrustCommand),
 }
 
 impl Command {
@@ -61,6 +63,7 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Tool(command) => tool::exec(command),
         Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
+        Command::Trust(command) => trust::exec(command),
     }
 }
 

@@ -64,19 +64,18 @@ fn explain(
 ) -> anyhow::Result<ExitCode> {
     let mut out = Report::default();
     let root = workspace_root(workspace)?;
-    let loaded = config::load(&root)?;
-    let allow = if allow.is_empty() {
-        loaded.config.allow.unwrap_or_default()
-    } else {
-        allow
-    };
-    let sandbox = match (sandbox, loaded.config.sandbox.as_deref()) {
-        (Some(sandbox), _) => sandbox,
-        (None, Some(name)) => name
-            .parse()
-            .map_err(|error| anyhow::anyhow!("in the configuration: {error}"))?,
-        (None, None) => Sandbox::Auto,
-    };
+    // The settings a run here would have: what a repository's file may not choose on its
+    // own is explained as ignored, not as if it applied.
+    let settings = config::Settings::resolve(
+        &root,
+        &config::Overrides {
+            allow,
+            sandbox,
+            ..config::Overrides::default()
+        },
+    )?;
+    let allow = settings.toolbox.allow.clone();
+    let sandbox = settings.toolbox.sandbox;
     let confinement = harness_exec::Confinement::new(&root);
     let (tier, note) = match sandbox {
         Sandbox::Only(tier) => match preflight::probe_for(tier, &confinement) {
@@ -97,12 +96,37 @@ fn explain(
         note.unwrap_or_default(),
         rest.trim_start()
     ));
-    let deny = loaded.config.deny.unwrap_or_default();
+    let deny = &settings.toolbox.deny;
     if !deny.is_empty() {
         out.line(format!(
-            "  protected  also denied by the configuration: {}",
+            "  protected  also denied by your configuration: {}",
             deny.join(", ")
         ));
+    }
+    let project_deny = &settings.toolbox.project_deny;
+    if !project_deny.is_empty() {
+        out.line(format!(
+            "  protected  also denied by the project's harness.toml (its `!` rules lift none \
+             of yours nor the built-in ones): {}\n\
+             \x20            (harness-sandbox::workspace::deny::a_negation_in_a_list_of_its_own_lifts_nothing_of_another)",
+            project_deny.join(", ")
+        ));
+    }
+    out.line(format!(
+        "  config     {}\n\
+         \x20            settings from: {}\n\
+         \x20            a repository's harness.toml chooses on its own only what narrows (more \
+         deny rules and tests, budgets, a\n\
+         \x20            stricter sandbox or allowlist) and the verification command; its \
+         host, api, model, writable,\n\
+         \x20            network, allow_test_edits, weaker sandbox or wider allow apply only \
+         once you trust its exact\n\
+         \x20            content (`harness trust`); any change to it makes it untrusted again",
+        settings.files_line(),
+        settings.origins_line()
+    ));
+    for line in settings.ignored_lines() {
+        out.line(format!("  ignored    {line}"));
     }
     out.line(format!(
         "  seatbelt   the command policy sees through these launchers in front of a program\n\

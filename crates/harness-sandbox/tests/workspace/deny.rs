@@ -587,6 +587,66 @@ fn a_write_only_negation_does_not_lift_a_read_rule() {
     workspace.write("app.log", "x").expect("re-included");
 }
 
+/// Issue #45: a repository's `!*.sqlite` must not lift the user's `*.sqlite`. Each list
+/// given to `deny_list` judges apart: its `!` re-includes only its own rules' paths, every
+/// spelling (`**`, a directory glob, a case change) alike, and its plain rules still add.
+#[test]
+fn a_negation_in_a_list_of_its_own_lifts_nothing_of_another() {
+    let fixture = Fixture::new();
+    fixture.file("data/app.sqlite", "db");
+    fixture.file("logs/run.log", "log");
+    fixture.file("build/out.o", "o");
+    for lifting in [
+        "!*.sqlite",
+        "!data/app.sqlite",
+        "!**",
+        "!/data/",
+        "!*.SQLITE",
+        "!*",
+    ] {
+        let workspace = Workspace::builder(&fixture.root)
+            .deny("*.sqlite")
+            .deny_list(["build/", lifting])
+            .build()
+            .expect("workspace");
+        assert_denied(
+            workspace.read("data/app.sqlite").map(drop),
+            "data/app.sqlite",
+            "read",
+            "*.sqlite",
+        );
+        assert!(workspace.is_read_denied("data/app.sqlite"), "{lifting}");
+    }
+    let workspace = Workspace::builder(&fixture.root)
+        .deny("*.sqlite")
+        .deny_list(["*.log", "!keep.log", "build/"])
+        .build()
+        .expect("workspace");
+    assert_denied(
+        workspace.read("logs/run.log").map(drop),
+        "logs/run.log",
+        "read",
+        "*.log",
+    );
+    assert_denied(
+        workspace.read("build/out.o").map(drop),
+        "build/out.o",
+        "read",
+        "build/",
+    );
+    assert!(
+        !workspace.is_read_denied("keep.log"),
+        "its own `!` re-includes its own rule"
+    );
+    // The same rules in one list: the `!` lifts, which is what the lists keep apart.
+    let workspace = Workspace::builder(&fixture.root)
+        .deny("*.sqlite")
+        .deny("!*.sqlite")
+        .build()
+        .expect("workspace");
+    assert!(!workspace.is_read_denied("data/app.sqlite"));
+}
+
 /// A rule names a place as the user spells it, and a symbolic link makes it one spelling
 /// among several: `.env` may be a link to `config/settings.env`, `config/` a link to
 /// `shared/config/`. Reached through the link the rule names, the place is refused,

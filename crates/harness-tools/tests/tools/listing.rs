@@ -418,3 +418,42 @@ fn one_walk_reads_at_most_4_mib_of_ignore_files() {
         "the 17th directory's file is past the budget"
     );
 }
+
+/// `Toolbox::is_listed` answers as `list_dir` lists, for the one file a caller would read:
+/// the head start (issue #45) must not pick a file git ignores, by its name or a link's.
+#[test]
+fn is_listed_is_true_only_for_a_file_list_dir_would_show() {
+    let fixture = Fixture::new();
+    fixture
+        .file(".gitignore", "local.py\ncache/\n")
+        .file("calc.py", "")
+        .file("local.py", "")
+        .file("cache/state.txt", "")
+        .file("src/lib.py", "")
+        .file(".env", "");
+    symlink("local.py", fixture.path("settings.py")).expect("a link to an ignored file");
+    symlink("calc.py", fixture.path("alias.py")).expect("a link to a listed file");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(fixture.path("pipe"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(fifo.success());
+    let toolbox = Toolbox::new(fixture.workspace());
+    for (path, listed) in [
+        ("calc.py", true),
+        ("./calc.py", true),
+        ("src/lib.py", true),
+        ("alias.py", true),
+        ("local.py", false),
+        ("settings.py", false),
+        ("cache/state.txt", false),
+        (".env", false),
+        ("src", false),
+        ("pipe", false),
+        ("missing.py", false),
+        ("../outside.py", false),
+        (".git/config", false),
+    ] {
+        assert_eq!(toolbox.is_listed(path), listed, "{path}");
+    }
+}

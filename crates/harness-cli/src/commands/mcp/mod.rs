@@ -125,6 +125,8 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
          \x20 recorded:   as run {} (harness show {} / harness undo {})\n\
          \x20 policy:     {}\n\
          \x20 isolation:  {}\n\
+         \x20 config:     {}\n\
+         \x20 settings:   {}\n\
          {}",
         root.display().to_string(),
         run,
@@ -132,8 +134,13 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
         run,
         boundary::policy(&settings.toolbox.allow),
         toolbox::isolation_summary(&choice, &settings.toolbox),
+        Shown::line(&settings.files_line()),
+        Shown::line(&settings.origins_line()),
         Shown::text(boundary::STATEMENT),
     ))?;
+    for line in settings.ignored_lines() {
+        err.line(&shown!("  ignored:    {}", Shown::line(&line)))?;
+    }
     for warning in toolbox::fallback_warnings(&choice) {
         err.line(&Shown::line(&warning))?;
     }

@@ -9,7 +9,7 @@ use crate::boundary;
 use crate::config::Settings;
 use crate::display::{Out, Style};
 use crate::probe::ModelProbe;
-use crate::shown::{Shown, Visible, shown};
+use crate::shown::{Shown, shown};
 use crate::toolbox;
 
 /// What is active, printed before the first step.
@@ -38,16 +38,13 @@ impl Header<'_> {
                 shown!("none: nothing will check the model's claim that it is done (--verify CMD)")
             }
         };
-        let files = if settings.files.is_empty() {
-            shown!("none")
-        } else {
-            let files: Vec<Shown> = settings
-                .files
-                .iter()
-                .map(|file| file.display().shown())
-                .collect();
-            Shown::join(&files, ", ")
-        };
+        let files = Shown::line(&settings.files_line());
+        // What a repository's file set that does not apply, each on its own line: quoted
+        // from the file, so sanitized as one line each.
+        let mut ignored = Shown::default();
+        for line in settings.ignored_lines() {
+            ignored.push(&shown!("\x20 ignored:    {}\n", Shown::line(&line)));
+        }
         let _ = Out::stdout().line(&shown!(
             "{} {}\n{}\n\
              \x20 workspace:  {}\n\
@@ -57,7 +54,9 @@ impl Header<'_> {
              \x20 replies:    {}\n\
              \x20 edits:      {}\n\
              \x20 verify:     {}\n\
-             \x20 config:     {}\n",
+             \x20 config:     {}\n\
+             \x20 settings:   {}\n\
+             {}",
             style.bold(&shown!("harness run")),
             self.run,
             style.yellow(&Shown::text(boundary::STATEMENT)),
@@ -72,6 +71,8 @@ impl Header<'_> {
             edits(self.model),
             verify,
             files,
+            Shown::line(&settings.origins_line()),
+            ignored,
         ));
     }
 
@@ -94,6 +95,13 @@ impl Header<'_> {
             "edit_format": self.model.edit_format.name(),
             "verification": settings.verification.as_ref().map(Verification::command),
             "config_files": settings.files,
+            "project_trust": settings.project.as_ref().map(|(_, trust)| trust.describe()),
+            "settings_from": settings
+                .origins
+                .iter()
+                .map(|origin| (origin.key.to_owned(), json!(origin.from)))
+                .collect::<serde_json::Map<_, _>>(),
+            "ignored": settings.ignored_lines(),
         })
     }
 }

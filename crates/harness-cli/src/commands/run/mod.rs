@@ -44,7 +44,10 @@ use crate::{signals, toolbox};
 /// Settings come from the flags, then harness.toml in the workspace, then
 /// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
 /// command_timeout, max_steps, attempts, max_checks, max_failed_calls, max_tokens,
-/// head_start_chars, context_length, temperature).
+/// head_start_chars, context_length, temperature). A repository's harness.toml sets
+/// host, api, model, writable, network, allow_test_edits, a weaker sandbox or a wider
+/// allow only once you trust its exact content (`harness trust`); the header says which
+/// setting came from where and what was ignored.
 ///
 /// Examples:
 ///
