@@ -12,19 +12,45 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use harness_edit::WriteGuard;
 use regex::Regex;
 
-/// Test files by each ecosystem's conventions, matched against the path relative to the
-/// workspace root at any depth.
+/// Test files by each runner's own discovery rules, matched against the path relative to
+/// the workspace root at any depth: what a runner would run as a test, and the snapshots,
+/// golden files, fixtures and configuration it reads. The table of rules and what each
+/// follows is in [`VerificationInputs`](crate::VerificationInputs)'s module docs; this list
+/// is its whole-file part, shared by the file tools' refusal and the verification's
+/// judgement, so the two cannot disagree.
 pub const CONVENTIONAL: &[&str] = &[
-    // Python: unittest and pytest discovery.
-    "**/test_*.py",
+    // Python. unittest's `TestLoader.discover` default pattern is `test*.py` (so Django's
+    // `tests.py` too); pytest's `python_files` default is `test_*.py *_test.py`, and it
+    // loads every `conftest.py` on the way; its configuration files.
+    "**/test*.py",
     "**/*_test.py",
     "**/conftest.py",
-    // JavaScript and TypeScript: node --test, Jest, Vitest, Mocha.
+    "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/tox.ini",
+    "**/setup.cfg",
+    // JavaScript and TypeScript. Jest's and Vitest's `testMatch`/`include` (`*.test.*`,
+    // `*.spec.*`, `__tests__/`); node --test's defaults (`*.test.*`, `*-test.*`,
+    // `*_test.*`, `test-*.*`, `test.*`, `test/**`); Mocha's `./test/`; their configuration
+    // files, and Babel's, which Jest transforms every test with.
     "**/*.test.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
     "**/*.spec.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
+    "**/*{-,_}test.{js,mjs,cjs}",
+    "**/test-*.{js,mjs,cjs}",
+    "**/test.{js,mjs,cjs}",
     "**/__tests__/**",
-    // Go, Ruby, Java and Kotlin, C#.
+    "**/jest.config.*",
+    "**/jest.setup.*",
+    "**/vitest.config.*",
+    "**/vitest.workspace.*",
+    "**/vite.config.*",
+    "**/.mocharc*",
+    "**/babel.config.*",
+    "**/.babelrc*",
+    // Go: `*_test.go`, and `testdata/`, which the go tool ignores when building.
     "**/*_test.go",
+    "**/testdata/**",
+    // Ruby, Java and Kotlin, C#.
     "**/*_spec.rb",
     "**/spec/**",
     "**/*Test.{java,kt}",
@@ -33,9 +59,18 @@ pub const CONVENTIONAL: &[&str] = &[
     "**/*.bats",
     "**/test_*.sh",
     "**/*_test.sh",
-    // Directories of tests: Rust's integration tests, and most other ecosystems'.
+    // Directories of tests: Rust's integration tests and benchmarks, and most other
+    // ecosystems'.
     "**/tests/**",
     "**/test/**",
+    "**/benches/**",
+    // Snapshots and golden files: Jest's and Vitest's `__snapshots__/*.snap`, insta's
+    // `*.snap`, Go's and others' `*.golden` and `golden/`, fixtures.
+    "**/__snapshots__/**",
+    "**/*.snap",
+    "**/*.golden",
+    "**/golden/**",
+    "**/fixtures/**",
 ];
 
 /// Which code the file tools may not change: test files (by [`CONVENTIONAL`] and the
@@ -93,6 +128,21 @@ impl TestCode {
             files,
             checks: BTreeSet::new(),
         })
+    }
+
+    /// The conventional test files alone: [`TestCode::new`] with no globs of the user's,
+    /// which cannot fail since [`CONVENTIONAL`] parses (tested).
+    pub fn conventional() -> TestCode {
+        let mut builder = GlobSetBuilder::new();
+        for glob in CONVENTIONAL {
+            if let Ok(glob) = Glob::new(glob) {
+                builder.add(glob);
+            }
+        }
+        TestCode {
+            files: builder.build().unwrap_or_else(|_| GlobSet::empty()),
+            checks: BTreeSet::new(),
+        }
     }
 
     /// The same test code, and the files `command` (a verification command's words) runs
@@ -169,7 +219,7 @@ impl WriteGuard for TestCode {
 /// `path` the way the tools name a file: without `.`, empty parts or a leading `/`, each
 /// `..` taking away the part before it. `None` when nothing is left, or a `..` climbs above
 /// the start.
-fn normalized(path: &str) -> Option<String> {
+pub(crate) fn normalized(path: &str) -> Option<String> {
     let mut parts = Vec::new();
     for part in path.split('/') {
         match part {
