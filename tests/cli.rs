@@ -16,3 +16,4 @@ mod same_call;
 mod support;
 mod terminal;
 mod transcripts;
+mod verified;
