@@ -88,6 +88,16 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            harness-cli::a_model_that_prunes_the_runs_refs_or_removes_git_cannot_take_the_users_edit,\n\
          \x20            harness-undo::a_store_made_unreadable_is_given_back_and_the_run_still_undone,\n\
          \x20            harness-cli::a_file_too_large_to_record_is_named_and_never_read_whole)\n\
+         \x20 protected  the verification: a pass counts only if what it loads besides the\n\
+         \x20            code is as before the run (tests by each runner's discovery rules,\n\
+         \x20            snapshots, golden files, fixtures, runner configuration, and what the\n\
+         \x20            runner loads its own code from: a module shadowing the standard\n\
+         \x20            library or the runner, sitecustomize, .pth, node_modules, Cargo's\n\
+         \x20            runner); otherwise the outcome is \"tests changed\", naming them;\n\
+         \x20            --allow-test-edits lets tests change, never the runner\n\
+         \x20            (harness-cli::issue_45_a_weakened_tests_py_is_refused_by_the_tools_and_not_verified_after_a_command,\n\
+         \x20            harness-cli::issue_45_a_unittest_package_that_exits_0_is_not_verified_written_or_made,\n\
+         \x20            harness-cli::issue_45_with_allow_test_edits_tests_may_change_but_the_runner_may_not)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
          \x20            store's; ignored files commands change (build outputs) are not\n\

@@ -557,3 +557,305 @@ fn ask_python() -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&text).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(path: &str, kind: ChangeKind) -> Change {
+        Change::new(path.to_owned(), None, kind, String::new())
+    }
+
+    fn judged(
+        argv: &[&str],
+        root: &Path,
+        changes: &[Change],
+        tests_may_change: bool,
+    ) -> Vec<String> {
+        VerificationInputs::new(TestCode::conventional(), argv)
+            .judge(root, changes, tests_may_change)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Each whole-file rule, by the runner whose discovery rule it follows, and files that
+    /// are code.
+    #[test]
+    fn every_runners_test_files_are_inputs_and_code_is_not() {
+        let root = Path::new("/nonexistent");
+        let inputs = [
+            "tests.py",
+            "app/tests.py",
+            "testing_utils.py",
+            "pkg/calc_test.py",
+            "conftest.py",
+            "pytest.ini",
+            ".pytest.ini",
+            "tox.ini",
+            "setup.cfg",
+            "sum.test.js",
+            "src/a.spec.ts",
+            "sum-test.mjs",
+            "sum_test.cjs",
+            "test-sum.js",
+            "test.js",
+            "__tests__/a.js",
+            "jest.config.js",
+            "vitest.config.ts",
+            "vite.config.mjs",
+            ".mocharc.yml",
+            "babel.config.js",
+            ".babelrc",
+            "tests/it.rs",
+            "benches/b.rs",
+            "math_test.go",
+            "testdata/in.txt",
+            "t.bats",
+            "test_x.sh",
+            "x_test.sh",
+            "test/helper.bash",
+            "__snapshots__/a.snap",
+            "src/snapshots/x.snap",
+            "out.golden",
+            "golden/a.txt",
+            "fixtures/a.json",
+        ];
+        for path in inputs {
+            let found = judged(
+                &["true"],
+                root,
+                &[change(path, ChangeKind::Modified)],
+                false,
+            );
+            assert_eq!(found, [format!("{path} changed")], "{path}");
+            // The tests may change with --allow-test-edits.
+            let found = judged(&["true"], root, &[change(path, ChangeKind::Modified)], true);
+            assert!(found.is_empty(), "{path}: {found:?}");
+        }
+        for path in [
+            "calc.py",
+            "contest.py",
+            "src/lib.rs",
+            "latest.js",
+            "Cargo.lock",
+            "README.md",
+        ] {
+            let found = judged(
+                &["true"],
+                root,
+                &[change(path, ChangeKind::Modified)],
+                false,
+            );
+            assert!(found.is_empty(), "{path}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_runner_loads_its_code_from_counts_even_when_tests_may_change() {
+        let root = Path::new("/nonexistent");
+        for path in [
+            "sitecustomize.py",
+            "lib/usercustomize.py",
+            "x.pth",
+            "node_modules/jest/index.js",
+            ".pnp.cjs",
+            ".cargo/config.toml",
+            "sub/.cargo/config",
+            "rust-toolchain.toml",
+            "rust-toolchain",
+            "go.mod",
+            "go.work",
+            "vendor/a/b.go",
+        ] {
+            let found = judged(&["true"], root, &[change(path, ChangeKind::Added)], true);
+            assert_eq!(
+                found,
+                [format!("{path} was created (the test runner loads it)")],
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn how_a_test_changed_is_said() {
+        let root = Path::new("/nonexistent");
+        let renamed = Change::new(
+            "kept.txt".to_owned(),
+            Some("test_calc.py".to_owned()),
+            ChangeKind::Renamed,
+            String::new(),
+        );
+        let into = Change::new(
+            "test_new.py".to_owned(),
+            Some("notes.txt".to_owned()),
+            ChangeKind::Renamed,
+            String::new(),
+        );
+        let found = judged(
+            &["true"],
+            root,
+            &[
+                renamed,
+                into,
+                change("test_a.py", ChangeKind::Deleted),
+                change("test_b.py", ChangeKind::Added),
+                change("test_c.py", ChangeKind::TypeChanged),
+            ],
+            false,
+        );
+        assert_eq!(
+            found,
+            [
+                "test_calc.py was renamed to kept.txt",
+                "test_new.py was renamed from notes.txt",
+                "test_a.py was deleted",
+                "test_b.py was created",
+                "test_c.py changed kind (a file became a link, or back)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_program_the_verification_names_and_its_recipes_are_inputs() {
+        let root = Path::new("/nonexistent");
+        let cases: &[(&[&str], &str, bool)] = &[
+            (&["./run_tests.sh"], "run_tests.sh", true),
+            (&["scripts/ci"], "scripts/ci", true),
+            (&["make", "check"], "Makefile", true),
+            (&["/usr/bin/make", "check"], "GNUmakefile", true),
+            (&["just", "test"], "justfile", true),
+            (&["nox"], "noxfile.py", true),
+            (&["rake"], "Rakefile", true),
+            (&["sh", "test.sh"], "test.sh", true),
+            // A program on PATH is not the workspace's file; a make recipe is not cargo's.
+            (&["pytest"], "pytest", false),
+            (&["cargo", "test"], "Makefile", false),
+            (&["python3", "main.py"], "main.py", false),
+        ];
+        for (argv, path, input) in cases {
+            let found = judged(argv, root, &[change(path, ChangeKind::Modified)], false);
+            assert_eq!(
+                found.len(),
+                usize::from(*input),
+                "{argv:?} {path}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shared_files_test_settings_count_and_its_other_lines_do_not() {
+        let root = Path::new("/nonexistent");
+        let patch = |path: &str, lines: &str| {
+            Change::new(
+                path.to_owned(),
+                None,
+                ChangeKind::Modified,
+                format!(
+                    "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1,2 +1,2 @@\n context\n{lines}\n"
+                ),
+            )
+        };
+        let counted = [
+            patch("pyproject.toml", "+addopts = \"-k nothing\""),
+            patch("pyproject.toml", "+[tool.pytest.ini_options]"),
+            patch("sub/pyproject.toml", "-testpaths = [\"tests\"]"),
+            patch("pyproject.toml", "+pythonpath = [\"fake\"]"),
+            patch("package.json", "-    \"test\": \"jest\","),
+            patch("package.json", "+    \"jest\": \"file:./fake\","),
+            patch("package.json", "+  \"scripts\": {},"),
+            patch("Cargo.toml", "+test = false"),
+            patch("Cargo.toml", "+harness = false"),
+            patch("Cargo.toml", "+[[test]]"),
+            patch("Cargo.toml", "+[patch.crates-io]"),
+            patch("Cargo.toml", "+autotests = false"),
+        ];
+        for change in &counted {
+            let found = judged(&["true"], root, std::slice::from_ref(change), false);
+            assert_eq!(found.len(), 1, "{}: {found:?}", change.patch);
+            assert!(found[0].contains("'s test settings changed"), "{found:?}");
+        }
+        let code = [
+            patch("pyproject.toml", "+dependencies = [\"attrs>=22\"]"),
+            patch("package.json", "+  \"description\": \"adds\","),
+            patch("Cargo.toml", "+libc = \"0.3\""),
+            patch("Cargo.toml", "+version = \"0.2.0\""),
+            // The headers name the file, not a setting.
+            patch("pyproject.toml", "+name = \"x\""),
+        ];
+        for change in &code {
+            let found = judged(&["true"], root, std::slice::from_ref(change), false);
+            assert!(found.is_empty(), "{}: {found:?}", change.patch);
+        }
+    }
+
+    #[test]
+    fn a_new_python_module_on_the_verifications_path_shadows_what_it_is_named_after() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let root = dir.path();
+        std::fs::write(root.join("calc.py"), "").expect("write");
+        std::fs::create_dir_all(root.join("pkg")).expect("mkdir");
+        std::fs::write(root.join("pkg/__init__.py"), "").expect("write");
+        std::fs::create_dir_all(root.join("checks")).expect("mkdir");
+        std::fs::write(root.join("checks/test_a.py"), "").expect("write");
+        std::fs::create_dir_all(root.join("docs")).expect("mkdir");
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "unittest/__init__.py",
+                Some("the standard library's unittest"),
+            ),
+            ("json.py", Some("the standard library's json")),
+            ("os.pyc", Some("the standard library's os")),
+            ("pytest.py", Some("the test runner's pytest")),
+            ("_pytest/__init__.py", Some("the test runner's _pytest")),
+            ("src/json.py", Some("the standard library's json")),
+            ("tests/json.py", Some("the standard library's json")),
+            ("checks/json.py", Some("the standard library's json")),
+            ("calc/__init__.py", Some("calc.py")),
+            ("calc.cpython-311-x86_64-linux-gnu.so", Some("calc.py")),
+            // In a package, a module is the package's: `pkg.json`, not `json`.
+            ("pkg/json.py", None),
+            // Not on the path, not a module, not a name anything loads.
+            ("docs/json.py", None),
+            ("json.txt", None),
+            ("mycalc_helpers.py", None),
+            // A plain module beside calc.py loses to it.
+            ("calc.pyc", None),
+        ];
+        for (path, shadowed) in cases {
+            let found = judged(&["true"], root, &[change(path, ChangeKind::Added)], true);
+            let expected: Vec<String> = shadowed
+                .iter()
+                .map(|what| format!("{path} shadows {what}"))
+                .collect();
+            assert_eq!(found, expected, "{path}");
+        }
+        // Only a new module shadows: one the repository had is the user's.
+        let found = judged(
+            &["true"],
+            root,
+            &[change("json.py", ChangeKind::Modified)],
+            true,
+        );
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn the_python_on_path_is_asked_and_the_fallback_holds_the_standard_library() {
+        let modules = python_modules();
+        for name in ["unittest", "json", "os", "sys", "collections"] {
+            assert_eq!(
+                modules.whose(name),
+                Some("the standard library's"),
+                "{name}"
+            );
+        }
+        assert_eq!(modules.whose("no_such_module_anywhere"), None);
+        assert_eq!(
+            python_module_stem("a.cpython-311-x86_64-linux-gnu.so"),
+            Some("a")
+        );
+        assert_eq!(python_module_stem(".py"), None);
+        assert_eq!(python_module_stem("a.txt"), None);
+    }
+}
