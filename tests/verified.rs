@@ -481,3 +481,21 @@ fn issue_45_the_json_summary_and_events_name_what_changed() {
     assert_eq!(finished["changed"][0], "tests.py changed");
     assert!(Path::new(&repo.root).join("tests.py").exists());
 }
+
+#[test]
+fn issue_45_an_index_flag_that_hides_a_test_change_from_git_hides_it_from_no_one() {
+    // `git status` shows no change to a file marked assume-unchanged or skip-worktree; the
+    // judgement reads the files themselves.
+    for flag in ["--assume-unchanged", "--skip-worktree"] {
+        let repo = Repo::from_fixture("calc");
+        let (run, _) = attempt(
+            &repo,
+            vec![sh(&format!(
+                "git update-index {flag} test_calc.py; printf '{PASSING_TEST}' > test_calc.py"
+            ))],
+            VERIFY,
+            &[],
+        );
+        assert_tests_changed(&repo, &run, "test_calc.py changed");
+    }
+}
