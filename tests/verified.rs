@@ -141,6 +141,11 @@ fn issue_45_a_weakened_tests_py_is_refused_by_the_tools_and_not_verified_after_a
     );
     assert!(repo.read("calc.py").contains("a - b"), "still unfixed");
     run.assert_stdout_has(&["✘ verification does not count"]);
+    // The transcript, shown, says why the pass did not count.
+    repo.harness(&["show"]).assert_exit(0).assert_stdout_has(&[
+        "`python3 -m unittest -q` does not count: what it loads besides the code under test \
+         changed: tests.py changed",
+    ]);
 }
 
 #[test]
