@@ -70,8 +70,11 @@ fn outcome(repo: &Repo) -> Value {
 /// Asserts the run ended "tests changed", exit 1, with `named` in the summary's reason and
 /// the transcript's, and that a verification exited 0 and was judged.
 fn assert_tests_changed(repo: &Repo, run: &Run, named: &str) {
-    run.assert_exit(1)
-        .assert_stdout_has(&["outcome:       tests changed", named]);
+    run.assert_exit(1).assert_stdout_has(&[
+        "outcome:       tests changed",
+        named,
+        "the last run exited 0 but does not count",
+    ]);
     let outcome = outcome(repo);
     assert_eq!(outcome["outcome"], "tests_changed", "{run}");
     assert!(
