@@ -123,6 +123,7 @@ pub enum Role {
 
 /// One verification input the run changed, with what the change does.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Finding {
     /// The path, relative to the workspace root.
     pub path: String,
