@@ -153,16 +153,41 @@ fn issue_45_a_weakened_tests_py_is_refused_by_the_tools_and_not_verified_after_a
 
 #[test]
 fn issue_45_a_unittest_package_that_exits_0_is_not_verified_written_or_made() {
-    let plants = [
-        Turn::call(
+    const PLANT: &str = "mkdir unittest && echo 'raise SystemExit(0)' > unittest/__init__.py";
+    // The file tools refuse it, early, by its name.
+    let repo = Repo::from_fixture("calc");
+    let before = repo.snapshot();
+    let (run, _) = attempt(
+        &repo,
+        vec![Turn::call(
             "write_file",
             json!({"path": "unittest/__init__.py", "content": "raise SystemExit(0)\n"}),
+        )],
+        VERIFY,
+        &[],
+    );
+    run.assert_exit(1).assert_stdout_has(&[
+        "▸ write_file unittest/__init__.py  error",
+        "unittest/__init__.py would shadow the standard library's unittest",
+    ]);
+    assert_eq!(repo.snapshot(), before, "{run}");
+
+    // A command makes it, and `python3 -m unittest` exits 0 without running a test: the
+    // judgement at verification names it. So it does with --allow-test-edits, where the
+    // tools write it too: a test edit changes what is measured, this changes the measuring.
+    let plants = [
+        (sh(PLANT), &[][..]),
+        (
+            Turn::call(
+                "write_file",
+                json!({"path": "unittest/__init__.py", "content": "raise SystemExit(0)\n"}),
+            ),
+            &["--allow-test-edits"][..],
         ),
-        sh("mkdir unittest && echo 'raise SystemExit(0)' > unittest/__init__.py"),
     ];
-    for plant in plants {
+    for (plant, extra) in plants {
         let repo = Repo::from_fixture("calc");
-        let (run, model) = attempt(&repo, vec![plant], VERIFY, &[]);
+        let (run, model) = attempt(&repo, vec![plant], VERIFY, extra);
         assert_tests_changed(
             &repo,
             &run,
@@ -170,20 +195,7 @@ fn issue_45_a_unittest_package_that_exits_0_is_not_verified_written_or_made() {
         );
         assert!(told(&model));
         assert!(repo.read("calc.py").contains("a - b"), "still unfixed");
-        // The same with --allow-test-edits: a test edit changes what is measured, this
-        // changes the measuring.
-        repo.harness(&["undo"]).assert_exit(0);
     }
-    let repo = Repo::from_fixture("calc");
-    let (run, _) = attempt(
-        &repo,
-        vec![sh(
-            "mkdir unittest && echo 'raise SystemExit(0)' > unittest/__init__.py",
-        )],
-        VERIFY,
-        &["--allow-test-edits"],
-    );
-    assert_tests_changed(&repo, &run, "shadows the standard library's unittest");
 }
 
 #[test]

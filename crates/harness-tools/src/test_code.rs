@@ -10,6 +10,8 @@ use std::sync::LazyLock;
 use camino::Utf8Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use harness_edit::WriteGuard;
+
+use crate::verification_inputs::runner_file_by_name;
 use regex::Regex;
 
 /// Test files by each runner's own discovery rules, matched against the path relative to
@@ -193,6 +195,7 @@ impl TestCode {
         if self.is_test_file(path) {
             return Some(format!("{path} is a test file"));
         }
+
         if !path.ends_with(".rs") {
             return None;
         }
@@ -205,6 +208,13 @@ impl TestCode {
 
 impl WriteGuard for TestCode {
     fn check(&self, path: &Utf8Path, before: Option<&str>, after: &str) -> Result<(), String> {
+        if let Some(why) = runner_file_by_name(path.as_str(), before.is_none()) {
+            return Err(format!(
+                "{why}: the verification would no longer run with the runner it had before \
+                 the run, and a pass would not count (--allow-test-edits or not), so the \
+                 harness does not let the tools write it; fix the code under test instead"
+            ));
+        }
         match self.changes_test_code(path.as_str(), before, after) {
             Some(why) => Err(format!(
                 "{why}, and the harness does not let the tools change test code: fix the code \
@@ -538,6 +548,55 @@ mod tests {
             tests.changes_test_code("lib.py", Some(LIB), &weakened),
             None
         );
+    }
+
+    #[test]
+    fn the_guard_refuses_a_file_that_would_take_the_runners_place() {
+        let tests = tests();
+        for (path, before, why) in [
+            (
+                "unittest/__init__.py",
+                None,
+                "unittest/__init__.py would shadow the standard library's unittest",
+            ),
+            (
+                "json.py",
+                None,
+                "json.py would shadow the standard library's json",
+            ),
+            (
+                "pytest.py",
+                None,
+                "pytest.py would shadow the test runner's pytest",
+            ),
+            (
+                "sitecustomize.py",
+                Some("x"),
+                "sitecustomize.py is a file Python runs at startup",
+            ),
+            (
+                "lib/site.pth",
+                None,
+                "lib/site.pth is a file Python runs at startup",
+            ),
+        ] {
+            let refused = tests.check(Utf8Path::new(path), before, "y").unwrap_err();
+            assert!(refused.starts_with(why), "{refused}");
+            assert!(refused.contains("--allow-test-edits or not"), "{refused}");
+        }
+        // The repository's own module, a module in a package, a name nothing loads.
+        for (path, before) in [
+            ("json.py", Some("x")),
+            ("pkg/json.py", None),
+            ("unittest/helpers.py", None),
+            ("calc_helpers.py", None),
+        ] {
+            assert_eq!(
+                tests.check(Utf8Path::new(path), before, "y"),
+                Ok(()),
+                "{path}"
+            );
+        }
     }
 
     #[test]

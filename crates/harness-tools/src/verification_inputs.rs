@@ -365,6 +365,30 @@ impl VerificationInputs {
     }
 }
 
+/// Why a file tool writing `path` (relative to the root) would change what the runner
+/// loads its own code from, told by the name alone: a startup file of Python's, or a new
+/// module at the top of the workspace named after one the verification loads from
+/// elsewhere. `new` is whether the file does not exist yet. The early, friendlier half of
+/// the judgement ([`VerificationInputs::judge`] is the root, since commands write files
+/// too).
+pub(crate) fn runner_file_by_name(path: &str, new: bool) -> Option<String> {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    if matches!(file, "sitecustomize.py" | "usercustomize.py") || file.ends_with(".pth") {
+        return Some(format!("{path} is a file Python runs at startup"));
+    }
+    if !new {
+        return None;
+    }
+    let module = match path.split_once('/') {
+        // `X/__init__.py` at the top.
+        Some((package, rest)) if python_module_stem(rest) == Some("__init__") => package,
+        Some(_) => return None,
+        None => python_module_stem(path)?,
+    };
+    let whose = python_modules().whose(module)?;
+    Some(format!("{path} would shadow {whose} {module}"))
+}
+
 /// The paths a change touches: its path, and the one it was renamed from.
 fn paths_of(change: &Change) -> impl Iterator<Item = &str> {
     std::iter::once(change.path.as_str()).chain(change.old_path.as_deref())
