@@ -40,8 +40,10 @@
 //!    the working directory of `python3 -m unittest` and unittest's top-level directory, and a
 //!    test directory or `src/` that is not a package, which pytest inserts), where `X` is a
 //!    standard library module (`sys.stdlib_module_names` of the `python3` on `PATH`, asked
-//!    once, with 3.11's list built in as a fallback), a module installed for it, or the
-//!    runner's own (`pytest`, `_pytest`, `pluggy`, `nose2`, …).
+//!    once, with 3.11's list built in as a fallback), the runner's own (`pytest`, `_pytest`,
+//!    `pluggy`, `nose2`, …) or a pytest plugin installed for it (its `pytest11` entry
+//!    points). Other installed packages are the code's dependencies: a new module named
+//!    after one is left to the tests' review.
 //! 2. `sitecustomize.py`, `usercustomize.py` and `*.pth` files anywhere: Python runs them at
 //!    startup.
 //! 3. `node_modules/` and Plug'n'Play's `.pnp.*`: where Node resolves the runner and its
@@ -491,7 +493,7 @@ fn on_sys_path(root: &Path, parts: &[&str]) -> bool {
 struct PythonModules {
     /// The standard library's (and the built-in modules').
     stdlib: BTreeSet<String>,
-    /// Those installed for the `python3` on `PATH`.
+    /// pytest's plugins installed for the `python3` on `PATH`.
     installed: BTreeSet<String>,
 }
 
@@ -503,7 +505,7 @@ impl PythonModules {
         } else if self.stdlib.contains(name) {
             Some("the standard library's")
         } else if self.installed.contains(name) {
-            Some("the installed module")
+            Some("the installed pytest plugin")
         } else {
             None
         }
@@ -540,12 +542,18 @@ fn python_modules() -> &'static PythonModules {
     &MODULES
 }
 
-/// `s NAME` for each standard library and built-in module, `i NAME` for each installed one,
-/// from `python3`; `None` when it cannot be run or takes too long.
+/// `s NAME` for each standard library and built-in module, `i NAME` for each installed
+/// pytest plugin, from `python3`; `None` when it cannot be run or takes too long.
 fn ask_python() -> Option<String> {
-    const SCRIPT: &str = "import sys, pkgutil\n\
+    // pytest's plugins are the modules its `pytest11` entry points name; the rest of
+    // site-packages is the code's dependencies, not the runner (a new `decorator.py` is more
+    // likely a module of the task's than a stand-in for the package of that name).
+    const SCRIPT: &str = "import sys\n\
         for n in sorted(set(getattr(sys, 'stdlib_module_names', ())) | set(sys.builtin_module_names)): print('s', n)\n\
-        for m in pkgutil.iter_modules(): print('i', m.name)\n";
+        import importlib.metadata as m\n\
+        try:\n    eps = m.entry_points(group='pytest11')\n\
+        except TypeError:\n    eps = m.entry_points().get('pytest11', [])\n\
+        for e in eps: print('i', e.value.split(':')[0].split('.')[0])\n";
     const PATIENCE: Duration = Duration::from_secs(10);
     let mut child = Command::new("python3")
         .args(["-I", "-c", SCRIPT])
@@ -876,6 +884,16 @@ mod tests {
             );
         }
         assert_eq!(modules.whose("no_such_module_anywhere"), None);
+        // The python3 the tests run with answers; nothing installed beyond the runner's
+        // plugins counts.
+        let answer = ask_python().expect("python3 answers");
+        assert!(answer.lines().any(|line| line == "s unittest"), "{answer}");
+        assert!(
+            answer
+                .lines()
+                .all(|line| line.starts_with("s ") || line.starts_with("i "))
+        );
+        assert_eq!(modules.whose("requests"), None);
         assert_eq!(
             python_module_stem("a.cpython-311-x86_64-linux-gnu.so"),
             Some("a")
