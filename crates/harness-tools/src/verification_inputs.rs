@@ -517,29 +517,43 @@ impl PythonModules {
 /// answers; with 3.11's standard library when it does not answer within 10 seconds.
 fn python_modules() -> &'static PythonModules {
     static MODULES: LazyLock<PythonModules> = LazyLock::new(|| {
-        let mut stdlib: BTreeSet<String> = PYTHON_STDLIB_FALLBACK
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let mut installed = BTreeSet::new();
+        let mut modules = PythonModules {
+            stdlib: fallback_stdlib(),
+            installed: BTreeSet::new(),
+        };
         if let Some(answer) = ask_python() {
-            for line in answer.lines() {
-                match line.split_once(' ') {
-                    Some(("s", name)) => {
-                        stdlib.insert(name.to_owned());
-                    }
-                    Some(("i", name)) => {
-                        installed.insert(name.to_owned());
-                    }
-                    _ => {}
-                }
-            }
+            modules.add_answer(&answer);
         }
-        PythonModules { stdlib, installed }
+        modules
     });
     &MODULES
+}
+
+/// [`PYTHON_STDLIB_FALLBACK`], one name a line.
+fn fallback_stdlib() -> BTreeSet<String> {
+    PYTHON_STDLIB_FALLBACK
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl PythonModules {
+    /// Adds the modules of [`ask_python`]'s answer.
+    fn add_answer(&mut self, answer: &str) {
+        for line in answer.lines() {
+            match line.split_once(' ') {
+                Some(("s", name)) => {
+                    self.stdlib.insert(name.to_owned());
+                }
+                Some(("i", name)) => {
+                    self.installed.insert(name.to_owned());
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// `s NAME` for each standard library and built-in module, `i NAME` for each installed
@@ -554,9 +568,16 @@ fn ask_python() -> Option<String> {
         try:\n    eps = m.entry_points(group='pytest11')\n\
         except TypeError:\n    eps = m.entry_points().get('pytest11', [])\n\
         for e in eps: print('i', e.value.split(':')[0].split('.')[0])\n";
-    const PATIENCE: Duration = Duration::from_secs(10);
-    let mut child = Command::new("python3")
-        .args(["-I", "-c", SCRIPT])
+    run_for(
+        Command::new("python3").args(["-I", "-c", SCRIPT]),
+        Duration::from_secs(10),
+    )
+}
+
+/// The output of `command`, run from `/` with nothing on stdin, when it exits 0 within
+/// `patience`; `None` otherwise, the command killed.
+fn run_for(command: &mut Command, patience: Duration) -> Option<String> {
+    let mut child = command
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -574,7 +595,7 @@ fn ask_python() -> Option<String> {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < PATIENCE => {
+            Ok(None) if started.elapsed() < patience => {
                 std::thread::sleep(Duration::from_millis(20));
             }
             _ => {
@@ -815,6 +836,7 @@ mod tests {
             patch("Cargo.toml", "+version = \"0.2.0\""),
             // The headers name the file, not a setting.
             patch("pyproject.toml", "+name = \"x\""),
+            patch("pytest_tools/pyproject.toml", "+name = \"x\""),
         ];
         for change in &code {
             let found = judged(&["true"], root, std::slice::from_ref(change), false);
@@ -832,6 +854,15 @@ mod tests {
         std::fs::create_dir_all(root.join("checks")).expect("mkdir");
         std::fs::write(root.join("checks/test_a.py"), "").expect("write");
         std::fs::create_dir_all(root.join("docs")).expect("mkdir");
+        // A directory of code, one with a conftest.py, one with a `_test.py`.
+        for (dir, file) in [
+            ("lib", "helpers.py"),
+            ("conf", "conftest.py"),
+            ("it", "calc_test.py"),
+        ] {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+            std::fs::write(root.join(dir).join(file), "").expect("write");
+        }
         let cases: &[(&str, Option<&str>)] = &[
             (
                 "unittest/__init__.py",
@@ -846,8 +877,12 @@ mod tests {
             ("checks/json.py", Some("the standard library's json")),
             ("calc/__init__.py", Some("calc.py")),
             ("calc.cpython-311-x86_64-linux-gnu.so", Some("calc.py")),
+            ("conf/json.py", Some("the standard library's json")),
+            ("it/json.py", Some("the standard library's json")),
             // In a package, a module is the package's: `pkg.json`, not `json`.
             ("pkg/json.py", None),
+            // A directory of code is on no path the verification makes.
+            ("lib/json.py", None),
             // Not on the path, not a module, not a name anything loads.
             ("docs/json.py", None),
             ("json.txt", None),
@@ -894,6 +929,48 @@ mod tests {
                 .all(|line| line.starts_with("s ") || line.starts_with("i "))
         );
         assert_eq!(modules.whose("requests"), None);
+        // Without an answer, the fallback alone.
+        let fallback = fallback_stdlib();
+        assert!(fallback.contains("unittest") && fallback.contains("json"));
+        assert!(!fallback.contains(""));
+        let mut answered = PythonModules {
+            stdlib: BTreeSet::new(),
+            installed: BTreeSet::new(),
+        };
+        answered.add_answer("s newstd\ni pytest_fake\nx other\nnothing");
+        assert_eq!(answered.whose("newstd"), Some("the standard library's"));
+        assert_eq!(
+            answered.whose("pytest_fake"),
+            Some("the installed pytest plugin")
+        );
+        assert_eq!(answered.whose("other"), None);
+    }
+
+    #[test]
+    fn a_python_that_does_not_answer_in_time_is_not_waited_for() {
+        let started = Instant::now();
+        let answer = run_for(
+            Command::new("sh").args(["-c", "sleep 5"]),
+            Duration::from_millis(200),
+        );
+        assert_eq!(answer, None);
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let answer = run_for(
+            Command::new("sh").args(["-c", "echo s x"]),
+            Duration::from_secs(10),
+        );
+        assert_eq!(answer.as_deref(), Some("s x\n"));
+        assert_eq!(
+            run_for(
+                Command::new("false").args::<[&str; 0], &str>([]),
+                Duration::from_secs(10)
+            ),
+            None
+        );
         assert_eq!(
             python_module_stem("a.cpython-311-x86_64-linux-gnu.so"),
             Some("a")
