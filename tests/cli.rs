@@ -18,3 +18,4 @@ mod support;
 mod terminal;
 mod transcripts;
 mod trust;
+mod verified;

@@ -614,7 +614,9 @@ fn test_code_is_not_the_tools_to_change_and_a_command_that_changes_it_is_not_don
         &[],
     );
     run.assert_exit(1).assert_stdout_has(&[
-        "verification passed",
+        "✘ verification does not count  exit=0",
+        "outcome:       tests changed",
+        "test_calc.py changed",
         "test code:     changed by a command: test_calc.py",
         "the run is not counted as done (exit 1)",
     ]);
@@ -673,7 +675,9 @@ fn the_check_script_the_verification_runs_is_test_code_whatever_its_name() {
         &[],
     );
     run.assert_exit(1).assert_stdout_has(&[
-        "verification passed",
+        "✘ verification does not count  exit=0",
+        "outcome:       tests changed",
+        "check_calc.sh changed",
         "test code:     changed by a command: check_calc.sh",
         "the run is not counted as done (exit 1)",
     ]);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use harness_ollama::{CallOrigin, Message, Role, ToolCall};
 use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
-use harness_tools::{ToolResult, Toolbox};
+use harness_tools::{ToolResult, Toolbox, VerificationInputs};
 use serde_json::{Value, json};
 
 use crate::blocks::{self, EditFormat};
@@ -73,6 +73,9 @@ pub struct Agent<'a> {
     budgets: Budgets,
     /// The command that decides whether the run succeeded.
     verification: Option<Verification>,
+    /// What the verification loads besides the code under test, and whether the tests
+    /// among it may change (`--allow-test-edits`).
+    inputs: Option<(VerificationInputs, bool)>,
     /// Where the record of the run goes.
     transcript: Option<Transcript>,
     /// Raised to stop the run.
@@ -90,6 +93,7 @@ impl<'a> Agent<'a> {
             toolbox,
             budgets: Budgets::default(),
             verification: None,
+            inputs: None,
             transcript: None,
             stop: StopSignal::new(),
             edit_format: EditFormat::default(),
@@ -106,6 +110,21 @@ impl<'a> Agent<'a> {
     /// [`Outcome::Unverified`].
     pub fn verification(mut self, verification: Verification) -> Agent<'a> {
         self.verification = Some(verification);
+        self
+    }
+
+    /// Judges each passing run of the verification command by what it loads besides the
+    /// code under test: when any of `inputs` changed since the run began (by the
+    /// [`Checkpoints::changes`] of the run), the pass does not count, the model is told
+    /// what changed, and a run that ends so ends [`Outcome::TestsChanged`]. With
+    /// `tests_may_change` (the user's `--allow-test-edits`) the tests among the inputs may
+    /// change; what the runner loads its own code from may not.
+    pub fn verification_inputs(
+        mut self,
+        inputs: VerificationInputs,
+        tests_may_change: bool,
+    ) -> Agent<'a> {
+        self.inputs = Some((inputs, tests_may_change));
         self
     }
 
@@ -154,6 +173,7 @@ impl<'a> Agent<'a> {
             toolbox: self.toolbox,
             budgets: self.budgets,
             verification: self.verification,
+            inputs: self.inputs,
             transcript: self.transcript,
             stop: self.stop,
             edit_format: self.edit_format,
@@ -207,6 +227,8 @@ struct Run<'a> {
     budgets: Budgets,
     /// The command that decides success.
     verification: Option<Verification>,
+    /// What it loads besides the code under test, and whether the tests may change.
+    inputs: Option<(VerificationInputs, bool)>,
     /// The record being written.
     transcript: Option<Transcript>,
     /// Raised to stop.
@@ -304,8 +326,12 @@ struct Progress {
     repeats: Repeats,
     /// Failed calls in a row.
     failed_in_row: u32,
-    /// Whether the last check of the model's work passed.
+    /// Whether the last check of the model's work passed: exited 0, with nothing it loads
+    /// besides the code under test changed.
     verification_passed: bool,
+    /// What the verification loads besides the code under test that had changed at the
+    /// last check, one line each.
+    inputs_changed: Vec<String>,
     /// Whether the verification command's last run failed (the head start's, a check's or
     /// the model's own) and no call since may have changed the workspace: running it again
     /// would fail the same way.
@@ -1059,6 +1085,9 @@ impl Run<'_> {
         verification: &Verification,
         detail: Option<&str>,
     ) -> (Outcome, String) {
+        if let Some(end) = self.tests_changed_end(verification) {
+            return end;
+        }
         let dones = self.dones_of_attempt();
         let unchecked = self.progress.unchecked_dones;
         let last = detail.map_or(String::new(), |detail| format!(" ({detail} the last time)"));
@@ -1117,14 +1146,63 @@ impl Run<'_> {
         );
         self.messages.push(Message::tool_result(&call, framed));
         // The check's output is news for the model, not a correction of its answer.
-        self.tell(prompt::verification_failed(
-            verification.command(),
-            attempt,
-            self.budgets.max_verifications,
-            self.progress.edited,
-            self.edit_format,
-        ));
+        let news = if self.progress.inputs_changed.is_empty() {
+            prompt::verification_failed(
+                verification.command(),
+                attempt,
+                self.budgets.max_verifications,
+                self.progress.edited,
+                self.edit_format,
+            )
+        } else {
+            prompt::inputs_changed(
+                verification.command(),
+                &self.progress.inputs_changed,
+                attempt,
+                self.budgets.max_verifications,
+            )
+        };
+        self.tell(news);
         None
+    }
+
+    /// The end of a run whose last check exited 0 but found what the verification loads
+    /// besides the code under test changed: [`Outcome::TestsChanged`], naming what.
+    fn tests_changed_end(&self, verification: &Verification) -> Option<(Outcome, String)> {
+        (!self.progress.inputs_changed.is_empty()).then(|| {
+            (
+                Outcome::TestsChanged,
+                format!(
+                    "`{}` exited 0, but what it loads besides the code under test changed \
+                     since the run began, so the pass does not show the code was fixed: {}",
+                    verification.command(),
+                    self.progress.inputs_changed.join("; ")
+                ),
+            )
+        })
+    }
+
+    /// What the verification loads besides the code under test that changed since the run
+    /// began, one line each; empty when nothing did, or no inputs were given, or the run
+    /// keeps no record to compare with. A list that cannot be made is a finding: the pass
+    /// cannot be shown to be worth anything.
+    fn inputs_changed(&mut self) -> Vec<String> {
+        let Some((inputs, tests_may_change)) = &self.inputs else {
+            return Vec::new();
+        };
+        let root = self.toolbox.workspace().root().as_std_path().to_owned();
+        match self.checkpoints.changes() {
+            Ok(Some(changes)) => inputs
+                .judge(&root, &changes, *tests_may_change)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            Ok(None) => Vec::new(),
+            Err(error) => vec![format!(
+                "the run's changes could not be listed to see whether the tests changed \
+                 ({error})"
+            )],
+        }
     }
 
     /// An answer with no text and no call says nothing, not "done": the same request is
@@ -1229,7 +1307,14 @@ impl Run<'_> {
         self.progress.unvouched = self.reset_before_check(attempt);
         let result = verification.run(self.toolbox, self.time_left());
         self.keep_after_check(attempt);
-        let passed = verify::passed(&result);
+        let exited_0 = verify::passed(&result);
+        // Only a pass is judged: a failure is a failure whatever changed.
+        let changed = if exited_0 {
+            self.inputs_changed()
+        } else {
+            Vec::new()
+        };
+        let passed = exited_0 && changed.is_empty();
         self.progress.verification_passed = passed;
         self.progress.failure_stands = !passed;
         let detail = result.summary().detail().to_string();
@@ -1238,6 +1323,7 @@ impl Run<'_> {
             passed,
             detail: detail.clone(),
             output: result.text(),
+            changed: &changed,
         });
         self.record(Record::Verification {
             attempt,
@@ -1247,7 +1333,9 @@ impl Run<'_> {
             detail,
             output: result.text().to_owned(),
             reason,
+            changed: changed.clone(),
         });
+        self.progress.inputs_changed = changed;
         self.checkpoint(&format!("step {}: verification", self.counts.step));
         (attempt, result)
     }
@@ -1261,7 +1349,10 @@ impl Run<'_> {
     fn try_again(&mut self, outcome: Outcome, reason: &str) -> bool {
         let another_could_differ = matches!(
             outcome,
-            Outcome::VerificationFailed | Outcome::Stuck | Outcome::StepLimit
+            Outcome::VerificationFailed
+                | Outcome::TestsChanged
+                | Outcome::Stuck
+                | Outcome::StepLimit
         );
         if !another_could_differ
             || self.attempt.number >= self.budgets.attempts
@@ -1325,6 +1416,9 @@ impl Run<'_> {
             return (outcome, reason);
         }
         self.check(&verification, CheckReason::RunEnded);
+        if let Some(end) = self.tests_changed_end(&verification) {
+            return end;
+        }
         if self.progress.verification_passed {
             self.vouched(format!(
                 "`{}` exited 0 on the files as the model left them, after the run ended: \
@@ -1605,6 +1699,7 @@ impl Run<'_> {
                 command: v.command().to_owned(),
                 runs: self.counts.verifications,
                 passed: self.progress.verification_passed,
+                changed: self.progress.inputs_changed.clone(),
             }),
             checkpoints: self.counts.checkpoints_taken,
             final_text: self.final_text.clone(),

@@ -91,6 +91,21 @@ pub trait Checkpoints {
     fn revert_to_start(&mut self) -> Result<usize, Box<dyn std::error::Error + Send + Sync>> {
         Err("this run keeps no record of the files before it, so it cannot go back to them".into())
     }
+
+    /// Every path the run changed since the state before it (tracked files and untracked
+    /// ones git does not ignore), for the verification to judge what it loads
+    /// ([`VerificationInputs`](harness_tools::VerificationInputs)). `None` by default: a run
+    /// that keeps no record of the state before it cannot say.
+    ///
+    /// # Errors
+    ///
+    /// Whatever kept the changes from being listed; the loop then does not count a passing
+    /// verification as verified, since it cannot tell what the verification loaded.
+    fn changes(
+        &mut self,
+    ) -> Result<Option<Vec<harness_tools::Change>>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(None)
+    }
 }
 
 /// Takes no checkpoints.

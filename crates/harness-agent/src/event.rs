@@ -142,12 +142,17 @@ pub enum Event<'a> {
     VerificationFinished {
         /// Which run of it this is, from 1.
         attempt: u32,
-        /// True if and only if it exited 0.
+        /// True if and only if it exited 0 and nothing it loads besides the code under
+        /// test had changed since the run began.
         passed: bool,
         /// How it went, in brief: `exit=1 0.8s`.
         detail: String,
         /// Its output, cut in the middle when long.
         output: &'a str,
+        /// What it loads besides the code under test that had changed since the run
+        /// began, one line each: a run that exited 0 with any is not verified.
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        changed: &'a [String],
     },
     /// An attempt at the task ended without success and another begins: the files were
     /// brought back to the state before the run.

@@ -69,6 +69,14 @@
 //!    out of steps or tokens) is checked once on the files as they were left, so a model
 //!    that fixed the code and then looped still ends [`Outcome::Verified`], with a reason
 //!    that says so. A run stopped on request or out of time is not checked.
+//! 8. A pass counts only if the verification measured the code with what it had before
+//!    the run: with [`Agent::verification_inputs`], each run that exits 0 is judged against
+//!    the run's changes ([`Checkpoints::changes`]) by the rules of
+//!    [`VerificationInputs`](harness_tools::VerificationInputs) (tests by each runner's
+//!    discovery rules, snapshots, golden files, runner configuration, what the runner loads
+//!    its own code from). A change makes the check fail, tells the model what to put back,
+//!    and a run that ends so ends [`Outcome::TestsChanged`], naming what changed. Changes
+//!    that cannot be listed count as a change: the pass cannot be shown to mean anything.
 //!
 //! # Budgets and stuck runs
 //!

@@ -19,6 +19,12 @@ pub enum Outcome {
     /// The model said it was done and there was no verification command: nothing checked
     /// its claim.
     Unverified,
+    /// The verification command exited 0, but what it loads besides the code under test
+    /// (tests, snapshots, the runner's configuration, the runner itself) changed since the
+    /// run began, so the pass does not show the code was fixed
+    /// ([`VerificationInputs`](harness_tools::VerificationInputs)). The reason names what
+    /// changed.
+    TestsChanged,
     /// The run used its steps ([`Budgets::max_steps`](crate::Budgets::max_steps)).
     StepLimit,
     /// The run used its time ([`Budgets::max_duration`](crate::Budgets::max_duration)).
@@ -46,6 +52,7 @@ impl fmt::Display for Outcome {
             Outcome::Verified => "verified",
             Outcome::VerificationFailed => "verification failed",
             Outcome::Unverified => "unverified",
+            Outcome::TestsChanged => "tests changed",
             Outcome::StepLimit => "step limit",
             Outcome::TimeLimit => "time limit",
             Outcome::TokenLimit => "token limit",
@@ -127,8 +134,14 @@ pub struct VerificationReport {
     /// How many times it ran to check the model's work (the head start's run not
     /// counted).
     pub runs: u32,
-    /// True if and only if its last run exited 0.
+    /// True if and only if its last run exited 0 and nothing it loads besides the code
+    /// under test had changed.
     pub passed: bool,
+    /// What the verification loads besides the code under test that had changed since the
+    /// run began, at its last run (one line each); empty in transcripts from before this
+    /// was judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
 }
 
 pub(crate) fn one() -> u32 {
@@ -160,6 +173,7 @@ mod tests {
                 "verification_failed",
             ),
             (Outcome::Unverified, "unverified", "unverified"),
+            (Outcome::TestsChanged, "tests changed", "tests_changed"),
             (Outcome::StepLimit, "step limit", "step_limit"),
             (Outcome::TimeLimit, "time limit", "time_limit"),
             (Outcome::TokenLimit, "token limit", "token_limit"),

@@ -306,6 +306,25 @@ pub(crate) fn verification_failed(
     }
 }
 
+/// What the model is told when the verification command exited 0 but what it loads besides
+/// the code under test (`changed`, one line each) changed since the run began: the pass does
+/// not count until those are as they were.
+pub(crate) fn inputs_changed(
+    command: &str,
+    changed: &[String],
+    attempt: u32,
+    attempts: u32,
+) -> String {
+    format!(
+        "The task is not done: `{command}` exited 0, but the harness does not count it, because \
+         what the verification loads besides the code under test changed since the run began: \
+         {}. Put those files back as they were before the run (restore what was changed or \
+         deleted, remove what was created), and fix the code under test so that the tests \
+         pass as they are. This was check {attempt} of {attempts}.",
+        changed.join("; ")
+    )
+}
+
 /// What the model is told when it says it is done while the verification command's last
 /// failure stands: no file has changed since, so the command was not run again. As in
 /// [`verification_failed`], a model that has not edited anything yet is shown the shape of

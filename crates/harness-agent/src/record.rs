@@ -102,7 +102,8 @@ pub enum Record {
         command: String,
         /// The command, split.
         argv: Vec<String>,
-        /// True if and only if it exited 0.
+        /// True if and only if it exited 0 and nothing it loads besides the code under
+        /// test had changed (before that was judged: it exited 0).
         passed: bool,
         /// How it went, in brief: `exit=1 0.8s`.
         detail: String,
@@ -112,6 +113,10 @@ pub enum Record {
         /// [`CheckReason::Done`]).
         #[serde(default)]
         reason: CheckReason,
+        /// What it loads besides the code under test that had changed since the run
+        /// began (absent when nothing had, and from older transcripts).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed: Vec<String>,
     },
     /// A snapshot of the workspace was taken.
     Checkpoint {

@@ -2313,3 +2313,98 @@ fn blocks_that_cannot_be_made_beside_failed_calls_leave_the_model_the_calls_erro
         FIXED
     );
 }
+
+/// Checkpoints whose record of the run's changes is `changes`: a list, or a failure to make
+/// one.
+struct Changed(Result<Vec<harness_tools::Change>, String>);
+
+impl Checkpoints for Changed {
+    fn checkpoint(
+        &mut self,
+        _label: &str,
+    ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(None)
+    }
+
+    fn changes(
+        &mut self,
+    ) -> Result<Option<Vec<harness_tools::Change>>, Box<dyn std::error::Error + Send + Sync>> {
+        self.0.clone().map(Some).map_err(Into::into)
+    }
+}
+
+/// A run whose verification (`true`) passes, judged with `changes`.
+fn judged_run(changes: Result<Vec<harness_tools::Change>, String>, attempts: u32) -> RunReport {
+    let (_dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let chat = Arc::new(FakeChat::new([
+        Reply::text("Done."),
+        Reply::text("Done."),
+        Reply::text("Done."),
+    ]));
+    let inputs =
+        harness_tools::VerificationInputs::new(harness_tools::TestCode::conventional(), &["true"]);
+    Agent::new(chat, &toolbox)
+        .budgets(Budgets {
+            attempts,
+            max_verifications: 1,
+            ..no_head_start()
+        })
+        .verification(Verification::parse("true").expect("a valid command"))
+        .verification_inputs(inputs, false)
+        .run("fix add", &mut (), &mut Changed(changes))
+}
+
+#[test]
+fn a_pass_whose_changes_cannot_be_listed_is_not_verified() {
+    let report = judged_run(Err("the store is gone".to_owned()), 1);
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    assert!(
+        report.reason.contains("the store is gone"),
+        "{}",
+        report.reason
+    );
+    let verification = report.verification.expect("a verification report");
+    assert!(!verification.passed);
+    assert_eq!(verification.changed.len(), 1);
+}
+
+#[test]
+fn a_pass_with_only_code_changed_is_verified_and_one_with_a_test_changed_is_not() {
+    let code = harness_tools::Change::new(
+        "calc.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![code.clone()]), 1);
+    assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![code, test]), 1);
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    assert!(
+        report.reason.ends_with(": tests.py changed"),
+        "{}",
+        report.reason
+    );
+    // Another attempt may differ: the run tries again (and here cannot revert, so stops
+    // with a warning saying so), rather than ending as if nothing could change.
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![test]), 2);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("no other attempt was made")),
+        "{report:?}"
+    );
+}

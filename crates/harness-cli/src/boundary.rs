@@ -110,6 +110,16 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            (harness-cli::issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass,\n\
          \x20            harness-undo::issue_45_a_planted_bytecode_cache_is_shown_removed_before_a_check_and_undone,\n\
          \x20            harness-undo::a_hard_link_or_a_symlinked_directory_is_never_written_through)\n\
+         \x20 protected  the verification: a pass counts only if what it loads besides the\n\
+         \x20            code is as before the run (tests by each runner's discovery rules,\n\
+         \x20            snapshots, golden files, fixtures, runner configuration, and what the\n\
+         \x20            runner loads its own code from: a module shadowing the standard\n\
+         \x20            library or the runner, sitecustomize, .pth, node_modules, Cargo's\n\
+         \x20            runner); otherwise the outcome is \"tests changed\", naming them;\n\
+         \x20            --allow-test-edits lets tests change, never the runner\n\
+         \x20            (harness-cli::issue_45_a_weakened_tests_py_is_refused_by_the_tools_and_not_verified_after_a_command,\n\
+         \x20            harness-cli::issue_45_a_unittest_package_that_exits_0_is_not_verified_written_or_made,\n\
+         \x20            harness-cli::issue_45_with_allow_test_edits_tests_may_change_but_the_runner_may_not)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
          \x20            store's\n\

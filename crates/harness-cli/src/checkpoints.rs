@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use harness_agent::Checkpoints;
-use harness_undo::Session;
+use harness_tools::{Change, ChangeKind};
+use harness_undo::{DiffTarget, FileStatus, Session};
 
 /// The error every [`Checkpoints`] method returns: whatever the session reported.
 type Failure = Box<dyn std::error::Error + Send + Sync>;
@@ -54,6 +55,33 @@ impl Checkpoints for SessionCheckpoints<'_> {
 
     fn revert_to_start(&mut self) -> Result<usize, Failure> {
         Ok(self.0.revert_to_start()?.changed.len())
+    }
+
+    /// The session's diff of the working tree against the pre-run state: what `harness
+    /// diff` shows, renames found as git finds them.
+    fn changes(&mut self) -> Result<Option<Vec<Change>>, Failure> {
+        let diff = self.0.diff(DiffTarget::WorkingTree)?;
+        let changes = diff
+            .files
+            .into_iter()
+            .map(|file| {
+                let kind = match file.status {
+                    FileStatus::Added => ChangeKind::Added,
+                    FileStatus::Deleted => ChangeKind::Deleted,
+                    FileStatus::Renamed => ChangeKind::Renamed,
+                    FileStatus::TypeChanged => ChangeKind::TypeChanged,
+                    // Modified, and whatever a later version adds: a change all the same.
+                    _ => ChangeKind::Modified,
+                };
+                Change::new(
+                    file.path.display().to_string(),
+                    file.old_path.map(|old| old.display().to_string()),
+                    kind,
+                    file.patch,
+                )
+            })
+            .collect();
+        Ok(Some(changes))
     }
 }
 

@@ -53,7 +53,7 @@ use anyhow::{Context, anyhow};
 use harness_agent::{Budgets, EditFormat, Verification};
 use harness_exec::{Policy, Sandbox};
 use harness_ollama::{Api, Client, DEFAULT_MODEL};
-use harness_tools::{TestCode, TestCodeError};
+use harness_tools::{TestCode, TestCodeError, VerificationInputs};
 
 use crate::probe::Replies;
 use crate::trust::{self, Trust};
@@ -190,6 +190,17 @@ impl ToolboxSettings {
         Ok(Some(
             TestCode::new(&globs)?.with_checks_run_by(&self.verification),
         ))
+    }
+
+    /// What the verification loads besides the code under test: the conventions, the
+    /// configuration's test globs, and what the verification command names. Judged at each
+    /// passing verification whether or not the file tools may change tests.
+    pub(crate) fn verification_inputs(&self) -> VerificationInputs {
+        let globs: Vec<&str> = self.tests.iter().map(String::as_str).collect();
+        // A glob that does not parse was refused with the configuration; the conventions
+        // still hold without it.
+        let tests = TestCode::new(&globs).unwrap_or_else(|_| TestCode::conventional());
+        VerificationInputs::new(tests, &self.verification)
     }
 
     /// The command policy: the allowlist if one was given, else the blocklist.

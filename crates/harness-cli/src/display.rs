@@ -388,9 +388,18 @@ impl Observer for Terminal {
                 passed,
                 detail,
                 output,
+                changed,
                 ..
             } => {
-                if *passed {
+                if !changed.is_empty() {
+                    let line = shown!(
+                        "✘ verification does not count  {}: what it loads besides the code \
+                         under test changed: {}",
+                        detail,
+                        Shown::line(&changed.join("; "))
+                    );
+                    self.line(&self.style.red(&line));
+                } else if *passed {
                     let line = shown!("✔ verification passed  {}", detail);
                     self.line(&self.style.green(&line));
                 } else {

@@ -125,6 +125,7 @@ mod result;
 mod search;
 mod test_code;
 mod toolbox;
+mod verification_inputs;
 mod walk;
 
 pub use builder::{Limits, ToolboxBuilder};
@@ -132,3 +133,4 @@ pub use harness_exec::Status;
 pub use result::{Detail, Summary, ToolResult};
 pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;
+pub use verification_inputs::{Change, ChangeKind, Finding, Role, VerificationInputs};

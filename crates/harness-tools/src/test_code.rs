@@ -10,21 +10,49 @@ use std::sync::LazyLock;
 use camino::Utf8Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use harness_edit::WriteGuard;
+
+use crate::verification_inputs::runner_file_by_name;
 use regex::Regex;
 
-/// Test files by each ecosystem's conventions, matched against the path relative to the
-/// workspace root at any depth.
+/// Test files by each runner's own discovery rules, matched against the path relative to
+/// the workspace root at any depth: what a runner would run as a test, and the snapshots,
+/// golden files, fixtures and configuration it reads. The table of rules and what each
+/// follows is in [`VerificationInputs`](crate::VerificationInputs)'s module docs; this list
+/// is its whole-file part, shared by the file tools' refusal and the verification's
+/// judgement, so the two cannot disagree.
 pub const CONVENTIONAL: &[&str] = &[
-    // Python: unittest and pytest discovery.
-    "**/test_*.py",
+    // Python. unittest's `TestLoader.discover` default pattern is `test*.py` (so Django's
+    // `tests.py` too); pytest's `python_files` default is `test_*.py *_test.py`, and it
+    // loads every `conftest.py` on the way; its configuration files.
+    "**/test*.py",
     "**/*_test.py",
     "**/conftest.py",
-    // JavaScript and TypeScript: node --test, Jest, Vitest, Mocha.
+    "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/tox.ini",
+    "**/setup.cfg",
+    // JavaScript and TypeScript. Jest's and Vitest's `testMatch`/`include` (`*.test.*`,
+    // `*.spec.*`, `__tests__/`); node --test's defaults (`*.test.*`, `*-test.*`,
+    // `*_test.*`, `test-*.*`, `test.*`, `test/**`); Mocha's `./test/`; their configuration
+    // files, and Babel's, which Jest transforms every test with.
     "**/*.test.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
     "**/*.spec.{js,mjs,cjs,jsx,ts,mts,cts,tsx}",
+    "**/*{-,_}test.{js,mjs,cjs}",
+    "**/test-*.{js,mjs,cjs}",
+    "**/test.{js,mjs,cjs}",
     "**/__tests__/**",
-    // Go, Ruby, Java and Kotlin, C#.
+    "**/jest.config.*",
+    "**/jest.setup.*",
+    "**/vitest.config.*",
+    "**/vitest.workspace.*",
+    "**/vite.config.*",
+    "**/.mocharc*",
+    "**/babel.config.*",
+    "**/.babelrc*",
+    // Go: `*_test.go`, and `testdata/`, which the go tool ignores when building.
     "**/*_test.go",
+    "**/testdata/**",
+    // Ruby, Java and Kotlin, C#.
     "**/*_spec.rb",
     "**/spec/**",
     "**/*Test.{java,kt}",
@@ -33,9 +61,18 @@ pub const CONVENTIONAL: &[&str] = &[
     "**/*.bats",
     "**/test_*.sh",
     "**/*_test.sh",
-    // Directories of tests: Rust's integration tests, and most other ecosystems'.
+    // Directories of tests: Rust's integration tests and benchmarks, and most other
+    // ecosystems'.
     "**/tests/**",
     "**/test/**",
+    "**/benches/**",
+    // Snapshots and golden files: Jest's and Vitest's `__snapshots__/*.snap`, insta's
+    // `*.snap`, Go's and others' `*.golden` and `golden/`, fixtures.
+    "**/__snapshots__/**",
+    "**/*.snap",
+    "**/*.golden",
+    "**/golden/**",
+    "**/fixtures/**",
 ];
 
 /// Which code the file tools may not change: test files (by [`CONVENTIONAL`] and the
@@ -95,6 +132,21 @@ impl TestCode {
         })
     }
 
+    /// The conventional test files alone: [`TestCode::new`] with no globs of the user's,
+    /// which cannot fail since [`CONVENTIONAL`] parses (tested).
+    pub fn conventional() -> TestCode {
+        let mut builder = GlobSetBuilder::new();
+        for glob in CONVENTIONAL {
+            if let Ok(glob) = Glob::new(glob) {
+                builder.add(glob);
+            }
+        }
+        TestCode {
+            files: builder.build().unwrap_or_else(|_| GlobSet::empty()),
+            checks: BTreeSet::new(),
+        }
+    }
+
     /// The same test code, and the files `command` (a verification command's words) runs
     /// whose path says they are its tests or checks: `sh test.sh`, `./run_tests.sh`,
     /// `python3 checks/verify.py`, also inside `sh -c "..."` or a flag's `=value`, its path
@@ -143,6 +195,7 @@ impl TestCode {
         if self.is_test_file(path) {
             return Some(format!("{path} is a test file"));
         }
+
         if !path.ends_with(".rs") {
             return None;
         }
@@ -155,6 +208,13 @@ impl TestCode {
 
 impl WriteGuard for TestCode {
     fn check(&self, path: &Utf8Path, before: Option<&str>, after: &str) -> Result<(), String> {
+        if let Some(why) = runner_file_by_name(path.as_str(), before.is_none()) {
+            return Err(format!(
+                "{why}: the verification would no longer run with the runner it had before \
+                 the run, and a pass would not count (--allow-test-edits or not), so the \
+                 harness does not let the tools write it; fix the code under test instead"
+            ));
+        }
         match self.changes_test_code(path.as_str(), before, after) {
             Some(why) => Err(format!(
                 "{why}, and the harness does not let the tools change test code: fix the code \
@@ -169,7 +229,7 @@ impl WriteGuard for TestCode {
 /// `path` the way the tools name a file: without `.`, empty parts or a leading `/`, each
 /// `..` taking away the part before it. `None` when nothing is left, or a `..` climbs above
 /// the start.
-fn normalized(path: &str) -> Option<String> {
+pub(crate) fn normalized(path: &str) -> Option<String> {
     let mut parts = Vec::new();
     for part in path.split('/') {
         match part {
@@ -488,6 +548,55 @@ mod tests {
             tests.changes_test_code("lib.py", Some(LIB), &weakened),
             None
         );
+    }
+
+    #[test]
+    fn the_guard_refuses_a_file_that_would_take_the_runners_place() {
+        let tests = tests();
+        for (path, before, why) in [
+            (
+                "unittest/__init__.py",
+                None,
+                "unittest/__init__.py would shadow the standard library's unittest",
+            ),
+            (
+                "json.py",
+                None,
+                "json.py would shadow the standard library's json",
+            ),
+            (
+                "pytest.py",
+                None,
+                "pytest.py would shadow the test runner's pytest",
+            ),
+            (
+                "sitecustomize.py",
+                Some("x"),
+                "sitecustomize.py is a file Python runs at startup",
+            ),
+            (
+                "lib/site.pth",
+                None,
+                "lib/site.pth is a file Python runs at startup",
+            ),
+        ] {
+            let refused = tests.check(Utf8Path::new(path), before, "y").unwrap_err();
+            assert!(refused.starts_with(why), "{refused}");
+            assert!(refused.contains("--allow-test-edits or not"), "{refused}");
+        }
+        // The repository's own module, a module in a package, a name nothing loads.
+        for (path, before) in [
+            ("json.py", Some("x")),
+            ("pkg/json.py", None),
+            ("unittest/helpers.py", None),
+            ("calc_helpers.py", None),
+        ] {
+            assert_eq!(
+                tests.check(Utf8Path::new(path), before, "y"),
+                Ok(()),
+                "{path}"
+            );
+        }
     }
 
     #[test]

@@ -147,13 +147,22 @@ fn render(out: &mut Out, record: &Record, style: Style, full: bool) -> io::Resul
             passed,
             detail,
             output,
+            changed,
             ..
         } => {
+            let verdict = match (passed, changed.is_empty()) {
+                (true, _) => "passed".to_owned(),
+                (false, true) => "failed".to_owned(),
+                (false, false) => format!(
+                    "does not count: what it loads besides the code under test changed: {}",
+                    changed.join("; ")
+                ),
+            };
             let line = shown!(
                 "verification {}: `{}` {} ({})",
                 attempt,
                 Shown::line(command),
-                if *passed { "passed" } else { "failed" },
+                Shown::line(&verdict),
                 Shown::line(detail)
             );
             out.line(&if *passed {

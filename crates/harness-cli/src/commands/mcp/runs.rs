@@ -161,7 +161,10 @@ impl Runs {
             .edit_format(model.edit_format)
             .stop_signal(stop);
         if let Some(verification) = settings.verification.clone() {
-            agent = agent.verification(verification);
+            agent = agent.verification(verification).verification_inputs(
+                settings.toolbox.verification_inputs(),
+                settings.toolbox.allow_test_edits,
+            );
         }
         let report = agent.run(
             &args.task,

@@ -314,7 +314,10 @@ fn agent<'a>(
         .edit_format(model.edit_format)
         .stop_signal(stop);
     match settings.verification.clone() {
-        Some(verification) => agent.verification(verification),
+        Some(verification) => agent.verification(verification).verification_inputs(
+            settings.toolbox.verification_inputs(),
+            settings.toolbox.allow_test_edits,
+        ),
         None => agent,
     }
 }
@@ -383,7 +386,9 @@ fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
 pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
     match outcome {
         Outcome::Verified => harness_undo::Outcome::Succeeded,
-        Outcome::VerificationFailed | Outcome::Unverified => harness_undo::Outcome::Failed,
+        Outcome::VerificationFailed | Outcome::Unverified | Outcome::TestsChanged => {
+            harness_undo::Outcome::Failed
+        }
         _ => harness_undo::Outcome::Interrupted,
     }
 }

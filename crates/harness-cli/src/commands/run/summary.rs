@@ -127,6 +127,9 @@ impl<'a> Summary<'a> {
                 if v.runs == 1 { "" } else { "s" },
                 if v.passed {
                     "passed (exit 0)"
+                } else if !v.changed.is_empty() {
+                    "exited 0 but does not count: what it loads besides the code under test \
+                     changed since the run began"
                 } else {
                     "failed"
                 }
