@@ -45,6 +45,20 @@ pub fn stores_dir() -> Option<PathBuf> {
     store::state_home().map(|home| home.join("harness"))
 }
 
+/// Makes every harness store private to its owner, as the harness now creates them: the
+/// directory of all stores, each store, its runs and their directories 0700 and the files
+/// in a run's directory (metadata, transcript) 0600, taking every permission of the group
+/// and of others. Returns the paths that were readable by others, sorted, so that the
+/// user is told once: after this they are not.
+///
+/// # Errors
+///
+/// [`Error::NoStateHome`], and failures of the filesystem (a path the user does not own).
+pub fn make_stores_private() -> Result<Vec<PathBuf>, Error> {
+    let base = stores_dir().ok_or(Error::NoStateHome)?;
+    crate::private::tighten_all(&base).map_err(|e| Error::io(&base, e))
+}
+
 /// Every harness store under the state directory (`$XDG_STATE_HOME/harness`).
 pub fn stores() -> Result<Vec<StoreInfo>, Error> {
     let base = stores_dir().ok_or(Error::NoStateHome)?;

@@ -180,6 +180,7 @@ mod fill;
 mod housekeeping;
 mod open;
 mod paths;
+mod private;
 mod record;
 mod restore;
 mod run_id;
@@ -191,7 +192,9 @@ mod watch;
 
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
-pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
+pub use housekeeping::{
+    Prune, StoreInfo, make_stores_private, prune, remove_store, store_size, stores, stores_dir,
+};
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::{LARGEST_RECORDED_FILE, Tracking};

@@ -51,7 +51,7 @@ impl Store {
             return Ok(store);
         }
         let parent = dir.parent().unwrap_or(&dir);
-        fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        crate::private::create_dir(parent).map_err(|e| Error::io(parent, e))?;
         // Made whole in a temporary directory, then renamed into place: a
         // process beginning at the same moment finds no store or a whole one.
         let partial = tempfile::Builder::new()
@@ -66,6 +66,8 @@ impl Store {
         let mut text = paths::to_bytes(root);
         text.push(b'\n');
         fs::write(&named, text).map_err(|e| Error::io(&named, e))?;
+        // Before it can be found: no other user ever sees into it.
+        crate::private::set_private(partial.path()).map_err(|e| Error::io(partial.path(), e))?;
         let made = partial.keep();
         if let Err(e) = fs::rename(&made, &dir) {
             // Best effort: the loser of a race leaves nothing behind.
@@ -114,6 +116,13 @@ impl Store {
                 root: root.to_path_buf(),
                 recorded: paths::from_bytes(recorded),
             });
+        }
+        // One made before stores were private (or widened by hand) is made private now;
+        // [`crate::make_stores_private`] is how a program tells its user it did.
+        // Best effort: what the user does not own, the user cannot change, and the store
+        // is read all the same.
+        for path in [dir.parent().unwrap_or(dir), dir] {
+            let _ = crate::private::tighten(path);
         }
         let repo = Repository::open_bare(dir)
             .context(format_args!("open the harness store at {}", dir.display()))?;
