@@ -144,7 +144,8 @@ fn entries(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)] // The modes are Unix modes.
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 

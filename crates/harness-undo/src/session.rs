@@ -10,10 +10,13 @@ use crate::clean::Probe;
 use crate::diff::{self, Diff};
 use crate::error::{GitContext, PathListing};
 use crate::fill;
+use crate::public::Publisher;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
 use crate::store::{self, Copying, Packer, Store};
-use crate::{CommitId, Error, Outcome, RunId, RunInfo, access, open, paths, restore, state};
+use crate::{
+    CommitId, Error, Hidden, Outcome, RunId, RunInfo, access, open, paths, restore, state,
+};
 
 /// How [`Session::begin`] starts a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,6 +32,10 @@ pub struct BeginOptions {
     pub model: String,
     /// How checkpoints find what changed.
     pub tracking: Tracking,
+    /// The paths the caller hides from the model and its commands: their content is
+    /// recorded in the harness's store only, and left out of the copies of the run's
+    /// states in the workspace's `.git` (see [`Session::hide`]).
+    pub hidden: Hidden,
 }
 
 /// Whether to restore even though HEAD moved since the state was recorded
@@ -213,6 +220,9 @@ pub struct Session {
     last: Option<Checkpoint>,
     /// The tree of the newest checkpoint, or of the pre-run state.
     last_tree: Oid,
+    /// Makes the copies of the run's states that the workspace's refs point to, without
+    /// the hidden paths.
+    publisher: Publisher,
 }
 
 impl Session {
@@ -241,15 +251,16 @@ impl Session {
         // HEAD's commit and tree are in the pre-run state whether the tree
         // is clean (they are it) or dirty (its first parent): their copy,
         // nearly all of a first one, runs while the tree is checked.
-        let head_copy = Copying::start(repo.path(), store.dir(), head, false, None, None);
+        let head_copy = Copying::start(repo.path(), store.dir(), head, false, None, None, None);
         let checked = (|| {
+            // Before the scanner shares the object database: what it records goes there.
+            read_store_objects(&repo, &store)?;
             // Watch before looking, so that nothing changing meanwhile is missed.
             let scanner = Scanner::new(&repo, &root, None, options.tracking)?;
             let dirty = Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
             if !dirty.is_empty() && !options.allow_dirty {
                 return Err(Error::dirty(dirty));
             }
-            read_store_objects(&repo, &store)?;
             Ok((scanner, dirty))
         })();
         let (mut scanner, dirty) = match checked {
@@ -263,8 +274,14 @@ impl Session {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
         };
+        let head_tree = match repo.find_commit(head).context("find HEAD's commit") {
+            Ok(commit) => commit.tree_id(),
+            Err(e) => return Err(head_copy.abandon(e)),
+        };
+        let mut publisher = Publisher::new(options.hidden.clone(), Some(head_tree));
         let recorded = record_start(
             &repo,
+            &mut publisher,
             &runs,
             &id,
             &mut scanner,
@@ -288,6 +305,7 @@ impl Session {
             record.dirty,
             Some(run_ref(&id, "pre")),
             Some(head_copy),
+            Some(head_tree),
         ));
         Ok(Session {
             last_tree: record.pre.tree,
@@ -304,6 +322,7 @@ impl Session {
             tracking: options.tracking,
             scanner: Some(scanner),
             last: None,
+            publisher,
         })
     }
 
@@ -327,8 +346,10 @@ impl Session {
             Some(repo) => (repo, Mode::Workspace),
             None => (store_view(&store, &root)?, Mode::StoreOnly),
         };
+        let reference = repo.find_commit(record.pre.head).ok().map(|c| c.tree_id());
         let mut session = Session {
             last_tree: record.pre.tree,
+            publisher: Publisher::new(Hidden::default(), reference),
             root,
             repo,
             mode,
@@ -353,6 +374,24 @@ impl Session {
             session.last = Some(last);
         }
         Ok(session)
+    }
+
+    /// Hides `hidden` from here on: what this session records of those paths from now on
+    /// (checkpoints, saved states, the copies [`Session::verify`] puts back) goes to the
+    /// harness's store only, and the workspace's refs point to copies without them (see
+    /// [`BeginOptions::hidden`]). A run opened with [`Session::open`] hides nothing until
+    /// told: call this with what the run hid, before undo or redo.
+    pub fn hide(&mut self, hidden: Hidden) {
+        let reference = self.publisher_reference();
+        self.publisher = Publisher::new(hidden, reference);
+    }
+
+    /// The tree of the HEAD the run began on, if it can be found.
+    fn publisher_reference(&self) -> Option<Oid> {
+        self.repo
+            .find_commit(self.record.pre.head)
+            .ok()
+            .map(|c| c.tree_id())
     }
 
     /// Every run recorded for the workspace at `root`, oldest first.
@@ -547,6 +586,7 @@ impl Session {
                     .get_path(a)
                     .is_ok_and(|e| e.kind() != Some(git2::ObjectType::Tree))
             });
+        drop(pre_tree);
         let tree = if metadata.is_ok() && !below_a_file {
             state::with_files(&self.repo, &self.root, pre.tree, &[path.to_path_buf()])?
         } else {
@@ -566,7 +606,7 @@ impl Session {
             &message,
             previous,
         )?;
-        self.set_run_ref(
+        let public = self.set_run_ref(
             "pre",
             protected.commit,
             true,
@@ -575,7 +615,7 @@ impl Session {
         )?;
         if self.mode == Mode::Workspace {
             self.repo
-                .reference(&tag_ref(&self.record.id), protected.commit, true, &message)
+                .reference(&tag_ref(&self.record.id), public, true, &message)
                 .context(format_args!("move the tag harness/{}", self.record.id))?;
         }
         if self.last.is_none() {
@@ -883,7 +923,9 @@ impl Session {
         let mut found = Vec::new();
         // Shared by the refs: their chains share the pre-run state.
         let mut written = HashSet::new();
-        for (name, expected) in self.expected_refs() {
+        for (name, full) in self.expected_refs() {
+            // The workspace's ref names the copy without the hidden paths.
+            let expected = self.public_in_store(full)?;
             // Every commit the ref leads to, not only its own: a `gc` after
             // the refs were deleted prunes the whole chain, and `git log` or
             // `git diff` of an older checkpoint needs all of it.
@@ -969,15 +1011,23 @@ impl Session {
         let tree = self.repo.find_tree(tree).context("find the merged tree")?;
         let commit = self
             .repo
-            .commit(
-                Some("HEAD"),
-                &signature,
-                &signature,
-                &message,
-                &tree,
-                &[&head],
-            )
+            .commit(None, &signature, &signature, &message, &tree, &[&head])
             .context("commit the run's changes")?;
+        // The session writes into the store: the commit the user's branch takes, and
+        // what their index names, go into the workspace whole (this is the user's own
+        // commit), before the branch moves.
+        let own = Repository::open(self.repo.path()).context("open the workspace's repository")?;
+        fill::fill_workspace(&self.repo, &own, commit, false, Some(head.tree_id()))?;
+        fill::fill_tree(&self.repo, &own, index_tree, Some(head.tree_id()))?;
+        self.repo
+            .head()
+            .and_then(|mut branch| {
+                branch.set_target(
+                    commit,
+                    &format!("commit: {}", message.lines().next().unwrap_or_default()),
+                )
+            })
+            .context("move the branch to the run's commit")?;
         let mut index =
             git2::Index::open(&state::index_path(self.repo.path())).context("read the index")?;
         let index_tree = self
@@ -1026,6 +1076,14 @@ impl Session {
         self.record.undone = direction == Direction::Undo;
         self.runs.write(&self.record)?;
         let with_index = self.mode == Mode::Workspace;
+        if with_index {
+            // The index names trees git trusts to be there (`git commit` reuses them):
+            // the recorded index's, which the session wrote into the store, go into the
+            // workspace whole. Its files were the user's index's, so in the workspace already.
+            let own =
+                Repository::open(self.repo.path()).context("open the workspace's repository")?;
+            fill::fill_tree(&self.repo, &own, target.index_tree, None)?;
+        }
         let mut changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
         let kept = self.put_back_ignored(scanner, saved_tree, from_before)?;
         changed.retain(|path| !kept.contains(path));
@@ -1139,7 +1197,13 @@ impl Session {
     }
 
     /// Saves a state on the chain of `refs/harness/<id>/saved`.
-    fn save(&self, tree: Oid, index_tree: Oid, head: Oid, message: &str) -> Result<State, Error> {
+    fn save(
+        &mut self,
+        tree: Oid,
+        index_tree: Oid,
+        head: Oid,
+        message: &str,
+    ) -> Result<State, Error> {
         let previous = self.store.find_ref(&self.run_ref("saved"));
         let saved = state::record(&self.repo, tree, index_tree, head, message, previous)?;
         self.set_run_ref("saved", saved.commit, true, self.last_tree, message)?;
@@ -1187,34 +1251,54 @@ impl Session {
     }
 
     /// Keeps `commit` (and, `with_parents`, its parents) in the store and
-    /// points the run's ref `leaf` at it, in the store and, while there is
-    /// one, in the workspace's repository.
+    /// points the run's ref `leaf` at it in the store and, while there is
+    /// one, at its public copy in the workspace's repository (see [`Publisher`]),
+    /// which is returned. `base` is a tree the store has whole.
     fn set_run_ref(
-        &self,
+        &mut self,
         leaf: &str,
         commit: Oid,
         with_parents: bool,
         base: Oid,
         message: &str,
-    ) -> Result<(), Error> {
-        // libgit2's packer: this handle also reads the store's objects, which
-        // git would not find, and a step's copy is a few objects.
-        store::copy_commit(
+    ) -> Result<Oid, Error> {
+        // The session wrote the state into the store, but not what the workspace had
+        // already (files as HEAD has them): that is walked for, in what differs from `base`.
+        fill::fill_workspace(
             &self.repo,
             self.store.repo(),
             commit,
             with_parents,
-            Packer::Libgit2,
+            Some(base),
         )?;
         let name = self.run_ref(leaf);
         self.store.set_ref(&name, commit, message)?;
         if self.mode == Mode::Workspace {
-            fill_workspace_for(&self.repo, commit, with_parents, base)?;
+            let public = publish(&self.repo, &mut self.publisher, commit, with_parents)?;
             self.repo
-                .reference(&name, commit, true, message)
+                .reference(&name, public, true, message)
                 .context(format_args!("update {name}"))?;
+            return Ok(public);
         }
-        Ok(())
+        Ok(commit)
+    }
+
+    /// The public copy of `full` (see [`Publisher`]), made whole in the store, so that
+    /// [`Session::verify`] can put it back from there.
+    fn public_in_store(&mut self, full: Oid) -> Result<Oid, Error> {
+        let own = Repository::open(self.repo.path()).context("open the workspace's repository")?;
+        let odb = own.odb().context("open the workspace's objects")?;
+        let public = self.publisher.commit(&self.repo, &odb, full)?;
+        if public != full && self.publisher.note_in_store(public) {
+            // What differs from the full state is the paths to the hidden files.
+            let base = self
+                .repo
+                .find_commit(full)
+                .context("find a recorded state")?
+                .tree_id();
+            fill::fill_workspace(&self.repo, self.store.repo(), public, true, Some(base))?;
+        }
+        Ok(public)
     }
 
     /// The refs the workspace's repository should have for this run, and
@@ -1366,26 +1450,43 @@ fn give_back_git_access(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Lets `repo` read the store's objects, in memory only: nothing is written
-/// to the workspace's `.git`, and the store never borrows the workspace's.
+/// Has `repo` (the workspace's) write every object into the store and read the
+/// workspace's objects beside the store's, in memory only: what the session records
+/// (the content of hidden files among it) goes to the store, outside the workspace, and
+/// reaches the workspace's `.git` only as [`publish`] copies it there. The store never
+/// borrows the workspace's objects on disk.
 fn read_store_objects(repo: &Repository, store: &Store) -> Result<(), Error> {
-    repo.odb()
-        .and_then(|odb| odb.add_disk_alternate(&store.objects_dir().to_string_lossy()))
-        .context("read the harness store's objects")
+    let own = repo.commondir().join("objects");
+    let store_repo = Repository::open_bare(store.dir()).context("open the harness store")?;
+    let odb = store_repo
+        .odb()
+        .context("open the harness store's objects")?;
+    odb.add_disk_alternate(&own.to_string_lossy())
+        .context("read the workspace's objects")?;
+    repo.set_odb(&odb)
+        .context("write into the harness store's objects")
 }
 
-/// Writes into the workspace's own object directory what `commit` (with `with_parents`,
-/// its parents too) needs and it lacks ([`fill::fill_workspace`]), through a handle of
-/// the workspace's repository that does not read the store; `base` is a tree it has whole.
-fn fill_workspace_for(
+/// The public copy of `commit` ([`Publisher`]) written into the workspace's own object
+/// directory with what it (with `with_parents`, its parents too) needs and the workspace
+/// lacks ([`fill::fill_workspace`]), through a handle that does not read the store.
+fn publish(
     repo: &Repository,
+    publisher: &mut Publisher,
     commit: Oid,
     with_parents: bool,
-    base: Oid,
-) -> Result<(), Error> {
+) -> Result<Oid, Error> {
     let own = Repository::open(repo.path()).context("open the workspace's repository")?;
-    fill::fill_workspace(repo, &own, commit, with_parents, Some(base))?;
-    Ok(())
+    let odb = own.odb().context("open the workspace's objects")?;
+    let public = publisher.commit(repo, &odb, commit)?;
+    let base = publisher.filled();
+    fill::fill_workspace(repo, &own, public, with_parents, base)?;
+    publisher.note_filled(
+        repo.find_commit(public)
+            .context("find the workspace's copy")?
+            .tree_id(),
+    );
+    Ok(public)
 }
 
 /// The store's repository with the workspace at `root` as its working tree.
@@ -1438,6 +1539,7 @@ impl std::fmt::Display for Direction {
 #[allow(clippy::too_many_arguments)]
 fn record_start(
     repo: &Repository,
+    publisher: &mut Publisher,
     runs: &Runs,
     id: &RunId,
     scanner: &mut Scanner,
@@ -1466,19 +1568,10 @@ fn record_start(
         scanner.assume_current();
         state::clean(repo, head)?
     };
-    let head_tree = repo
-        .find_commit(head)
-        .context("find HEAD's commit")?
-        .tree_id();
-    fill_workspace_for(repo, pre.commit, true, head_tree)?;
-    repo.reference(
-        &run_ref(id, "pre"),
-        pre.commit,
-        false,
-        "harness: pre-run state",
-    )
-    .context("record the pre-run state")?;
-    repo.reference(&tag_ref(id), pre.commit, false, "harness: pre-run tag")
+    let public = publish(repo, publisher, pre.commit, true)?;
+    repo.reference(&run_ref(id, "pre"), public, false, "harness: pre-run state")
+        .context("record the pre-run state")?;
+    repo.reference(&tag_ref(id), public, false, "harness: pre-run tag")
         .context(format_args!("create the tag harness/{id}"))?;
     let record = record::new_record(
         id.clone(),

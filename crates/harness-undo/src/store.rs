@@ -142,12 +142,6 @@ impl Store {
         &self.repo
     }
 
-    /// The store's object directory, for reading its objects from another
-    /// repository handle.
-    pub(crate) fn objects_dir(&self) -> PathBuf {
-        self.dir.join("objects")
-    }
-
     /// The commit ref `name` points to in the store, if any.
     pub(crate) fn find_ref(&self, name: &str) -> Option<Oid> {
         self.repo.refname_to_id(name).ok()
@@ -194,6 +188,11 @@ impl Copying {
     /// takes a while, which passes while the model answers its first
     /// request. Begins once the copy `after`, if any, has ended, so that the
     /// two never copy the same objects at once.
+    ///
+    /// With `base`, the commit is one the session wrote into the store itself
+    /// (the pre-run state): what it holds that the store lacks, the workspace's
+    /// files as HEAD has them and what the user's index names, is walked for in
+    /// what differs from `base`, a tree the store has whole once `after` has ended.
     pub(crate) fn start(
         git_dir: &Path,
         store_dir: &Path,
@@ -201,6 +200,7 @@ impl Copying {
         with_parents: bool,
         name: Option<String>,
         after: Option<Copying>,
+        base: Option<Oid>,
     ) -> Copying {
         let (git_dir, store_dir) = (git_dir.to_path_buf(), store_dir.to_path_buf());
         Copying(std::thread::spawn(move || {
@@ -210,13 +210,23 @@ impl Copying {
             let to = Repository::open_bare(&store_dir).context("open the harness store")?;
             // Opened here, `from` reads the workspace's objects only: git can pack them.
             let root = from.workdir().unwrap_or(&git_dir).to_path_buf();
-            let written = copy_commit(
-                &from,
-                &to,
-                commit,
-                with_parents,
-                Packer::for_workspace(&root),
-            )?;
+            let written = match base {
+                None => copy_commit(
+                    &from,
+                    &to,
+                    commit,
+                    with_parents,
+                    Packer::for_workspace(&root),
+                )?,
+                Some(base) => {
+                    from.odb()
+                        .and_then(|odb| {
+                            odb.add_disk_alternate(&store_dir.join("objects").to_string_lossy())
+                        })
+                        .context("read the harness store's objects")?;
+                    crate::fill::fill_workspace(&from, &to, commit, with_parents, Some(base))?
+                }
+            };
             if let Some(name) = name {
                 to.reference(&name, commit, true, "harness: pre-run state")
                     .context(format_args!("update {name} in the harness store"))?;

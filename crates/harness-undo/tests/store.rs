@@ -265,7 +265,8 @@ fn the_store_is_outside_the_workspace_and_holds_its_own_objects() {
         })
         .sum();
     assert!(written > 0, "the first run copies objects");
-    assert_eq!(written, held, "{counted}");
+    // The rest the session wrote there itself: the snapshot of the dirty tree.
+    assert!(written < held, "{counted}");
     assert_eq!(session.store_dir(), store);
     assert!(!store.starts_with(&repo.root));
     assert!(
