@@ -21,8 +21,13 @@ fn mode(path: &Path) -> u32 {
 /// The directory of all stores under the test's home, and the workspace's store in it.
 fn stores(repo: &Repo) -> (PathBuf, PathBuf) {
     let runs = repo.runs_dir();
-    let store = runs.parent().and_then(Path::parent).unwrap().to_path_buf();
-    (store.parent().unwrap().to_path_buf(), store)
+    let store = runs
+        .parent()
+        .and_then(Path::parent)
+        .expect("runs are two levels down in a store")
+        .to_path_buf();
+    let all = store.parent().expect("a store is in the stores' directory");
+    (all.to_path_buf(), store)
 }
 
 /// calc.py of the `calc` fixture, fixed.
@@ -107,5 +112,103 @@ fn issue_45_a_store_made_readable_before_is_made_private_and_said_once() {
     assert!(
         !again.stderr.contains("readable by other"),
         "said once\n{again}"
+    );
+}
+
+/// The secrets of the hidden-records test, one per way a file is hidden.
+const DOTENV_SECRET: &str = "DOTENV-SECRET-5e7a91";
+const DENIED_SECRET: &str = "DENIED-DIR-SECRET-0c44b2";
+
+/// Every object of the workspace's repository, contents included, and the log of every
+/// ref with patches, as git prints them.
+fn everything_in_git(repo: &Repo) -> String {
+    let mut text = String::new();
+    for args in [
+        &["cat-file", "--batch-all-objects", "--batch", "--unordered"][..],
+        &["log", "--all", "--reflog", "-p", "--binary"][..],
+    ] {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo.root)
+            .output()
+            .expect("git runs");
+        text.push_str(&String::from_utf8_lossy(&output.stdout));
+    }
+    text
+}
+
+/// Issue 45's first reproduction of class 2: with `--allow-dirty`, an untracked `.env` and
+/// a file under the user's deny rule were in objects under `refs/harness/…`, and a command
+/// printed them with `git show`. Now the model's commands find neither anywhere in `.git`,
+/// the repository stays whole, and undo brings both back byte for byte.
+#[test]
+fn issue_45_with_allow_dirty_no_command_reads_a_hidden_file_from_the_runs_records() {
+    let repo = Repo::from_fixture("calc");
+    repo.user_config("deny = [\"secrets/\"]\n");
+    repo.file(".env", &format!("TOKEN={DOTENV_SECRET}\n"));
+    fs::create_dir(repo.root.join("secrets")).unwrap();
+    repo.file("secrets/token.txt", DENIED_SECRET);
+    repo.file("notes.txt", "the user's untracked notes\n");
+    let before = repo.snapshot();
+    let model = Model::start();
+    let attack = "git for-each-ref --format='%(refname)' refs/harness refs/tags/harness \
+                  | while read ref; do git show \"$ref:.env\" \"$ref:secrets/token.txt\"; done; \
+                  git cat-file --batch-all-objects --batch; git log --all -p; \
+                  git fsck --lost-found; cat .git/objects/pack/* 2>/dev/null | head -c 100000";
+    model.script(vec![
+        Turn::call("run_command", json!({"argv": ["sh", "-c", attack]})),
+        Turn::call(
+            "write_file",
+            json!({"path": "calc.py", "content": FIXED, "overwrite": true}),
+        ),
+        Turn::Text("Fixed."),
+    ]);
+    repo.harness(&[
+        "run",
+        "--allow-dirty",
+        "--attempts",
+        "1",
+        "--host",
+        &model.url(),
+        "--verify",
+        "python3 -m unittest -q",
+        "fix add",
+    ])
+    .assert_exit(0);
+    let results = serde_json::to_string(&repo.records("tool")).unwrap();
+    let chats = serde_json::to_string(&model.chats()).unwrap();
+    let git = everything_in_git(&repo);
+    assert!(
+        results.contains("the user's untracked notes"),
+        "the command read the records: {results}"
+    );
+    for secret in [DOTENV_SECRET, DENIED_SECRET] {
+        assert!(!results.contains(secret), "a command read {secret}");
+        assert!(!chats.contains(secret), "the model was sent {secret}");
+        assert!(!git.contains(secret), "{secret} is in the workspace's .git");
+    }
+    assert!(
+        git.contains("the user's untracked notes"),
+        "what is not hidden is recorded in the workspace as before"
+    );
+    let fsck = std::process::Command::new("git")
+        .args(["fsck", "--full", "--no-dangling"])
+        .current_dir(&repo.root)
+        .output()
+        .unwrap();
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    repo.harness(&["undo"]).assert_exit(0);
+    assert_eq!(
+        repo.snapshot(),
+        before,
+        "both hidden files back, byte for byte"
+    );
+    assert!(
+        !everything_in_git(&repo).contains(DOTENV_SECRET),
+        "nor after undo"
     );
 }

@@ -218,7 +218,10 @@ impl RunSelector {
                     .id
             }
         };
-        Ok(Session::open(&root, &id)?)
+        let mut session = Session::open(&root, &id)?;
+        // What undo and redo save of hidden files stays out of the workspace's `.git`.
+        session.hide(crate::toolbox::hidden_by_configuration(&root));
+        Ok(session)
     }
 
     /// The workspace, canonical.
