@@ -212,3 +212,85 @@ fn issue_45_with_allow_dirty_no_command_reads_a_hidden_file_from_the_runs_record
         "nor after undo"
     );
 }
+
+/// The ids of the workspace's recorded runs (those with metadata), oldest first.
+fn recorded_runs(repo: &Repo) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(repo.runs_dir())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("run.json").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Waits (up to 30 s) until `ready` holds.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Issue 45, class 7: `harness runs --prune --keep N` deleted the run of a live `harness
+/// mcp --allow-dirty` session, and with it the only copy of the user's uncommitted work.
+/// A run in progress, held by another process, is never pruned, and the prune says so;
+/// `harness runs` lists it as in progress. Once its process ends, it is pruned as any other.
+#[test]
+fn issue_45_prune_keeps_a_run_another_process_has_in_progress() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("notes.txt", "the user's only copy\n");
+    let mut server = repo.spawn_with_stdin(&["mcp", "--allow-dirty"]);
+    wait_until("the MCP session's run is recorded", || {
+        recorded_runs(&repo).len() == 1
+    });
+    let run = recorded_runs(&repo).remove(0);
+    let pruned = repo.harness(&["runs", "--prune", "--keep", "0"]);
+    pruned.assert_exit(0).assert_stdout_has(&[
+        &format!("kept run {run}: it is in progress"),
+        "pruned 0 runs",
+    ]);
+    assert_eq!(
+        recorded_runs(&repo),
+        std::slice::from_ref(&run),
+        "the run is still there"
+    );
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&["in progress"]);
+    // The session ends (its client closes the pipe): the run is no longer in progress.
+    drop(server.stdin.take());
+    assert!(server.wait().unwrap().success());
+    let pruned = repo.harness(&["runs", "--prune", "--keep", "0"]);
+    pruned
+        .assert_exit(0)
+        .assert_stdout_has(&[&format!("pruned 1 run: {run}")]);
+    assert!(!pruned.stdout.contains("kept run"), "{pruned}");
+    assert!(recorded_runs(&repo).is_empty());
+}
+
+/// A run whose process was killed holds no mark: it is pruned, and named unfinished.
+#[test]
+fn issue_45_a_run_whose_process_died_is_pruned_and_said_unfinished() {
+    let repo = Repo::from_fixture("calc");
+    repo.file("notes.txt", "the user's notes\n");
+    let mut server = repo.spawn_with_stdin(&["mcp", "--allow-dirty"]);
+    wait_until("the MCP session's run is recorded", || {
+        recorded_runs(&repo).len() == 1
+    });
+    let run = recorded_runs(&repo).remove(0);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    repo.harness(&["runs"])
+        .assert_exit(0)
+        .assert_stdout_has(&["unfinished"]);
+    repo.harness(&["runs", "--prune", "--keep", "0"])
+        .assert_exit(0)
+        .assert_stdout_has(&[&format!("pruned 1 run: {run} (unfinished)")]);
+}

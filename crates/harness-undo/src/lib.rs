@@ -183,6 +183,12 @@
 //! changes, and everything in `.git`. [`Session::access_given_back`] names
 //! the paths; in `.git` they are a [`Tampering::AccessGivenBack`] too.
 //!
+//! A run is *in progress* while a process has it open: [`Session::begin`] marks it with
+//! an advisory lock (`flock`) on a file in its directory, held for the session's life,
+//! and [`Session::open`] with a shared one; the kernel drops the mark with the process.
+//! [`prune`] and [`remove_store`] never remove a run in progress ([`is_in_progress`]);
+//! a run whose process died is removed like any other.
+//!
 //! Nothing lives only in the process: a run whose process died (between
 //! checkpoints, or in the middle of one) is opened by id with
 //! [`Session::open`] and undone like any other. A restore that finds the
@@ -210,6 +216,7 @@ mod error;
 mod fill;
 mod hidden;
 mod housekeeping;
+mod live;
 mod open;
 mod paths;
 mod private;
@@ -227,7 +234,8 @@ pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
 pub use hidden::Hidden;
 pub use housekeeping::{
-    Prune, StoreInfo, make_stores_private, prune, remove_store, store_size, stores, stores_dir,
+    Prune, Pruned, StoreInfo, is_in_progress, make_stores_private, prune, remove_store, store_size,
+    stores, stores_dir,
 };
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;

@@ -223,6 +223,9 @@ pub struct Session {
     /// Makes the copies of the run's states that the workspace's refs point to, without
     /// the hidden paths.
     publisher: Publisher,
+    /// The mark that the run is in progress (begun here) or open (for undo or redo):
+    /// [`crate::prune`] passes over the run while this process holds it.
+    _live: Option<crate::live::Held>,
 }
 
 impl Session {
@@ -274,6 +277,15 @@ impl Session {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
         };
+        // Before the run is listed (its metadata is written below), so that no prune
+        // ever sees it listed and not in progress.
+        let live = match crate::live::take(&runs.run_dir(&id), crate::live::Lock::Exclusive) {
+            Ok(live) => live,
+            Err(e) => {
+                runs.release(&id);
+                return Err(head_copy.abandon(e));
+            }
+        };
         let head_tree = match repo.find_commit(head).context("find HEAD's commit") {
             Ok(commit) => commit.tree_id(),
             Err(e) => return Err(head_copy.abandon(e)),
@@ -323,6 +335,7 @@ impl Session {
             scanner: Some(scanner),
             last: None,
             publisher,
+            _live: live,
         })
     }
 
@@ -347,7 +360,14 @@ impl Session {
             None => (store_view(&store, &root)?, Mode::StoreOnly),
         };
         let reference = repo.find_commit(record.pre.head).ok().map(|c| c.tree_id());
+        // Shared: the run's own process, if it is still running, holds it exclusively
+        // and keeps prunes away by itself.
+        // Best effort: a store this process cannot write in is still read.
+        let live = crate::live::take(&runs.run_dir(run), crate::live::Lock::Shared)
+            .ok()
+            .flatten();
         let mut session = Session {
+            _live: live,
             last_tree: record.pre.tree,
             publisher: Publisher::new(Hidden::default(), reference),
             root,
