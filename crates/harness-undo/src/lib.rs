@@ -96,12 +96,13 @@
 //! -p`, the reflogs and the packs in `.git` hold no byte of a hidden file the harness
 //! recorded, and `git diff harness/<id>` shows the run's changes but for hidden paths
 //! (a hidden file the index tracks and HEAD lacks shows as added). Undo and redo read
-//! the store, so hidden files come back byte for byte. Two things stay: the private
-//! index the scanner keeps under `.git/harness/` while a session runs names hidden files
-//! and their blob ids (hashes of their content, never the content), and objects a
-//! harness before this one wrote into `.git` stay there until git prunes them (`git
-//! for-each-ref refs/harness` then `git gc --prune=now` after deleting old runs' refs,
-//! or `harness runs --prune`). Accept commits the run's changes to the user's branch,
+//! the store, so hidden files come back byte for byte. The private index the scanner
+//! keeps while a session runs, which names each recorded file with a hash of its
+//! content, is in the store too. What stays in `.git/harness/` is the copy of the user's
+//! index the clean-tree check runs `git status` on, whose untracked cache names untracked
+//! files (names, never content or hashes of it). Objects a harness before this one wrote
+//! into `.git` stay there until git prunes them: delete the old runs' refs (`harness
+//! runs --prune`), then `git gc --prune=now`. Accept commits the run's changes to the user's branch,
 //! hidden files among them if the run changed one (only where commands could reach it,
 //! under the tier `none`): that commit is the user's.
 //!

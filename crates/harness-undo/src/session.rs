@@ -259,7 +259,8 @@ impl Session {
             // Before the scanner shares the object database: what it records goes there.
             read_store_objects(&repo, &store)?;
             // Watch before looking, so that nothing changing meanwhile is missed.
-            let scanner = Scanner::new(&repo, &root, None, options.tracking)?;
+            let scanner =
+                Scanner::new_in(&repo, &root, None, options.tracking, &private_dir(&store))?;
             let dirty = Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
             if !dirty.is_empty() && !options.allow_dirty {
                 return Err(Error::dirty(dirty));
@@ -271,8 +272,10 @@ impl Session {
             Err(e) => return Err(head_copy.abandon(e)),
         };
         let runs = Runs::new(store.dir());
-        // In the harness's own directory of the git directory, made by the scanner.
-        let started = file_system_now(&repo.path().join("harness"));
+        // In the harness's own directory of the git directory, on the workspace's disk.
+        let clock_dir = repo.path().join("harness");
+        let _ = std::fs::create_dir_all(&clock_dir);
+        let started = file_system_now(&clock_dir);
         let id = match runs.reserve(started) {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
@@ -1193,8 +1196,13 @@ impl Session {
         match &mut self.scanner {
             Some(scanner) => Ok(scanner),
             empty => {
-                let mut scanner =
-                    Scanner::new(&self.repo, &self.root, Some(self.last_tree), self.tracking)?;
+                let mut scanner = Scanner::new_in(
+                    &self.repo,
+                    &self.root,
+                    Some(self.last_tree),
+                    self.tracking,
+                    &private_dir(&self.store),
+                )?;
                 for path in &self.record.ignored {
                     scanner.force(Path::new(path));
                 }
@@ -1206,7 +1214,13 @@ impl Session {
     /// A full scan of the working tree, starting from tree `base`: undo, redo
     /// and accept trust no change notes.
     fn full_snapshot(&mut self, base: Oid) -> Result<(Scanner, Oid), Error> {
-        let mut scanner = Scanner::new(&self.repo, &self.root, Some(base), Tracking::FullScan)?;
+        let mut scanner = Scanner::new_in(
+            &self.repo,
+            &self.root,
+            Some(base),
+            Tracking::FullScan,
+            &private_dir(&self.store),
+        )?;
         for path in &self.record.ignored {
             scanner.force(Path::new(path));
         }
@@ -1468,6 +1482,12 @@ fn give_back_git_access(root: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter_map(|path| path.strip_prefix(root).ok().map(Path::to_path_buf))
         .collect()
+}
+
+/// Where a session's scanner keeps its private index: in the store, out of commands' reach
+/// under the kernel tiers, since it names each recorded file with the hash of its content.
+fn private_dir(store: &Store) -> PathBuf {
+    store.dir().join("harness")
 }
 
 /// Has `repo` (the workspace's) write every object into the store and read the

@@ -95,6 +95,14 @@ fn assert_nothing_hidden_in_git(repo: &Repo, when: &str) {
     for secret in SECRETS {
         assert!(!shown.contains(secret), "{when}: {secret} is in .git");
     }
+    // Nor with a hash of its content, in the private index the session scans with,
+    // which it keeps in the store.
+    let scanning = std::fs::read_dir(repo.root.join(".git/harness"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .any(|entry| entry.file_name().to_string_lossy().starts_with("scan-"));
+    assert!(!scanning, "{when}: the scanner's index is in .git");
     // And what is there is whole: nothing points at an object the workspace lacks.
     let fsck = shell_command(&repo.root, "git fsck --full --no-dangling 2>&1")
         .output()
