@@ -60,3 +60,24 @@ impl PartialEq for Hidden {
 }
 
 impl Eq for Hidden {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_when_the_same_predicate_or_both_nothing() {
+        let hidden = Hidden::new(|_| true);
+        assert_eq!(hidden, hidden.clone());
+        assert_ne!(
+            hidden,
+            Hidden::new(|_| true),
+            "another predicate, even alike"
+        );
+        assert_eq!(Hidden::default(), Hidden::default());
+        assert_ne!(hidden, Hidden::default());
+        assert_ne!(Hidden::default(), hidden);
+        assert_eq!(format!("{hidden:?}"), "Hidden(by the caller's rules)");
+        assert_eq!(format!("{:?}", Hidden::default()), "Hidden(nothing)");
+    }
+}

@@ -20,27 +20,18 @@ const DIR_MODE: u32 = 0o700;
 /// existing `dir` is tightened, existing parents are left as their owner made them. True
 /// if and only if a directory that existed was tightened.
 pub(crate) fn create_dir(dir: &Path) -> io::Result<bool> {
+    // Only the parents the harness creates are its own to make private: an existing
+    // `~/.local` keeps the mode its owner gave it.
+    if let Some(parent) = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+    {
+        create_dir(parent)?;
+    }
     match fs::create_dir(dir) {
-        Ok(()) => {
-            set_private(dir)?;
-            Ok(false)
-        }
+        Ok(()) => set_private(dir).map(|()| false),
+        // Made by another process meanwhile, or before: tightened all the same.
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => tighten(dir),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
-                return Err(error);
-            };
-            // Only the parents the harness creates are its own to make private: an
-            // existing `~/.local` keeps the mode its owner gave it.
-            if !parent.exists() {
-                create_dir(parent)?;
-            }
-            match fs::create_dir(dir) {
-                Ok(()) => set_private(dir).map(|()| false),
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => tighten(dir),
-                Err(error) => Err(error),
-            }
-        }
         Err(error) => Err(error),
     }
 }
@@ -93,7 +84,12 @@ pub(crate) fn tighten_all(base: &Path) -> io::Result<Vec<PathBuf>> {
         match tighten(path) {
             Ok(true) => tightened.push(path.to_path_buf()),
             Ok(false) => {}
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            // Gone meanwhile, or not a store at all (a file where a store would be).
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) => {}
             Err(error) => return Err(error),
         }
         Ok(())
@@ -205,8 +201,18 @@ mod tests {
             fs::Permissions::from_mode(0o644),
         )
         .unwrap();
+        // Not stores, and no reason to stop: a file, and a directory without runs.
+        fs::write(base.path().join("stray"), "x").unwrap();
+        fs::set_permissions(base.path().join("stray"), fs::Permissions::from_mode(0o644)).unwrap();
+        fs::create_dir(base.path().join("empty.git")).unwrap();
+        fs::set_permissions(
+            base.path().join("empty.git"),
+            fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
         let tightened = tighten_all(base.path()).unwrap();
-        assert_eq!(tightened.len(), 6, "{tightened:?}");
+        assert_eq!(tightened.len(), 7, "{tightened:?}");
+        assert_eq!(mode(&base.path().join("stray")), 0o600);
         assert_eq!(mode(&run.join("transcript.jsonl")), 0o600);
         assert_eq!(mode(base.path()), 0o700);
         assert!(tighten_all(base.path()).unwrap().is_empty());
