@@ -11,6 +11,7 @@ mod end_to_end;
 mod help;
 mod interrupt;
 mod mcp;
+mod records;
 mod refusals;
 mod replies;
 mod same_call;

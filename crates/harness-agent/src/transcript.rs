@@ -120,15 +120,23 @@ impl Transcript {
     /// [`TranscriptError::Create`] when the file cannot be created.
     pub fn create(path: impl Into<PathBuf>) -> Result<Transcript, TranscriptError> {
         let path = path.into();
-        let file = match OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-        {
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        // What the model read and ran is the user's alone: other local users may not read
+        // it, whatever the umask.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = match options.open(&path) {
             Ok(file) => file,
             Err(source) => return Err(TranscriptError::Create { path, source }),
         };
+        // A file that was there before keeps its mode through `open`.
+        #[cfg(unix)]
+        if let Err(source) =
+            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        {
+            return Err(TranscriptError::Create { path, source });
+        }
         Ok(Transcript {
             path,
             file: Some(file),

@@ -120,6 +120,17 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            (harness-cli::issue_45_a_weakened_tests_py_is_refused_by_the_tools_and_not_verified_after_a_command,\n\
          \x20            harness-cli::issue_45_a_unittest_package_that_exits_0_is_not_verified_written_or_made,\n\
          \x20            harness-cli::issue_45_with_allow_test_edits_tests_may_change_but_the_runner_may_not)\n\
+         \x20 protected  the run's own records: what the harness hides (deny rules, .env,\n\
+         \x20            keys) is recorded in the store only, never in the workspace's .git,\n\
+         \x20            whose refs point to copies without it (git show, cat-file, log -p\n\
+         \x20            find nothing), and undo still brings it back byte for byte; the\n\
+         \x20            stores, runs and transcripts are yours alone (0700, files 0600), a\n\
+         \x20            wider one made private when found; a run in progress (a live run or\n\
+         \x20            mcp session holds a lock) is never pruned or removed\n\
+         \x20            (harness-undo::issue_45_no_hidden_content_reaches_the_workspaces_objects_and_undo_is_still_exact,\n\
+         \x20            harness-cli::issue_45_with_allow_dirty_no_command_reads_a_hidden_file_from_the_runs_records,\n\
+         \x20            harness-cli::issue_45_stores_runs_and_transcripts_are_private_whatever_the_umask,\n\
+         \x20            harness-cli::issue_45_prune_keeps_a_run_another_process_has_in_progress)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
          \x20            store's\n\

@@ -11,7 +11,7 @@ use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, Runner};
 use harness_sandbox::Workspace;
 use harness_tools::{TestCode, Toolbox};
 
-use crate::config::{self, ToolboxSettings};
+use crate::config::{self, Settings, ToolboxSettings};
 use crate::guard;
 
 /// The workspace directory `given`, canonical, unless it is one no command may work in:
@@ -27,6 +27,39 @@ pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
     }
     guard::refuse_broad(&root, std::env::var_os("HOME").as_deref().map(Path::new))?;
     Ok(root)
+}
+
+/// What the harness hides from the model and its commands in the workspace `root`, for
+/// the undo records ([`harness_undo::BeginOptions::hidden`], [`harness_undo::Session::hide`]):
+/// whatever the deny rules `deny` (with the built-in ones: `.env`, keys) refuse to read.
+/// The records of these paths stay in the harness's store, out of the workspace's `.git`,
+/// where a command could read them back with `git show`.
+///
+/// A rule that is not valid is left out here: the toolbox refuses it on its own, and the
+/// built-in rules still hide what they hide.
+pub(crate) fn hidden(root: &Path, deny: &[String]) -> harness_undo::Hidden {
+    let mut builder = Workspace::builder(root);
+    for rule in deny {
+        if harness_sandbox::WorkspaceBuilder::check_rule(rule).is_ok() {
+            builder.deny(rule.clone());
+        }
+    }
+    let workspace = match builder.build() {
+        Ok(workspace) => workspace,
+        // The root cannot be opened, so the rules cannot be judged: everything is kept
+        // out of the workspace's copies (undo reads the store all the same).
+        Err(_) => return harness_undo::Hidden::new(|_| true),
+    };
+    harness_undo::Hidden::new(move |path| workspace.is_read_denied(path))
+}
+
+/// [`hidden`] with the deny rules of the configuration of `root` (flags add none); the
+/// built-in rules alone when it cannot be read (the command that needs it says why).
+pub(crate) fn hidden_by_configuration(root: &Path) -> harness_undo::Hidden {
+    let deny = Settings::resolve(root, &config::Overrides::default())
+        .map(|settings| settings.toolbox.deny)
+        .unwrap_or_default();
+    hidden(root, &deny)
 }
 
 /// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`,

@@ -322,6 +322,19 @@ pub enum Error {
         workspace: PathBuf,
     },
 
+    /// A run of the store to remove is in progress.
+    #[error(
+        "run {run} in {} is in progress (a process has it open); the store is kept: end that \
+         run first",
+        store.display()
+    )]
+    RunInProgress {
+        /// The run.
+        run: RunId,
+        /// The store's directory.
+        store: PathBuf,
+    },
+
     /// libgit2 failed.
     #[error("git could not {action}: {detail}")]
     Git {

@@ -59,6 +59,27 @@ pub(crate) fn fill_workspace(
     Ok(missing.len())
 }
 
+/// Writes into `to` every object of `tree` that it lacks, reading them from `from`, not
+/// looking into a subtree the same as `base`'s at the same place. Returns how many.
+pub(crate) fn fill_tree(
+    from: &Repository,
+    to: &Repository,
+    tree: Oid,
+    base: Option<Oid>,
+) -> Result<usize, Error> {
+    let from_odb = from.odb().context("open the objects to read")?;
+    let to_odb = to.odb().context("open the objects to write")?;
+    let mut missing = Vec::new();
+    missing_in_tree(from, &to_odb, tree, base, &mut missing)?;
+    for &id in &missing {
+        let object = from_odb.read(id).context("read an object to keep")?;
+        to_odb
+            .write(object.kind(), object.data())
+            .context("write an object to keep")?;
+    }
+    Ok(missing.len())
+}
+
 /// Adds to `missing` the blobs and trees of `tree` that `to` lacks, children before the
 /// trees that hold them, not looking into a subtree that is the same as `base`'s at the
 /// same place. Each object once.

@@ -22,6 +22,27 @@ pub enum Prune {
     OlderThan(Duration),
 }
 
+/// What [`prune`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pruned {
+    /// The runs removed, oldest first. One without an outcome was unfinished: its
+    /// process ended (killed, or the machine stopped) before it did.
+    pub removed: Vec<RunInfo>,
+    /// The runs `which` selected that are in progress ([`is_in_progress`]), kept, oldest
+    /// first.
+    pub in_progress: Vec<RunInfo>,
+}
+
+/// True if and only if `run` is in progress: a process has it open, the one that runs it
+/// (`harness run`, a `harness mcp` session) or one that undoes or redoes it. It is marked
+/// by a lock the kernel holds for that process and for nothing else, so a run whose
+/// process died is not in progress, whether or not it recorded an outcome. Always false
+/// on platforms other than Unix.
+pub fn is_in_progress(run: &RunInfo) -> bool {
+    crate::live::is_held(&run.dir)
+}
+
 /// One harness store, as [`stores`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -43,6 +64,20 @@ pub struct StoreInfo {
 /// command could write there, it could take from `undo`: keep it read-only to commands.
 pub fn stores_dir() -> Option<PathBuf> {
     store::state_home().map(|home| home.join("harness"))
+}
+
+/// Makes every harness store private to its owner, as the harness now creates them: the
+/// directory of all stores, each store, its runs and their directories 0700 and the files
+/// in a run's directory (metadata, transcript) 0600, taking every permission of the group
+/// and of others. Returns the paths that were readable by others, sorted, so that the
+/// user is told once: after this they are not.
+///
+/// # Errors
+///
+/// [`Error::NoStateHome`], and failures of the filesystem (a path the user does not own).
+pub fn make_stores_private() -> Result<Vec<PathBuf>, Error> {
+    let base = stores_dir().ok_or(Error::NoStateHome)?;
+    crate::private::tighten_all(&base).map_err(|e| Error::io(&base, e))
 }
 
 /// Every harness store under the state directory (`$XDG_STATE_HOME/harness`).
@@ -75,7 +110,8 @@ pub fn stores() -> Result<Vec<StoreInfo>, Error> {
 /// # Errors
 ///
 /// [`Error::StoreInUse`] when its workspace still exists (prune its runs
-/// instead), and failures of the filesystem.
+/// instead), [`Error::RunInProgress`] when a run in it is in progress (its workspace
+/// may be gone for a moment, or moved), and failures of the filesystem.
 pub fn remove_store(store: &StoreInfo) -> Result<(), Error> {
     let workspace = store::recorded_workspace(&store.dir).unwrap_or_default();
     if workspace.is_dir() {
@@ -83,6 +119,19 @@ pub fn remove_store(store: &StoreInfo) -> Result<(), Error> {
             store: store.dir.clone(),
             workspace,
         });
+    }
+    // Each run's lock is held until the store is gone, so that none starts meanwhile.
+    let mut held = Vec::new();
+    for run in Runs::new(&store.dir).list()? {
+        match crate::live::take(&run.dir, crate::live::Lock::Exclusive)? {
+            Some(lock) => held.push(lock),
+            None => {
+                return Err(Error::RunInProgress {
+                    run: run.id,
+                    store: store.dir.clone(),
+                });
+            }
+        }
     }
     fs::remove_dir_all(&store.dir).map_err(|e| Error::io(&store.dir, e))
 }
@@ -95,12 +144,14 @@ pub fn store_size(root: &Path) -> Result<Option<u64>, Error> {
 
 /// Removes the runs `which` selects from the store of the workspace at `root`
 /// and from its repository (refs and tag), and lets the store drop the objects
-/// no other run needs (with `git gc`, where git is installed). Returns the
-/// removed runs, oldest first.
-pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
+/// no other run needs (with `git gc`, where git is installed).
+///
+/// A run in progress ([`is_in_progress`]) is never removed: it is kept and named in
+/// [`Pruned::in_progress`]. A run whose process died is removed like any other.
+pub fn prune(root: &Path, which: Prune) -> Result<Pruned, Error> {
     let root = fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let Some(store) = Store::open(&root)? else {
-        return Ok(Vec::new());
+        return Ok(Pruned::default());
     };
     let runs = Runs::new(store.dir());
     let all = runs.list()?;
@@ -119,26 +170,41 @@ pub fn prune(root: &Path, which: Prune) -> Result<Vec<RunInfo>, Error> {
         }
     };
     let workspace = Repository::open(&root).ok();
-    for run in &doomed {
+    let mut pruned = Pruned::default();
+    for run in doomed {
+        let dir = runs.run_dir(&run.id);
+        // Held while the run goes, so that no process opens it meanwhile.
+        let Some(_lock) = crate::live::take(&dir, crate::live::Lock::Exclusive)? else {
+            pruned.in_progress.push(run);
+            continue;
+        };
         delete_run_refs(store.repo(), &run.id)?;
         if let Some(repo) = &workspace {
             delete_run_refs(repo, &run.id)?;
         }
-        let dir = runs.run_dir(&run.id);
         fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        pruned.removed.push(run);
     }
-    if let (false, Probe::GitCli(git)) = (doomed.is_empty(), Probe::for_workspace(&root)) {
+    // A run in progress writes objects into the store before the ref that keeps them:
+    // while one is, only objects older than any step are let go.
+    let any_in_progress = runs.list()?.iter().any(is_in_progress);
+    let prune_before = if any_in_progress {
+        "--prune=1.hour.ago"
+    } else {
+        "--prune=now"
+    };
+    if let (false, Probe::GitCli(git)) = (pruned.removed.is_empty(), Probe::for_workspace(&root)) {
         // Best effort: without git the objects stay, and only the space is lost.
         let _ = git_command(git)
             .arg("--git-dir")
             .arg(store.dir())
-            .args(["gc", "--quiet", "--prune=now"])
+            .args(["gc", "--quiet", prune_before])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
     }
-    Ok(doomed)
+    Ok(pruned)
 }
 
 /// True if and only if `run` began strictly before `cutoff`.

@@ -51,7 +51,8 @@
 //!    included) whose parents are HEAD and a commit of the index, like a
 //!    `git stash` entry, so that undo restores both exactly.
 //! 4. It is kept by the ref `refs/harness/<id>/pre` and the lightweight tag
-//!    `harness/<id>`: `git diff harness/<id>` shows what the run changed. Plain
+//!    `harness/<id>` (pointing to its copy without hidden paths; see "What the
+//!    workspace's `.git` holds"): `git diff harness/<id>` shows what the run changed. Plain
 //!    git compares only paths in the index, so a file the run created shows
 //!    once added (`git add -N <file>`), and after a dirty start, a file that was
 //!    untracked shows as deleted until added; [`Session::diff`] has neither
@@ -73,6 +74,37 @@
 //! Begin, checkpoint and diff never change the user's branch, HEAD, index,
 //! stash list or files. The clean-tree check runs `git status` (or libgit2's
 //! status where git is not installed) without taking the index lock.
+//!
+//! # What the workspace's `.git` holds
+//!
+//! A session writes what it records (snapshots, checkpoints, saved states, the index's
+//! trees) into the store only: the workspace's object database is read, never written,
+//! by the recording. The refs of a run in the workspace (`refs/harness/<id>/…` and the
+//! tag `harness/<id>`) point to *public copies* of the store's commits, written into
+//! the workspace whole:
+//!
+//! 1. a path the caller hides ([`BeginOptions::hidden`], [`Session::hide`]; deny rules,
+//!    `.env` files, keys), or a directory it hides, is left out of the copy, or, where
+//!    the HEAD the run began on has a file at that path, stands as HEAD has it (the
+//!    workspace holds that already);
+//! 2. everything else is as recorded, with the same author, time and message (plus one
+//!    line saying hidden paths are left out), so a run that touches no hidden path has
+//!    the same commits in the workspace and in the store;
+//! 3. [`Session::verify`] puts back these copies, never the store's full states.
+//!
+//! So `git show harness/<id>:.env`, `git cat-file --batch-all-objects`, `git log --all
+//! -p`, the reflogs and the packs in `.git` hold no byte of a hidden file the harness
+//! recorded, and `git diff harness/<id>` shows the run's changes but for hidden paths
+//! (a hidden file the index tracks and HEAD lacks shows as added). Undo and redo read
+//! the store, so hidden files come back byte for byte. The private index the scanner
+//! keeps while a session runs, which names each recorded file with a hash of its
+//! content, is in the store too. What stays in `.git/harness/` is the copy of the user's
+//! index the clean-tree check runs `git status` on, whose untracked cache names untracked
+//! files (names, never content or hashes of it). Objects a harness before this one wrote
+//! into `.git` stay there until git prunes them: delete the old runs' refs (`harness
+//! runs --prune`), then `git gc --prune=now`. Accept commits the run's changes to the user's branch,
+//! hidden files among them if the run changed one (only where commands could reach it,
+//! under the tier `none`): that commit is the user's.
 //!
 //! # Checkpoints
 //!
@@ -162,6 +194,12 @@
 //! changes, and everything in `.git`. [`Session::access_given_back`] names
 //! the paths; in `.git` they are a [`Tampering::AccessGivenBack`] too.
 //!
+//! A run is *in progress* while a process has it open: [`Session::begin`] marks it with
+//! an advisory lock (`flock`) on a file in its directory, held for the session's life,
+//! and [`Session::open`] with a shared one; the kernel drops the mark with the process.
+//! [`prune`] and [`remove_store`] never remove a run in progress ([`is_in_progress`]);
+//! a run whose process died is removed like any other.
+//!
 //! Nothing lives only in the process: a run whose process died (between
 //! checkpoints, or in the middle of one) is opened by id with
 //! [`Session::open`] and undone like any other. A restore that finds the
@@ -187,10 +225,14 @@ mod clean;
 mod diff;
 mod error;
 mod fill;
+mod hidden;
 mod housekeeping;
 mod ignored;
+mod live;
 mod open;
 mod paths;
+mod private;
+mod public;
 mod record;
 mod restore;
 mod run_id;
@@ -202,7 +244,11 @@ mod watch;
 
 pub use diff::{Diff, FileDiff, FileMode, FileStatus};
 pub use error::Error;
-pub use housekeeping::{Prune, StoreInfo, prune, remove_store, store_size, stores, stores_dir};
+pub use hidden::Hidden;
+pub use housekeeping::{
+    Prune, Pruned, StoreInfo, is_in_progress, make_stores_private, prune, remove_store, store_size,
+    stores, stores_dir,
+};
 pub use ignored::{
     IGNORED_SAVE_BUDGET, LARGEST_SAVED_IGNORED_FILE, MOST_LISTED_IGNORED, MOST_SAVED_IGNORED,
 };

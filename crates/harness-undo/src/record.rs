@@ -189,7 +189,7 @@ impl Runs {
     /// Creating the directory is the reservation: two processes that pick the
     /// same millisecond cannot both create it, and the loser moves on.
     pub(crate) fn reserve(&self, now: SystemTime) -> Result<RunId, Error> {
-        fs::create_dir_all(&self.runs).map_err(|e| Error::io(&self.runs, e))?;
+        crate::private::create_dir(&self.runs).map_err(|e| Error::io(&self.runs, e))?;
         let mut newest = self.ids()?.pop();
         // Each try moves one millisecond on; a thousand taken in a row means
         // something other than runs is filling the directory.
@@ -197,7 +197,10 @@ impl Runs {
             let id = RunId::next(now, newest.as_ref());
             let dir = self.run_dir(&id);
             match fs::create_dir(&dir) {
-                Ok(()) => return Ok(id),
+                Ok(()) => {
+                    crate::private::set_private(&dir).map_err(|e| Error::io(&dir, e))?;
+                    return Ok(id);
+                }
                 Err(e) => {
                     if e.kind() != ErrorKind::AlreadyExists {
                         return Err(Error::io(&dir, e));
@@ -294,6 +297,7 @@ impl Runs {
         })?;
         json.push(b'\n');
         fs::write(&partial, json).map_err(|e| Error::io(&partial, e))?;
+        crate::private::set_private(&partial).map_err(|e| Error::io(&partial, e))?;
         // The rename replaces the file whole, so a reader (or a crash) never
         // sees half a record.
         fs::rename(&partial, &path).map_err(|e| Error::io(&path, e))

@@ -121,18 +121,31 @@ impl Scanner {
     ///
     /// With [`Tracking::Watch`] the directories are watched from here on, so
     /// create the scanner before looking at the tree by other means.
+    #[cfg(test)] // A session keeps the index in its store: [`Scanner::new_in`].
     pub(crate) fn new(
         repo: &Repository,
         root: &Path,
         base: Option<Oid>,
         tracking: Tracking,
     ) -> Result<Scanner, Error> {
-        let harness_dir = repo.path().join("harness");
-        fs::create_dir_all(&harness_dir).map_err(|e| Error::io(&harness_dir, e))?;
+        Scanner::new_in(repo, root, base, tracking, &repo.path().join("harness"))
+    }
+
+    /// [`Scanner::new`], keeping the private index in `harness_dir` (made if missing): a
+    /// session keeps it in the store, since it names every file the snapshots record
+    /// with the hash of its content, hidden files among them.
+    pub(crate) fn new_in(
+        repo: &Repository,
+        root: &Path,
+        base: Option<Oid>,
+        tracking: Tracking,
+        harness_dir: &Path,
+    ) -> Result<Scanner, Error> {
+        fs::create_dir_all(harness_dir).map_err(|e| Error::io(harness_dir, e))?;
         let index_dir = tempfile::Builder::new()
             .prefix("scan-")
-            .tempdir_in(&harness_dir)
-            .map_err(|e| Error::io(&harness_dir, e))?;
+            .tempdir_in(harness_dir)
+            .map_err(|e| Error::io(harness_dir, e))?;
         let index_path = index_dir.path().join("index");
         let user_index = repo.path().join("index");
         // Without an index (none yet, or deleted), start empty, as git does.

@@ -11,10 +11,13 @@ use crate::diff::{self, Diff};
 use crate::error::{GitContext, PathListing};
 use crate::fill;
 use crate::ignored::{self, Change, Manifest, Which};
+use crate::public::Publisher;
 use crate::record::{self, METADATA_FILE, RunRecord, Runs, State};
 use crate::scan::{Scanner, Tracking};
 use crate::store::{self, Copying, Packer, Store};
-use crate::{CommitId, Error, Outcome, RunId, RunInfo, access, open, paths, restore, state};
+use crate::{
+    CommitId, Error, Hidden, Outcome, RunId, RunInfo, access, open, paths, restore, state,
+};
 
 /// How [`Session::begin`] starts a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,6 +33,10 @@ pub struct BeginOptions {
     pub model: String,
     /// How checkpoints find what changed.
     pub tracking: Tracking,
+    /// The paths the caller hides from the model and its commands: their content is
+    /// recorded in the harness's store only, and left out of the copies of the run's
+    /// states in the workspace's `.git` (see [`Session::hide`]).
+    pub hidden: Hidden,
 }
 
 /// Whether to restore even though HEAD moved since the state was recorded
@@ -311,6 +318,12 @@ pub struct Session {
     /// [`Session::reset_ignored`] could not put back: the next baseline keeps them as
     /// they were, so that the next check names them again.
     ignored_unrestored: BTreeSet<String>,
+    /// Makes the copies of the run's states that the workspace's refs point to, without
+    /// the hidden paths.
+    publisher: Publisher,
+    /// The mark that the run is in progress (begun here) or open (for undo or redo):
+    /// [`crate::prune`] passes over the run while this process holds it.
+    _live: Option<crate::live::Held>,
 }
 
 impl Session {
@@ -339,15 +352,17 @@ impl Session {
         // HEAD's commit and tree are in the pre-run state whether the tree
         // is clean (they are it) or dirty (its first parent): their copy,
         // nearly all of a first one, runs while the tree is checked.
-        let head_copy = Copying::start(repo.path(), store.dir(), head, false, None, None);
+        let head_copy = Copying::start(repo.path(), store.dir(), head, false, None, None, None);
         let checked = (|| {
+            // Before the scanner shares the object database: what it records goes there.
+            read_store_objects(&repo, &store)?;
             // Watch before looking, so that nothing changing meanwhile is missed.
-            let scanner = Scanner::new(&repo, &root, None, options.tracking)?;
+            let scanner =
+                Scanner::new_in(&repo, &root, None, options.tracking, &private_dir(&store))?;
             let dirty = Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
             if !dirty.is_empty() && !options.allow_dirty {
                 return Err(Error::dirty(dirty));
             }
-            read_store_objects(&repo, &store)?;
             Ok((scanner, dirty))
         })();
         let (mut scanner, dirty) = match checked {
@@ -355,14 +370,31 @@ impl Session {
             Err(e) => return Err(head_copy.abandon(e)),
         };
         let runs = Runs::new(store.dir());
-        // In the harness's own directory of the git directory, made by the scanner.
-        let started = file_system_now(&repo.path().join("harness"));
+        // In the harness's own directory of the git directory, on the workspace's disk.
+        let clock_dir = repo.path().join("harness");
+        let _ = std::fs::create_dir_all(&clock_dir);
+        let started = file_system_now(&clock_dir);
         let id = match runs.reserve(started) {
             Ok(id) => id,
             Err(e) => return Err(head_copy.abandon(e)),
         };
+        // Before the run is listed (its metadata is written below), so that no prune
+        // ever sees it listed and not in progress.
+        let live = match crate::live::take(&runs.run_dir(&id), crate::live::Lock::Exclusive) {
+            Ok(live) => live,
+            Err(e) => {
+                runs.release(&id);
+                return Err(head_copy.abandon(e));
+            }
+        };
+        let head_tree = match repo.find_commit(head).context("find HEAD's commit") {
+            Ok(commit) => commit.tree_id(),
+            Err(e) => return Err(head_copy.abandon(e)),
+        };
+        let mut publisher = Publisher::new(options.hidden.clone(), Some(head_tree));
         let recorded = record_start(
             &repo,
+            &mut publisher,
             &runs,
             &id,
             &mut scanner,
@@ -390,6 +422,7 @@ impl Session {
             record.dirty,
             Some(run_ref(&id, "pre")),
             Some(head_copy),
+            Some(head_tree),
         ));
         Ok(Session {
             last_tree: record.pre.tree,
@@ -407,6 +440,8 @@ impl Session {
             scanner: Some(scanner),
             last: None,
             ignored_unrestored: BTreeSet::new(),
+            publisher,
+            _live: live,
         })
     }
 
@@ -430,8 +465,17 @@ impl Session {
             Some(repo) => (repo, Mode::Workspace),
             None => (store_view(&store, &root)?, Mode::StoreOnly),
         };
+        let reference = repo.find_commit(record.pre.head).ok().map(|c| c.tree_id());
+        // Shared: the run's own process, if it is still running, holds it exclusively
+        // and keeps prunes away by itself.
+        // Best effort: a store this process cannot write in is still read.
+        let live = crate::live::take(&runs.run_dir(run), crate::live::Lock::Shared)
+            .ok()
+            .flatten();
         let mut session = Session {
+            _live: live,
             last_tree: record.pre.tree,
+            publisher: Publisher::new(Hidden::default(), reference),
             root,
             repo,
             mode,
@@ -457,6 +501,24 @@ impl Session {
             session.last = Some(last);
         }
         Ok(session)
+    }
+
+    /// Hides `hidden` from here on: what this session records of those paths from now on
+    /// (checkpoints, saved states, the copies [`Session::verify`] puts back) goes to the
+    /// harness's store only, and the workspace's refs point to copies without them (see
+    /// [`BeginOptions::hidden`]). A run opened with [`Session::open`] hides nothing until
+    /// told: call this with what the run hid, before undo or redo.
+    pub fn hide(&mut self, hidden: Hidden) {
+        let reference = self.publisher_reference();
+        self.publisher = Publisher::new(hidden, reference);
+    }
+
+    /// The tree of the HEAD the run began on, if it can be found.
+    fn publisher_reference(&self) -> Option<Oid> {
+        self.repo
+            .find_commit(self.record.pre.head)
+            .ok()
+            .map(|c| c.tree_id())
     }
 
     /// Every run recorded for the workspace at `root`, oldest first.
@@ -651,6 +713,7 @@ impl Session {
                     .get_path(a)
                     .is_ok_and(|e| e.kind() != Some(git2::ObjectType::Tree))
             });
+        drop(pre_tree);
         let tree = if metadata.is_ok() && !below_a_file {
             state::with_files(&self.repo, &self.root, pre.tree, &[path.to_path_buf()])?
         } else {
@@ -670,7 +733,7 @@ impl Session {
             &message,
             previous,
         )?;
-        self.set_run_ref(
+        let public = self.set_run_ref(
             "pre",
             protected.commit,
             true,
@@ -679,7 +742,7 @@ impl Session {
         )?;
         if self.mode == Mode::Workspace {
             self.repo
-                .reference(&tag_ref(&self.record.id), protected.commit, true, &message)
+                .reference(&tag_ref(&self.record.id), public, true, &message)
                 .context(format_args!("move the tag harness/{}", self.record.id))?;
         }
         if self.last.is_none() {
@@ -1180,7 +1243,9 @@ impl Session {
         let mut found = Vec::new();
         // Shared by the refs: their chains share the pre-run state.
         let mut written = HashSet::new();
-        for (name, expected) in self.expected_refs() {
+        for (name, full) in self.expected_refs() {
+            // The workspace's ref names the copy without the hidden paths.
+            let expected = self.public_in_store(full)?;
             // Every commit the ref leads to, not only its own: a `gc` after
             // the refs were deleted prunes the whole chain, and `git log` or
             // `git diff` of an older checkpoint needs all of it.
@@ -1266,15 +1331,23 @@ impl Session {
         let tree = self.repo.find_tree(tree).context("find the merged tree")?;
         let commit = self
             .repo
-            .commit(
-                Some("HEAD"),
-                &signature,
-                &signature,
-                &message,
-                &tree,
-                &[&head],
-            )
+            .commit(None, &signature, &signature, &message, &tree, &[&head])
             .context("commit the run's changes")?;
+        // The session writes into the store: the commit the user's branch takes, and
+        // what their index names, go into the workspace whole (this is the user's own
+        // commit), before the branch moves.
+        let own = Repository::open(self.repo.path()).context("open the workspace's repository")?;
+        fill::fill_workspace(&self.repo, &own, commit, false, Some(head.tree_id()))?;
+        fill::fill_tree(&self.repo, &own, index_tree, Some(head.tree_id()))?;
+        self.repo
+            .head()
+            .and_then(|mut branch| {
+                branch.set_target(
+                    commit,
+                    &format!("commit: {}", message.lines().next().unwrap_or_default()),
+                )
+            })
+            .context("move the branch to the run's commit")?;
         let mut index =
             git2::Index::open(&state::index_path(self.repo.path())).context("read the index")?;
         let index_tree = self
@@ -1323,6 +1396,14 @@ impl Session {
         self.record.undone = direction == Direction::Undo;
         self.runs.write(&self.record)?;
         let with_index = self.mode == Mode::Workspace;
+        if with_index {
+            // The index names trees git trusts to be there (`git commit` reuses them):
+            // the recorded index's, which the session wrote into the store, go into the
+            // workspace whole. Its files were the user's index's, so in the workspace already.
+            let own =
+                Repository::open(self.repo.path()).context("open the workspace's repository")?;
+            fill::fill_tree(&self.repo, &own, target.index_tree, None)?;
+        }
         let mut changed = restore::apply(scanner, &self.root, plan, target, with_index)?;
         let kept = self.put_back_ignored(scanner, saved_tree, from_before)?;
         changed.retain(|path| !kept.contains(path));
@@ -1413,8 +1494,13 @@ impl Session {
         match &mut self.scanner {
             Some(scanner) => Ok(scanner),
             empty => {
-                let mut scanner =
-                    Scanner::new(&self.repo, &self.root, Some(self.last_tree), self.tracking)?;
+                let mut scanner = Scanner::new_in(
+                    &self.repo,
+                    &self.root,
+                    Some(self.last_tree),
+                    self.tracking,
+                    &private_dir(&self.store),
+                )?;
                 for path in &self.record.ignored {
                     scanner.force(Path::new(path));
                 }
@@ -1426,7 +1512,13 @@ impl Session {
     /// A full scan of the working tree, starting from tree `base`: undo, redo
     /// and accept trust no change notes.
     fn full_snapshot(&mut self, base: Oid) -> Result<(Scanner, Oid), Error> {
-        let mut scanner = Scanner::new(&self.repo, &self.root, Some(base), Tracking::FullScan)?;
+        let mut scanner = Scanner::new_in(
+            &self.repo,
+            &self.root,
+            Some(base),
+            Tracking::FullScan,
+            &private_dir(&self.store),
+        )?;
         for path in &self.record.ignored {
             scanner.force(Path::new(path));
         }
@@ -1437,7 +1529,13 @@ impl Session {
     }
 
     /// Saves a state on the chain of `refs/harness/<id>/saved`.
-    fn save(&self, tree: Oid, index_tree: Oid, head: Oid, message: &str) -> Result<State, Error> {
+    fn save(
+        &mut self,
+        tree: Oid,
+        index_tree: Oid,
+        head: Oid,
+        message: &str,
+    ) -> Result<State, Error> {
         let previous = self.store.find_ref(&self.run_ref("saved"));
         let saved = state::record(&self.repo, tree, index_tree, head, message, previous)?;
         self.set_run_ref("saved", saved.commit, true, self.last_tree, message)?;
@@ -1485,34 +1583,54 @@ impl Session {
     }
 
     /// Keeps `commit` (and, `with_parents`, its parents) in the store and
-    /// points the run's ref `leaf` at it, in the store and, while there is
-    /// one, in the workspace's repository.
+    /// points the run's ref `leaf` at it in the store and, while there is
+    /// one, at its public copy in the workspace's repository (see [`Publisher`]),
+    /// which is returned. `base` is a tree the store has whole.
     fn set_run_ref(
-        &self,
+        &mut self,
         leaf: &str,
         commit: Oid,
         with_parents: bool,
         base: Oid,
         message: &str,
-    ) -> Result<(), Error> {
-        // libgit2's packer: this handle also reads the store's objects, which
-        // git would not find, and a step's copy is a few objects.
-        store::copy_commit(
+    ) -> Result<Oid, Error> {
+        // The session wrote the state into the store, but not what the workspace had
+        // already (files as HEAD has them): that is walked for, in what differs from `base`.
+        fill::fill_workspace(
             &self.repo,
             self.store.repo(),
             commit,
             with_parents,
-            Packer::Libgit2,
+            Some(base),
         )?;
         let name = self.run_ref(leaf);
         self.store.set_ref(&name, commit, message)?;
         if self.mode == Mode::Workspace {
-            fill_workspace_for(&self.repo, commit, with_parents, base)?;
+            let public = publish(&self.repo, &mut self.publisher, commit, with_parents)?;
             self.repo
-                .reference(&name, commit, true, message)
+                .reference(&name, public, true, message)
                 .context(format_args!("update {name}"))?;
+            return Ok(public);
         }
-        Ok(())
+        Ok(commit)
+    }
+
+    /// The public copy of `full` (see [`Publisher`]), made whole in the store, so that
+    /// [`Session::verify`] can put it back from there.
+    fn public_in_store(&mut self, full: Oid) -> Result<Oid, Error> {
+        let own = Repository::open(self.repo.path()).context("open the workspace's repository")?;
+        let odb = own.odb().context("open the workspace's objects")?;
+        let public = self.publisher.commit(&self.repo, &odb, full)?;
+        if public != full && self.publisher.note_in_store(public) {
+            // What differs from the full state is the paths to the hidden files.
+            let base = self
+                .repo
+                .find_commit(full)
+                .context("find a recorded state")?
+                .tree_id();
+            fill::fill_workspace(&self.repo, self.store.repo(), public, true, Some(base))?;
+        }
+        Ok(public)
     }
 
     /// The refs the workspace's repository should have for this run, and
@@ -1664,26 +1782,49 @@ fn give_back_git_access(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Lets `repo` read the store's objects, in memory only: nothing is written
-/// to the workspace's `.git`, and the store never borrows the workspace's.
-fn read_store_objects(repo: &Repository, store: &Store) -> Result<(), Error> {
-    repo.odb()
-        .and_then(|odb| odb.add_disk_alternate(&store.objects_dir().to_string_lossy()))
-        .context("read the harness store's objects")
+/// Where a session's scanner keeps its private index: in the store, out of commands' reach
+/// under the kernel tiers, since it names each recorded file with the hash of its content.
+fn private_dir(store: &Store) -> PathBuf {
+    store.dir().join("harness")
 }
 
-/// Writes into the workspace's own object directory what `commit` (with `with_parents`,
-/// its parents too) needs and it lacks ([`fill::fill_workspace`]), through a handle of
-/// the workspace's repository that does not read the store; `base` is a tree it has whole.
-fn fill_workspace_for(
+/// Has `repo` (the workspace's) write every object into the store and read the
+/// workspace's objects beside the store's, in memory only: what the session records
+/// (the content of hidden files among it) goes to the store, outside the workspace, and
+/// reaches the workspace's `.git` only as [`publish`] copies it there. The store never
+/// borrows the workspace's objects on disk.
+fn read_store_objects(repo: &Repository, store: &Store) -> Result<(), Error> {
+    let own = repo.commondir().join("objects");
+    let store_repo = Repository::open_bare(store.dir()).context("open the harness store")?;
+    let odb = store_repo
+        .odb()
+        .context("open the harness store's objects")?;
+    odb.add_disk_alternate(&own.to_string_lossy())
+        .context("read the workspace's objects")?;
+    repo.set_odb(&odb)
+        .context("write into the harness store's objects")
+}
+
+/// The public copy of `commit` ([`Publisher`]) written into the workspace's own object
+/// directory with what it (with `with_parents`, its parents too) needs and the workspace
+/// lacks ([`fill::fill_workspace`]), through a handle that does not read the store.
+fn publish(
     repo: &Repository,
+    publisher: &mut Publisher,
     commit: Oid,
     with_parents: bool,
-    base: Oid,
-) -> Result<(), Error> {
+) -> Result<Oid, Error> {
     let own = Repository::open(repo.path()).context("open the workspace's repository")?;
-    fill::fill_workspace(repo, &own, commit, with_parents, Some(base))?;
-    Ok(())
+    let odb = own.odb().context("open the workspace's objects")?;
+    let public = publisher.commit(repo, &odb, commit)?;
+    let base = publisher.filled();
+    fill::fill_workspace(repo, &own, public, with_parents, base)?;
+    publisher.note_filled(
+        repo.find_commit(public)
+            .context("find the workspace's copy")?
+            .tree_id(),
+    );
+    Ok(public)
 }
 
 /// The store's repository with the workspace at `root` as its working tree.
@@ -1736,6 +1877,7 @@ impl std::fmt::Display for Direction {
 #[allow(clippy::too_many_arguments)]
 fn record_start(
     repo: &Repository,
+    publisher: &mut Publisher,
     runs: &Runs,
     id: &RunId,
     scanner: &mut Scanner,
@@ -1764,19 +1906,10 @@ fn record_start(
         scanner.assume_current();
         state::clean(repo, head)?
     };
-    let head_tree = repo
-        .find_commit(head)
-        .context("find HEAD's commit")?
-        .tree_id();
-    fill_workspace_for(repo, pre.commit, true, head_tree)?;
-    repo.reference(
-        &run_ref(id, "pre"),
-        pre.commit,
-        false,
-        "harness: pre-run state",
-    )
-    .context("record the pre-run state")?;
-    repo.reference(&tag_ref(id), pre.commit, false, "harness: pre-run tag")
+    let public = publish(repo, publisher, pre.commit, true)?;
+    repo.reference(&run_ref(id, "pre"), public, false, "harness: pre-run state")
+        .context("record the pre-run state")?;
+    repo.reference(&tag_ref(id), public, false, "harness: pre-run tag")
         .context(format_args!("create the tag harness/{id}"))?;
     let record = record::new_record(
         id.clone(),

@@ -51,7 +51,7 @@ impl Store {
             return Ok(store);
         }
         let parent = dir.parent().unwrap_or(&dir);
-        fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        crate::private::create_dir(parent).map_err(|e| Error::io(parent, e))?;
         // Made whole in a temporary directory, then renamed into place: a
         // process beginning at the same moment finds no store or a whole one.
         let partial = tempfile::Builder::new()
@@ -66,6 +66,8 @@ impl Store {
         let mut text = paths::to_bytes(root);
         text.push(b'\n');
         fs::write(&named, text).map_err(|e| Error::io(&named, e))?;
+        // Before it can be found: no other user ever sees into it.
+        crate::private::set_private(partial.path()).map_err(|e| Error::io(partial.path(), e))?;
         let made = partial.keep();
         if let Err(e) = fs::rename(&made, &dir) {
             // Best effort: the loser of a race leaves nothing behind.
@@ -115,6 +117,13 @@ impl Store {
                 recorded: paths::from_bytes(recorded),
             });
         }
+        // One made before stores were private (or widened by hand) is made private now;
+        // [`crate::make_stores_private`] is how a program tells its user it did.
+        // Best effort: what the user does not own, the user cannot change, and the store
+        // is read all the same.
+        for path in [dir.parent().unwrap_or(dir), dir] {
+            let _ = crate::private::tighten(path);
+        }
         let repo = Repository::open_bare(dir)
             .context(format_args!("open the harness store at {}", dir.display()))?;
         Ok(Some(Store {
@@ -131,12 +140,6 @@ impl Store {
     /// The store's repository.
     pub(crate) fn repo(&self) -> &Repository {
         &self.repo
-    }
-
-    /// The store's object directory, for reading its objects from another
-    /// repository handle.
-    pub(crate) fn objects_dir(&self) -> PathBuf {
-        self.dir.join("objects")
     }
 
     /// The commit ref `name` points to in the store, if any.
@@ -185,6 +188,11 @@ impl Copying {
     /// takes a while, which passes while the model answers its first
     /// request. Begins once the copy `after`, if any, has ended, so that the
     /// two never copy the same objects at once.
+    ///
+    /// With `base`, the commit is one the session wrote into the store itself
+    /// (the pre-run state): what it holds that the store lacks, the workspace's
+    /// files as HEAD has them and what the user's index names, is walked for in
+    /// what differs from `base`, a tree the store has whole once `after` has ended.
     pub(crate) fn start(
         git_dir: &Path,
         store_dir: &Path,
@@ -192,6 +200,7 @@ impl Copying {
         with_parents: bool,
         name: Option<String>,
         after: Option<Copying>,
+        base: Option<Oid>,
     ) -> Copying {
         let (git_dir, store_dir) = (git_dir.to_path_buf(), store_dir.to_path_buf());
         Copying(std::thread::spawn(move || {
@@ -201,13 +210,23 @@ impl Copying {
             let to = Repository::open_bare(&store_dir).context("open the harness store")?;
             // Opened here, `from` reads the workspace's objects only: git can pack them.
             let root = from.workdir().unwrap_or(&git_dir).to_path_buf();
-            let written = copy_commit(
-                &from,
-                &to,
-                commit,
-                with_parents,
-                Packer::for_workspace(&root),
-            )?;
+            let written = match base {
+                None => copy_commit(
+                    &from,
+                    &to,
+                    commit,
+                    with_parents,
+                    Packer::for_workspace(&root),
+                )?,
+                Some(base) => {
+                    from.odb()
+                        .and_then(|odb| {
+                            odb.add_disk_alternate(&store_dir.join("objects").to_string_lossy())
+                        })
+                        .context("read the harness store's objects")?;
+                    crate::fill::fill_workspace(&from, &to, commit, with_parents, Some(base))?
+                }
+            };
             if let Some(name) = name {
                 to.reference(&name, commit, true, "harness: pre-run state")
                     .context(format_args!("update {name} in the harness store"))?;

@@ -52,6 +52,9 @@ impl Command {
 /// Runs `command`. An `Err` is a usage or configuration problem (exit status 2) or a model
 /// server problem (3); the exit status of everything else is the subcommand's.
 pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
+    if !matches!(command, Command::Sandbox(_) | Command::Tool(_)) {
+        make_stores_private();
+    }
     match command {
         Command::Run(command) => run::exec(command),
         Command::Diff(command) => diff::exec(command),
@@ -64,6 +67,36 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
         Command::Trust(command) => trust::exec(command),
+    }
+}
+
+/// Makes the harness's stores private to the user (directories 0700, a run's files 0600),
+/// saying once on standard error which were readable by other local users: stores made by
+/// a harness before this one were, under the usual umask. A store that cannot be tightened
+/// is warned about, and the command goes on.
+fn make_stores_private() {
+    use crate::display::Out;
+    let said = match harness_undo::make_stores_private() {
+        Ok(tightened) => tightened
+            .iter()
+            .map(|path| {
+                shown!(
+                    "note: {} was readable by other local users; it is private to you now (chmod go-rwx)",
+                    path.display()
+                )
+            })
+            .collect::<Vec<_>>(),
+        // No state directory: there is no store to tighten, and the command says so if it
+        // needs one.
+        Err(harness_undo::Error::NoStateHome) => Vec::new(),
+        Err(error) => vec![shown!(
+            "warning: the harness's stores could not all be made private to you: {}",
+            error
+        )],
+    };
+    for line in said {
+        // Best effort: a closed standard error must not stop the command.
+        let _ = Out::stderr().line(&line);
     }
 }
 
@@ -188,7 +221,10 @@ impl RunSelector {
                     .id
             }
         };
-        Ok(Session::open(&root, &id)?)
+        let mut session = Session::open(&root, &id)?;
+        // What undo and redo save of hidden files stays out of the workspace's `.git`.
+        session.hide(crate::toolbox::hidden_by_configuration(&root));
+        Ok(session)
     }
 
     /// The workspace, canonical.

@@ -63,7 +63,21 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
             (None, None) => anyhow::bail!("--prune needs --keep N or --older-than DAYS"),
         };
         let pruned = harness_undo::prune(&root, which)?;
-        let ids: Vec<String> = pruned.iter().map(|run| run.id.to_string()).collect();
+        for run in &pruned.in_progress {
+            out.line(&shown!(
+                "kept run {}: it is in progress (a harness process has it open)",
+                run.id
+            ))?;
+        }
+        let ids: Vec<String> = pruned
+            .removed
+            .iter()
+            .map(|run| match run.outcome {
+                Some(_) => run.id.to_string(),
+                // Its process ended before the run did: killed, or the machine stopped.
+                None => format!("{} (unfinished)", run.id),
+            })
+            .collect();
         out.line(&shown!(
             "pruned {} run{}{}{}",
             ids.len(),
@@ -92,6 +106,7 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
         let outcome = match (agent_outcome(&run.dir), run.outcome) {
             (Some(outcome), _) => outcome,
             (None, Some(outcome)) => outcome.to_string(),
+            (None, None) if harness_undo::is_in_progress(&run) => "in progress".to_owned(),
             (None, None) => "unfinished".to_owned(),
         };
         let state = if run.accepted.is_some() {
@@ -161,8 +176,12 @@ fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
         let state = if store.workspace_exists {
             "in use"
         } else if remove_missing {
-            harness_undo::remove_store(store)?;
-            "removed"
+            match harness_undo::remove_store(store) {
+                Ok(()) => "removed",
+                // Its workspace may be gone for a moment, or moved: the run still needs it.
+                Err(harness_undo::Error::RunInProgress { .. }) => "run in progress",
+                Err(error) => return Err(error.into()),
+            }
         } else {
             "workspace gone"
         };

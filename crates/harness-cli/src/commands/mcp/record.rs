@@ -186,6 +186,7 @@ impl Log {
                 allow_dirty,
                 task: TASK.to_owned(),
                 model: "an MCP client".to_owned(),
+                hidden: crate::toolbox::hidden_by_configuration(root),
                 ..BeginOptions::default()
             },
         )?;

@@ -133,6 +133,7 @@ impl Runs {
                 allow_dirty: self.allow_dirty,
                 task: args.task.clone(),
                 model: settings.model.clone(),
+                hidden: crate::toolbox::hidden(&self.root, &settings.toolbox.deny),
                 ..BeginOptions::default()
             },
         )?;
@@ -259,7 +260,10 @@ fn open_run(root: &Path, id: Option<&str>) -> anyhow::Result<Session> {
                 .id
         }
     };
-    Ok(Session::open(root, &id)?)
+    let mut session = Session::open(root, &id)?;
+    // What undo and redo save of hidden files stays out of the workspace's `.git`.
+    session.hide(crate::toolbox::hidden_by_configuration(root));
+    Ok(session)
 }
 
 /// What an undo or redo did, in a line.

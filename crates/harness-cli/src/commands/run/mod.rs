@@ -255,6 +255,7 @@ impl RunCommand {
                 init: self.init,
                 task: self.task.clone(),
                 model: settings.model.clone(),
+                hidden: toolbox::hidden(root, &settings.toolbox.deny),
                 ..BeginOptions::default()
             },
         )?;
