@@ -232,7 +232,14 @@ pub(crate) struct Terminal {
     spinner: Option<Spinner>,
     /// True if and only if the cursor is at the start of a line.
     at_line_start: bool,
+    /// The bytes of the current reply's text shown so far, against [`REPLY_SHOWN_BYTES`].
+    reply_shown: usize,
 }
+
+/// The most bytes of one reply's text shown as it streams. A real reply is a few kilobytes;
+/// a broken or hostile server may send megabytes (the client stops it at its text limit,
+/// 8 MiB), which would bury everything else the run shows.
+const REPLY_SHOWN_BYTES: usize = 64 * 1024;
 
 /// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
 const DIFF_LINES: usize = 40;
@@ -247,6 +254,7 @@ impl Terminal {
             spin: io::stdout().is_terminal(),
             spinner: None,
             at_line_start: true,
+            reply_shown: 0,
         }
     }
 
@@ -291,6 +299,9 @@ impl Terminal {
 
 impl Observer for Terminal {
     fn on_event(&mut self, event: &Event<'_>) {
+        if let Event::Waiting { .. } = event {
+            self.reply_shown = 0;
+        }
         match event {
             Event::Waiting { .. } if self.spin => {
                 if !self.at_line_start {
@@ -300,10 +311,30 @@ impl Observer for Terminal {
             }
             Event::Text { text, .. } => {
                 self.stop_spinner();
-                let _ = Out::stdout().print(&Shown::text(text));
-                if !text.is_empty() {
-                    self.at_line_start = text.ends_with('\n');
+                let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
+                if room == 0 {
+                    return;
                 }
+                let mut end = text.len().min(room);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let piece = &text[..end];
+                let _ = Out::stdout().print(&Shown::text(piece));
+                if !piece.is_empty() {
+                    self.at_line_start = piece.ends_with('\n');
+                }
+                self.reply_shown = if end < text.len() {
+                    // Past the limit: say so once, and show nothing more of this reply.
+                    let note = shown!(
+                        "[… the rest of this reply is not shown: over {} KiB]",
+                        REPLY_SHOWN_BYTES / 1024
+                    );
+                    self.line(&self.style.dim(&note));
+                    REPLY_SHOWN_BYTES
+                } else {
+                    self.reply_shown + end
+                };
             }
             Event::Replied { .. } => {
                 self.stop_spinner();
