@@ -40,10 +40,6 @@ pub(crate) fn run(args: &[String]) -> ExitCode {
     for arg in ours {
         match arg.as_str() {
             "--local" => server = Server::Local,
-            "-h" | "--help" => {
-                print!("{}", crate::USAGE);
-                return ExitCode::SUCCESS;
-            }
             other => {
                 eprintln!("error: unknown argument {other:?}\n\nsee `cargo xtask help`");
                 return ExitCode::from(2);

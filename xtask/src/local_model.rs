@@ -120,10 +120,7 @@ const MODELS: [Model; 2] = [
 
 /// Runs the task with the arguments after `local-model`.
 pub(crate) fn run(args: &[String]) -> ExitCode {
-    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
-        print!("{}", crate::USAGE);
-        return ExitCode::SUCCESS;
-    }
+    // `--help` is answered by `main`, as for every task.
     let options = match Options::parse(args) {
         Ok(options) => options,
         Err(error) => {
