@@ -147,9 +147,11 @@ fn result(expected: Expect, legitimate: bool) -> &'static str {
 pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
     let mut lines: Vec<String> = match tier {
         Tier::None => vec![
-            "kernel isolation: commands run as you, with your files, network, processes and \
-             credentials (choose --sandbox bwrap or landlock; `harness sandbox doctor`)"
-                .into(),
+            format!(
+                "kernel isolation: commands run as you, with your files, network, processes \
+                 and credentials (choose --sandbox bwrap or landlock; `{}`)",
+                crate::program::command("sandbox doctor")
+            ),
             "the way back: a command can delete the undo store ($XDG_STATE_HOME/harness) or \
              .git, and a run's work can then no longer be undone"
                 .into(),

@@ -223,6 +223,11 @@ fn is_diff_line(line: &str) -> bool {
         || DIFF_HEADERS.iter().any(|header| line.starts_with(header))
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 tool call", "3 tool calls", "0 paths".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
 /// per tool call, the diff of each edit, the verification, and notes on checkpoints.
 pub(crate) struct Terminal {
@@ -364,8 +369,9 @@ impl Observer for Terminal {
                     let total = output.lines().count();
                     if total > DIFF_LINES {
                         diff.push(&self.style.dim(&shown!(
-                            "[… {} more lines: harness diff shows all]\n",
-                            total - DIFF_LINES
+                            "[… {} more lines: {} shows all]\n",
+                            total - DIFF_LINES,
+                            crate::program::command("diff")
                         )));
                     }
                     self.line(&diff.trim_end());
@@ -379,8 +385,8 @@ impl Observer for Terminal {
             }
             Event::ContextTrimmed { elided, .. } => {
                 let note = shown!(
-                    "· elided {} older tool result(s) to fit the model's context window",
-                    elided
+                    "· elided {} to fit the model's context window",
+                    count(*elided as u64, "older tool result")
                 );
                 self.line(&self.style.dim(&note));
             }
@@ -444,12 +450,12 @@ impl Observer for Terminal {
             } => {
                 let note = shown!(
                     "↺ attempt {} of {}: the last one ended {} ({}); its changes were reverted \
-                     ({} path(s)), and the model starts again",
+                     ({}), and the model starts again",
                     attempt,
                     of,
                     previous,
                     Shown::line(reason),
-                    reverted
+                    count(*reverted as u64, "path")
                 );
                 self.line(&self.style.bold(&note));
             }

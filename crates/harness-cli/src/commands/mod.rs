@@ -178,8 +178,9 @@ impl RunSelector {
                 Session::latest(&root)?
                     .with_context(|| {
                         format!(
-                            "no harness run is recorded in {}; start one with `harness run`",
-                            root.display()
+                            "no harness run is recorded in {}; start one with `{}`",
+                            root.display(),
+                            crate::program::command("run")
                         )
                     })?
                     .id
@@ -277,9 +278,9 @@ pub(crate) fn report_limits(
 
 /// `harness <verb> <run> --workspace <root>`, ready to paste.
 pub(crate) fn hint(verb: &str, session: &Session) -> String {
-    format!(
-        "harness {verb} {} --workspace {}",
+    crate::program::command(&format!(
+        "{verb} {} --workspace {}",
         session.id(),
         run::quote(&session.root().display().to_string())
-    )
+    ))
 }

@@ -122,14 +122,14 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
     let mut err = Out::stderr();
     err.line(&shown!(
         "harness mcp: serving {} on stdin/stdout\n\
-         \x20 recorded:   as run {} (harness show {} / harness undo {})\n\
+         \x20 recorded:   as run {} ({} / {})\n\
          \x20 policy:     {}\n\
          \x20 isolation:  {}\n\
          {}",
         root.display().to_string(),
         run,
-        run,
-        run,
+        crate::program::command(&format!("show {run}")),
+        crate::program::command(&format!("undo {run}")),
         boundary::policy(&settings.toolbox.allow),
         toolbox::isolation_summary(&choice, &settings.toolbox),
         Shown::text(boundary::STATEMENT),
