@@ -14,7 +14,9 @@ use crate::probe::Replies;
 use crate::shown::{Shown, Visible, shown};
 
 mod accept;
+mod completions;
 pub(crate) mod diff;
+mod man;
 mod mcp;
 mod redo;
 pub(crate) mod run;
@@ -37,6 +39,8 @@ pub(crate) enum Command {
     Tool(tool::ToolCommand),
     Mcp(mcp::McpCommand),
     Sandbox(sandbox::SandboxCommand),
+    Completions(completions::CompletionsCommand),
+    Man(man::ManCommand),
 }
 
 impl Command {
@@ -61,6 +65,8 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Tool(command) => tool::exec(command),
         Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
+        Command::Completions(command) => completions::exec(command),
+        Command::Man(command) => man::exec(command),
     }
 }
 
