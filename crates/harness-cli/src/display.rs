@@ -244,7 +244,7 @@ pub(crate) struct Terminal {
 /// The most bytes of one reply's text shown as it streams. A real reply is a few kilobytes;
 /// a broken or hostile server may send megabytes (the client stops it at its text limit,
 /// 8 MiB), which would bury everything else the run shows.
-const REPLY_SHOWN_BYTES: usize = 64 * 1024;
+pub(crate) const REPLY_SHOWN_BYTES: usize = 64 * 1024;
 
 /// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
 const DIFF_LINES: usize = 40;
