@@ -1,13 +1,14 @@
 //! `harness completions SHELL`: a completion script for a shell, written from the same clap
 //! definitions the parser uses, so it always offers the subcommands and flags that exist.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use crate::cli::Cli;
+use crate::display::Out;
+use crate::shown::Shown;
 
 /// Print a completion script for SHELL.
 ///
@@ -26,8 +27,7 @@ pub(crate) struct CompletionsCommand {
 pub(crate) fn exec(command: CompletionsCommand) -> anyhow::Result<ExitCode> {
     let mut script = Vec::new();
     clap_complete::generate(command.shell, &mut Cli::command(), "harness", &mut script);
-    let mut out = io::stdout().lock();
-    out.write_all(&script)?;
-    out.flush()?;
+    // Written from our own definitions, but through the one printer all the same.
+    Out::stdout().print(&Shown::text(&String::from_utf8_lossy(&script)))?;
     Ok(ExitCode::SUCCESS)
 }

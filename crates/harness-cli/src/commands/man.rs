@@ -1,11 +1,13 @@
 //! `harness man`: the man page, in roff, written from the same clap definitions as `--help`.
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory};
 
 use crate::cli::Cli;
+use crate::display::Out;
+use crate::shown::Shown;
 
 /// Print the man page (roff): `harness man > ~/.local/share/man/man1/harness.1`.
 ///
@@ -16,9 +18,8 @@ pub(crate) struct ManCommand {}
 
 pub(crate) fn exec(_command: ManCommand) -> anyhow::Result<ExitCode> {
     let page = render()?;
-    let mut out = io::stdout().lock();
-    out.write_all(&page)?;
-    out.flush()?;
+    // Written from our own definitions, but through the one printer all the same.
+    Out::stdout().print(&Shown::text(&String::from_utf8_lossy(&page)))?;
     Ok(ExitCode::SUCCESS)
 }
 
