@@ -202,9 +202,19 @@ pub(crate) fn decode_whole<F: ChatFormat>(
     url: &str,
     body: &[u8],
 ) -> (Result<ChatResponse, Error>, Vec<String>) {
+    decode_whole_within::<F>(url, body, ReplyLimits::default())
+}
+
+/// [`decode_whole`] under `limits`.
+#[cfg(test)]
+pub(crate) fn decode_whole_within<F: ChatFormat>(
+    url: &str,
+    body: &[u8],
+    limits: ReplyLimits,
+) -> (Result<ChatResponse, Error>, Vec<String>) {
     let mut deltas = Vec::new();
     let mut on_text = |text: &str| deltas.push(text.to_owned());
-    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut, ReplyLimits::default());
+    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut, limits);
     let result = stream
         .feed(body, &mut on_text)
         .and_then(|_| stream.finish(&mut on_text));
@@ -441,8 +451,115 @@ mod tests {
         assert_eq!(lines.push(b"abcdefgh\nab").unwrap(), [b"abcdefgh".to_vec()]);
     }
 
+    /// The default limits but what `set` changes.
+    fn only(set: impl FnOnce(&mut ReplyLimits)) -> ReplyLimits {
+        let mut limits = ReplyLimits::default();
+        set(&mut limits);
+        limits
+    }
+
+    fn ollama_within(body: &str, limits: ReplyLimits) -> Result<crate::ChatResponse, crate::Error> {
+        decode_whole_within::<crate::ollama::Chunks>("http://h/api/chat", body.as_bytes(), limits).0
+    }
+
+    fn openai_within(body: &str, limits: ReplyLimits) -> Result<crate::ChatResponse, crate::Error> {
+        decode_whole_within::<crate::openai::Chunks>(
+            "http://h/v1/chat/completions",
+            body.as_bytes(),
+            limits,
+        )
+        .0
+    }
+
+    const OLLAMA_DONE: &str = "{\"done\":true}\n";
+
+    fn limit_of(result: Result<crate::ChatResponse, crate::Error>) -> Option<Limit> {
+        match result {
+            Err(crate::Error::ReplyTooLarge { limit, .. }) => Some(limit),
+            Err(other) => panic!("{other}"),
+            Ok(_) => None,
+        }
+    }
+
+    #[test]
+    fn each_limit_takes_a_reply_exactly_at_it_and_refuses_one_byte_or_call_more() {
+        let text =
+            |content: &str| format!("{{\"message\":{{\"content\":\"{content}\"}}}}\n{OLLAMA_DONE}");
+        let at = only(|l| l.text_bytes = 5);
+        assert_eq!(limit_of(ollama_within(&text("abcde"), at)), None);
+        assert_eq!(
+            limit_of(ollama_within(&text("abcdef"), at)),
+            Some(Limit::Text(5))
+        );
+
+        let calls = |n: usize| {
+            let call = r#"{"function":{"name":"f","arguments":{"a":1}}}"#;
+            let list = vec![call; n].join(",");
+            format!("{{\"message\":{{\"tool_calls\":[{list}]}}}}\n{OLLAMA_DONE}")
+        };
+        let at = only(|l| l.tool_calls = 2);
+        assert_eq!(limit_of(ollama_within(&calls(2), at)), None);
+        assert_eq!(
+            limit_of(ollama_within(&calls(3), at)),
+            Some(Limit::ToolCalls(2))
+        );
+        // `{"a":1}` is 7 bytes of JSON: two calls are 14.
+        let at = only(|l| l.arguments_bytes = 14);
+        assert_eq!(limit_of(ollama_within(&calls(2), at)), None);
+        let under = only(|l| l.arguments_bytes = 13);
+        assert_eq!(
+            limit_of(ollama_within(&calls(2), under)),
+            Some(Limit::Arguments(13))
+        );
+
+        let fragments = |arguments: &str| {
+            format!(
+                "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"name\":\"f\",\"arguments\":\"{arguments}\"}}}}]}}}}]}}\n\n\
+                 data: {{\"choices\":[{{\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\n"
+            )
+        };
+        let at = only(|l| l.arguments_bytes = 4);
+        assert_eq!(limit_of(openai_within(&fragments("abcd"), at)), None);
+        assert_eq!(
+            limit_of(openai_within(&fragments("abcde"), at)),
+            Some(Limit::Arguments(4))
+        );
+
+        let body = text("ab");
+        let at = only(|l| l.body_bytes = body.len() as u64);
+        assert_eq!(limit_of(ollama_within(&body, at)), None);
+        let under = only(|l| l.body_bytes = body.len() as u64 - 1);
+        assert_eq!(
+            limit_of(ollama_within(&body, under)),
+            Some(Limit::Body(body.len() as u64 - 1))
+        );
+    }
+
+    #[test]
+    fn a_limit_error_names_the_server_and_the_limit() {
+        let body = format!("{{\"message\":{{\"content\":\"abc\"}}}}\n{OLLAMA_DONE}");
+        let error = ollama_within(&body, only(|l| l.text_bytes = 2)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the reply from http://h/api/chat went past the limit of 2 bytes of text: the server \
+             is broken or is not a model server, so the reply was dropped; check the server and \
+             its log"
+        );
+        let error = LineTooLong { limit: 4 }.into_error("http://h/x");
+        assert!(matches!(
+            error,
+            crate::Error::ReplyTooLarge { url, limit: Limit::Line(4) } if url == "http://h/x"
+        ));
+    }
+
     #[test]
     fn an_event_of_many_short_data_lines_longer_than_the_limit_is_refused() {
+        let mut events = Events::new(8);
+        assert_eq!(
+            events.push(b"data: abc\ndata: defg\n\n").unwrap(),
+            [b"abc\ndefg".to_vec()],
+            "exactly at the limit"
+        );
         let mut events = Events::new(8);
         assert_eq!(
             events.push(b"data: abc\ndata: de\n").unwrap(),
