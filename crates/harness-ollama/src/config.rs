@@ -345,6 +345,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reply_limits_are_the_documented_ones() {
+        // `harness sandbox explain` and the security docs state these values.
+        let limits = ReplyLimits::default();
+        let described = [
+            crate::Limit::Text(limits.text_bytes).to_string(),
+            crate::Limit::Arguments(limits.arguments_bytes).to_string(),
+            crate::Limit::ToolCalls(limits.tool_calls).to_string(),
+            crate::Limit::Line(limits.line_bytes).to_string(),
+            crate::Limit::Body(limits.body_bytes).to_string(),
+        ];
+        assert_eq!(
+            described,
+            [
+                "8 MiB of text",
+                "8 MiB of tool-call arguments",
+                "128 tool calls",
+                "16 MiB in one line",
+                "256 MiB in all",
+            ]
+        );
+        assert_eq!(Config::new(Api::OpenAi, "m").reply_limits, limits);
+    }
+
+    #[test]
     fn backoff_doubles_from_the_first_wait_up_to_the_cap() {
         let retry = Retry::new(9, Duration::from_millis(250), Duration::from_secs(4));
         let waits: Vec<u128> = (0..7).map(|n| retry.backoff(n).as_millis()).collect();
