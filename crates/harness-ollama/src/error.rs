@@ -389,6 +389,12 @@ mod tests {
         );
         assert_eq!(Limit::Line(2048).to_string(), "2 KiB in one line");
         assert_eq!(Limit::Body(1).to_string(), "1 byte in all");
+        assert_eq!(Limit::Body(0).to_string(), "0 bytes in all");
+        assert_eq!(Limit::Text(1536 * 1024).to_string(), "1536 KiB of text");
+        assert_eq!(
+            Limit::Line(1024 * 1024 + 1).to_string(),
+            "1048577 bytes in one line"
+        );
         assert_eq!(Limit::ToolCalls(1).to_string(), "1 tool call");
         assert_eq!(Limit::ToolCalls(128).to_string(), "128 tool calls");
     }
