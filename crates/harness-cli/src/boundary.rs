@@ -2,6 +2,7 @@
 
 use harness_exec::Tier;
 use harness_exec::corpus::{Expect, HOSTILE_COMMANDS};
+use harness_ollama::{Limit, ReplyLimits};
 
 /// Printed at the start and at the end of every run.
 pub(crate) const STATEMENT: &str = "Path confinement and a command policy stop accidents, not \
@@ -131,6 +132,16 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            harness-cli::issue_45_with_allow_dirty_no_command_reads_a_hidden_file_from_the_runs_records,\n\
          \x20            harness-cli::issue_45_stores_runs_and_transcripts_are_private_whatever_the_umask,\n\
          \x20            harness-cli::issue_45_prune_keeps_a_run_another_process_has_in_progress)\n\
+         \x20 protected  memory, from a broken or hostile model server: one reply holds at most\n\
+         \x20            {text}, {arguments},\n\
+         \x20            {calls}, {line} and {body}; past any of these\n\
+         \x20            the run ends with exit 3 naming the limit, and the terminal shows at\n\
+         \x20            most {shown} KiB of one reply's text\n\
+         \x20            (harness-ollama::endless_text_stops_at_the_text_limit_for_both_apis,\n\
+         \x20            harness-ollama::endless_tool_call_arguments_stop_at_the_arguments_limit_for_both_apis,\n\
+         \x20            harness-ollama::endless_tool_calls_stop_at_the_call_limit_for_both_apis,\n\
+         \x20            harness-ollama::a_line_without_end_stops_at_the_line_limit_for_both_apis,\n\
+         \x20            harness-cli::an_endless_reply_ends_the_run_with_exit_3_and_prints_a_bounded_part_of_it)\n\
          \x20 seatbelt   the undo store: with no kernel tier a command runs as you and can\n\
          \x20            reach the store too, or forge objects in .git that are read before the\n\
          \x20            store's\n\
@@ -145,7 +156,13 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            and refuse a command that holds a marker\n\
          \x20 NOT        prompt injection: the model is told that tool results are data, not\n\
          \x20            instructions, and nothing it reads changes the workspace or the policy,\n\
-         \x20            but no prompt makes a model immune\n"
+         \x20            but no prompt makes a model immune\n",
+        text = Limit::Text(ReplyLimits::DEFAULT_TEXT_BYTES),
+        arguments = Limit::Arguments(ReplyLimits::DEFAULT_ARGUMENTS_BYTES),
+        calls = Limit::ToolCalls(ReplyLimits::DEFAULT_TOOL_CALLS),
+        line = Limit::Line(ReplyLimits::DEFAULT_LINE_BYTES),
+        body = Limit::Body(ReplyLimits::DEFAULT_BODY_BYTES),
+        shown = crate::display::REPLY_SHOWN_BYTES / 1024,
     ));
     text
 }
@@ -191,9 +208,11 @@ fn result(expected: Expect, legitimate: bool) -> &'static str {
 pub(crate) fn open(tier: Tier, abi: u32) -> Vec<String> {
     let mut lines: Vec<String> = match tier {
         Tier::None => vec![
-            "kernel isolation: commands run as you, with your files, network, processes and \
-             credentials (choose --sandbox bwrap or landlock; `harness sandbox doctor`)"
-                .into(),
+            format!(
+                "kernel isolation: commands run as you, with your files, network, processes \
+                 and credentials (choose --sandbox bwrap or landlock; `{}`)",
+                crate::program::command("sandbox doctor")
+            ),
             "the way back: a command can delete the undo store ($XDG_STATE_HOME/harness) or \
              .git, and a run's work can then no longer be undone"
                 .into(),

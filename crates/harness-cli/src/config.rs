@@ -323,13 +323,16 @@ impl Settings {
             .map(|ignored| {
                 format!(
                     "{} = {} in {}: ignored, as {}, and the file is {}. If you trust its \
-                     content: harness trust --workspace {}",
+                     content: {}",
                     ignored.key,
                     ignored.value,
                     path.display(),
                     ignored.why,
                     trust.describe(),
-                    crate::commands::run::quote(&root.display().to_string())
+                    crate::program::command(&format!(
+                        "trust --workspace {}",
+                        crate::commands::run::quote(&root.display().to_string())
+                    ))
                 )
             })
             .collect()
@@ -1000,7 +1003,7 @@ mod tests {
             assert!(
                 lines
                     .iter()
-                    .all(|line| line.ends_with("harness trust --workspace /w")),
+                    .all(|line| line.ends_with(&crate::program::command("trust --workspace /w"))),
                 "{lines:?}"
             );
         }

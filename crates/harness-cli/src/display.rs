@@ -223,6 +223,11 @@ fn is_diff_line(line: &str) -> bool {
         || DIFF_HEADERS.iter().any(|header| line.starts_with(header))
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 tool call", "3 tool calls", "0 paths".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
 /// per tool call, the diff of each edit, the verification, and notes on checkpoints.
 pub(crate) struct Terminal {
@@ -232,7 +237,14 @@ pub(crate) struct Terminal {
     spinner: Option<Spinner>,
     /// True if and only if the cursor is at the start of a line.
     at_line_start: bool,
+    /// The bytes of the current reply's text shown so far, against [`REPLY_SHOWN_BYTES`].
+    reply_shown: usize,
 }
+
+/// The most bytes of one reply's text shown as it streams. A real reply is a few kilobytes;
+/// a broken or hostile server may send megabytes (the client stops it at its text limit,
+/// 8 MiB), which would bury everything else the run shows.
+pub(crate) const REPLY_SHOWN_BYTES: usize = 64 * 1024;
 
 /// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
 const DIFF_LINES: usize = 40;
@@ -247,6 +259,7 @@ impl Terminal {
             spin: io::stdout().is_terminal(),
             spinner: None,
             at_line_start: true,
+            reply_shown: 0,
         }
     }
 
@@ -291,6 +304,9 @@ impl Terminal {
 
 impl Observer for Terminal {
     fn on_event(&mut self, event: &Event<'_>) {
+        if let Event::Waiting { .. } = event {
+            self.reply_shown = 0;
+        }
         match event {
             Event::Waiting { .. } if self.spin => {
                 if !self.at_line_start {
@@ -300,10 +316,30 @@ impl Observer for Terminal {
             }
             Event::Text { text, .. } => {
                 self.stop_spinner();
-                let _ = Out::stdout().print(&Shown::text(text));
-                if !text.is_empty() {
-                    self.at_line_start = text.ends_with('\n');
+                let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
+                if room == 0 {
+                    return;
                 }
+                let mut end = text.len().min(room);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let piece = &text[..end];
+                let _ = Out::stdout().print(&Shown::text(piece));
+                if !piece.is_empty() {
+                    self.at_line_start = piece.ends_with('\n');
+                }
+                self.reply_shown = if end < text.len() {
+                    // Past the limit: say so once, and show nothing more of this reply.
+                    let note = shown!(
+                        "[… the rest of this reply is not shown: over {} KiB]",
+                        REPLY_SHOWN_BYTES / 1024
+                    );
+                    self.line(&self.style.dim(&note));
+                    REPLY_SHOWN_BYTES
+                } else {
+                    self.reply_shown + end
+                };
             }
             Event::Replied { .. } => {
                 self.stop_spinner();
@@ -333,8 +369,9 @@ impl Observer for Terminal {
                     let total = output.lines().count();
                     if total > DIFF_LINES {
                         diff.push(&self.style.dim(&shown!(
-                            "[… {} more lines: harness diff shows all]\n",
-                            total - DIFF_LINES
+                            "[… {} more lines: {} shows all]\n",
+                            total - DIFF_LINES,
+                            crate::program::command("diff")
                         )));
                     }
                     self.line(&diff.trim_end());
@@ -348,8 +385,8 @@ impl Observer for Terminal {
             }
             Event::ContextTrimmed { elided, .. } => {
                 let note = shown!(
-                    "· elided {} older tool result(s) to fit the model's context window",
-                    elided
+                    "· elided {} to fit the model's context window",
+                    count(*elided as u64, "older tool result")
                 );
                 self.line(&self.style.dim(&note));
             }
@@ -422,12 +459,12 @@ impl Observer for Terminal {
             } => {
                 let note = shown!(
                     "↺ attempt {} of {}: the last one ended {} ({}); its changes were reverted \
-                     ({} path(s)), and the model starts again",
+                     ({}), and the model starts again",
                     attempt,
                     of,
                     previous,
                     Shown::line(reason),
-                    reverted
+                    count(*reverted as u64, "path")
                 );
                 self.line(&self.style.bold(&note));
             }

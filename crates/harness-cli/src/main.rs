@@ -24,6 +24,7 @@ mod display;
 mod exit;
 mod guard;
 mod probe;
+mod program;
 mod shown;
 mod signals;
 mod toolbox;
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
             // The one place an error is printed. It may quote a path or a command, so it is
             // sanitized as one line: no message of ours spans lines, and a newline in a path
             // cannot print a line of its own. If stderr is gone too, there is no one to tell.
-            let mut message = format!("harness: {error:#}");
+            let mut message = format!("harness: {}", program::in_message(&format!("{error:#}")));
             if is_disk_full(&error) {
                 message.push_str(
                     "; the disk is full: free some space (a large file a command of the run \

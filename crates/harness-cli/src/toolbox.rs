@@ -210,12 +210,21 @@ impl Plan {
 pub(crate) fn isolation_summary(choice: &Choice, settings: &ToolboxSettings) -> String {
     let mut text = match choice.tier {
         harness_exec::Tier::None if choice.skipped.is_empty() => {
-            "none: commands run as you (harness sandbox explain)".to_owned()
+            format!(
+                "none: commands run as you ({})",
+                crate::program::command("sandbox explain")
+            )
         }
         harness_exec::Tier::None => {
-            "none: NO working sandbox here, commands run as you (harness sandbox doctor)".to_owned()
+            format!(
+                "none: NO working sandbox here, commands run as you ({})",
+                crate::program::command("sandbox doctor")
+            )
         }
-        tier => format!("{tier} (harness sandbox explain --sandbox {tier})"),
+        tier => format!(
+            "{tier} ({})",
+            crate::program::command(&format!("sandbox explain --sandbox {tier}"))
+        ),
     };
     if choice.tier != harness_exec::Tier::None {
         if settings.network {

@@ -15,7 +15,7 @@ use crate::config::{
     Api, Config, FALLBACK_CONTEXT_LENGTH, RepeatedOutput, ReplyFormat, TextToolCalls,
 };
 use crate::constrained;
-use crate::error::server_message;
+use crate::error::{Limit, server_message};
 use crate::message::Message;
 use crate::ollama;
 use crate::openai;
@@ -392,7 +392,7 @@ impl Client {
     ) -> Result<ChatResponse, Error> {
         let url = self.server.endpoint(path);
         let http = self.send(Method::Post, &url, Some(body), Purpose::Ask)?;
-        let mut stream = ChatStream::<F>::new(&url, config.repeated_output);
+        let mut stream = ChatStream::<F>::new(&url, config.repeated_output, config.reply_limits);
         // When the stream breaks off (the answer fell into a loop), the response is dropped
         // unread, which closes the connection: that is how a server learns to stop generating.
         self.read_body(&url, http, |bytes| stream.feed(bytes, on_text))?;
@@ -454,7 +454,10 @@ impl Client {
         self.read_body(&url, response, |piece| {
             bytes.extend_from_slice(piece);
             if bytes.len() as u64 > MAX_BODY_BYTES {
-                return Err(self.bad_response(path, format!("larger than {MAX_BODY_BYTES} bytes")));
+                return Err(Error::ReplyTooLarge {
+                    url: url.clone(),
+                    limit: Limit::Body(MAX_BODY_BYTES),
+                });
             }
             Ok(ControlFlow::Continue(()))
         })?;

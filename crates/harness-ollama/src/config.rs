@@ -159,6 +159,64 @@ impl Default for Retry {
     }
 }
 
+/// How much one reply may hold, so a broken or hostile server cannot exhaust memory.
+///
+/// Each limit is far above what a real model writes and far below trouble. A reply is at most
+/// the model's context length in tokens; 128 Ki tokens (the longest context of today's local
+/// coding models) at about 4 bytes a token is 512 KiB, and the limits on text and arguments
+/// leave a margin of 16 over that (8 MiB), for long tokens (runs of spaces, escaped JSON) and
+/// a whole-file rewrite of a large file. Past any limit the reply is dropped with
+/// [`Error::ReplyTooLarge`](crate::Error::ReplyTooLarge) naming it, and the connection closed,
+/// which stops the server generating. The thinking text of a reasoning model
+/// (`thinking`, `reasoning_content`) is never kept, so only the line and body limits apply to
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplyLimits {
+    /// The most bytes of text one reply may have: [`ReplyLimits::DEFAULT_TEXT_BYTES`].
+    pub text_bytes: usize,
+    /// The most bytes of tool-call arguments one reply may have, all its calls together, as
+    /// JSON text: [`ReplyLimits::DEFAULT_ARGUMENTS_BYTES`].
+    pub arguments_bytes: usize,
+    /// The most tool calls one reply may make: [`ReplyLimits::DEFAULT_TOOL_CALLS`].
+    pub tool_calls: usize,
+    /// The longest record of a stream (a line of newline-delimited JSON, the data of a
+    /// server-sent event): [`ReplyLimits::DEFAULT_LINE_BYTES`].
+    pub line_bytes: usize,
+    /// The most bytes of one streamed body, framing, thinking text and keep-alives included:
+    /// [`ReplyLimits::DEFAULT_BODY_BYTES`].
+    pub body_bytes: u64,
+}
+
+impl ReplyLimits {
+    /// 8 MiB of text: 16 times the 512 KiB of a 128 Ki-token reply.
+    pub const DEFAULT_TEXT_BYTES: usize = 8 * 1024 * 1024;
+    /// 8 MiB of arguments: a whole-file rewrite of a file of several megabytes fits, escaped.
+    pub const DEFAULT_ARGUMENTS_BYTES: usize = 8 * 1024 * 1024;
+    /// 128 calls: models make a handful at a time; dozens in one reply is already unusual.
+    pub const DEFAULT_TOOL_CALLS: usize = 128;
+    /// 16 MiB: a record carries at most one whole call (Ollama sends each call in one line),
+    /// so it must hold the arguments limit and the JSON around it.
+    pub const DEFAULT_LINE_BYTES: usize = 16 * 1024 * 1024;
+    /// 256 MiB: a stream wraps every token in a chunk of a few hundred bytes (the id, the
+    /// model's name, timings), so a 128 Ki-token reply streams some 40 MB; the rest is margin.
+    /// Nothing of it is held beyond the other limits: this bounds the time and bandwidth a
+    /// server may take while sending nothing that counts.
+    pub const DEFAULT_BODY_BYTES: u64 = 256 * 1024 * 1024;
+}
+
+impl Default for ReplyLimits {
+    fn default() -> ReplyLimits {
+        ReplyLimits {
+            text_bytes: ReplyLimits::DEFAULT_TEXT_BYTES,
+            arguments_bytes: ReplyLimits::DEFAULT_ARGUMENTS_BYTES,
+            tool_calls: ReplyLimits::DEFAULT_TOOL_CALLS,
+            line_bytes: ReplyLimits::DEFAULT_LINE_BYTES,
+            body_bytes: ReplyLimits::DEFAULT_BODY_BYTES,
+        }
+    }
+}
+
 /// Everything a [`Client`](crate::Client) needs to know. Start from [`Config::new`] and
 /// change the fields you care about.
 ///
@@ -231,6 +289,8 @@ pub struct Config {
     pub total_timeout: Duration,
     /// Retries of requests the server did not take.
     pub retry: Retry,
+    /// How much one reply may hold.
+    pub reply_limits: ReplyLimits,
 }
 
 impl Config {
@@ -264,6 +324,7 @@ impl Config {
             idle_timeout: Duration::from_secs(600),
             total_timeout: Duration::from_secs(1800),
             retry: Retry::default(),
+            reply_limits: ReplyLimits::default(),
         }
     }
 }
@@ -281,6 +342,30 @@ mod tests {
             error.to_string(),
             "unknown API \"vllm\": use \"ollama\" or \"openai\""
         );
+    }
+
+    #[test]
+    fn the_reply_limits_are_the_documented_ones() {
+        // `harness sandbox explain` and the security docs state these values.
+        let limits = ReplyLimits::default();
+        let described = [
+            crate::Limit::Text(limits.text_bytes).to_string(),
+            crate::Limit::Arguments(limits.arguments_bytes).to_string(),
+            crate::Limit::ToolCalls(limits.tool_calls).to_string(),
+            crate::Limit::Line(limits.line_bytes).to_string(),
+            crate::Limit::Body(limits.body_bytes).to_string(),
+        ];
+        assert_eq!(
+            described,
+            [
+                "8 MiB of text",
+                "8 MiB of tool-call arguments",
+                "128 tool calls",
+                "16 MiB in one line",
+                "256 MiB in all",
+            ]
+        );
+        assert_eq!(Config::new(Api::OpenAi, "m").reply_limits, limits);
     }
 
     #[test]

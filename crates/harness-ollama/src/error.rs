@@ -144,6 +144,19 @@ pub enum Error {
         detail: String,
     },
 
+    /// A reply went past one of its [`ReplyLimits`](crate::ReplyLimits): the server is broken
+    /// or hostile, and what it sent was dropped rather than held.
+    #[error(
+        "the reply from {url} went past the limit of {limit}: the server is broken or is not a \
+         model server, so the reply was dropped; check the server and its log"
+    )]
+    ReplyTooLarge {
+        /// The URL requested.
+        url: String,
+        /// The limit it went past.
+        limit: Limit,
+    },
+
     /// The stream ended before the server's final chunk.
     #[error(
         "the answer from {url} ended before its final chunk ({detail}): the server may have \
@@ -181,6 +194,52 @@ pub enum Error {
         /// The total timeout that expired.
         timeout: Duration,
     },
+}
+
+/// One of the bounds on what a reply may hold, with its value: see
+/// [`ReplyLimits`](crate::ReplyLimits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The bytes of the reply's text.
+    Text(usize),
+    /// The bytes of its tool calls' arguments, all together.
+    Arguments(usize),
+    /// The number of its tool calls.
+    ToolCalls(usize),
+    /// The bytes of one record of the stream.
+    Line(usize),
+    /// The bytes of the whole body.
+    Body(u64),
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Limit::Text(bytes) => write!(f, "{} of text", size(bytes as u64)),
+            Limit::Arguments(bytes) => {
+                write!(f, "{} of tool-call arguments", size(bytes as u64))
+            }
+            Limit::ToolCalls(1) => f.write_str("1 tool call"),
+            Limit::ToolCalls(count) => write!(f, "{count} tool calls"),
+            Limit::Line(bytes) => write!(f, "{} in one line", size(bytes as u64)),
+            Limit::Body(bytes) => write!(f, "{} in all", size(bytes)),
+        }
+    }
+}
+
+/// A size in the largest binary unit that divides it, for a limit's message.
+fn size(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else if bytes == 1 {
+        "1 byte".to_owned()
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 impl Error {
@@ -319,6 +378,25 @@ mod tests {
         assert_eq!(error_text(&json!({"message": "boom", "code": 1})), "boom");
         assert_eq!(error_text(&json!({"code": 1})), r#"{"code":1}"#);
         assert_eq!(error_text(&json!(7)), "7");
+    }
+
+    #[test]
+    fn limits_name_their_size_in_the_largest_unit_that_divides_it() {
+        assert_eq!(Limit::Text(8 * 1024 * 1024).to_string(), "8 MiB of text");
+        assert_eq!(
+            Limit::Arguments(1536).to_string(),
+            "1536 bytes of tool-call arguments"
+        );
+        assert_eq!(Limit::Line(2048).to_string(), "2 KiB in one line");
+        assert_eq!(Limit::Body(1).to_string(), "1 byte in all");
+        assert_eq!(Limit::Body(0).to_string(), "0 bytes in all");
+        assert_eq!(Limit::Text(1536 * 1024).to_string(), "1536 KiB of text");
+        assert_eq!(
+            Limit::Line(1024 * 1024 + 1).to_string(),
+            "1048577 bytes in one line"
+        );
+        assert_eq!(Limit::ToolCalls(1).to_string(), "1 tool call");
+        assert_eq!(Limit::ToolCalls(128).to_string(), "128 tool calls");
     }
 
     #[test]

@@ -63,6 +63,12 @@
 //! [`Error::MalformedLine`], an error reported mid-stream [`Error::StreamError`]. A reasoning
 //! model's separate thinking text (`thinking`, `reasoning_content`) is not passed on.
 //!
+//! What one reply may hold is bounded by [`Config::reply_limits`] ([`ReplyLimits`]): its
+//! text, its tool calls and their arguments, one line of the stream, the whole body. A
+//! broken or hostile server that sends past a limit gets [`Error::ReplyTooLarge`] naming
+//! it ([`Limit`]), and the connection is closed; the client never holds more than the
+//! limits, nor passes on more text than the text limit.
+//!
 //! # Tool calls written as text
 //!
 //! Small models often write a call as JSON in their answer (`{"name": "read_file",
@@ -158,9 +164,9 @@ mod transport;
 pub use client::Client;
 pub use config::{
     Api, Config, DEFAULT_MODEL, DEFAULT_OLLAMA_URL, DEFAULT_OPENAI_URL, DEFAULT_REPEAT_PENALTY,
-    FALLBACK_CONTEXT_LENGTH, RepeatedOutput, ReplyFormat, Retry, TextToolCalls,
+    FALLBACK_CONTEXT_LENGTH, RepeatedOutput, ReplyFormat, ReplyLimits, Retry, TextToolCalls,
 };
-pub use error::Error;
+pub use error::{Error, Limit};
 pub use message::{CallOrigin, Message, Role, ToolCall};
 pub use repetition::Repetition;
 pub use response::{ChatResponse, ConstraintSupport, FinishReason, ModelInfo, Usage};

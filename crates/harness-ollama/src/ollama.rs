@@ -65,6 +65,8 @@ impl Dialect for Request {
 #[derive(Debug, Default)]
 pub(crate) struct Chunks {
     tool_calls: Vec<ToolCall>,
+    /// The bytes of the calls' arguments as JSON text, for the reply's limit.
+    argument_bytes: usize,
     /// The final chunk's facts, once a chunk with `"done": true` arrived.
     done: Option<(FinishReason, Usage)>,
 }
@@ -119,10 +121,12 @@ impl ChatFormat for Chunks {
             text = message.content.filter(|text| !text.is_empty());
             for call in message.tool_calls.unwrap_or_default() {
                 let position = self.tool_calls.len();
+                let arguments = call.function.arguments.unwrap_or_else(|| json!({}));
+                self.argument_bytes = self.argument_bytes.saturating_add(json_len(&arguments));
                 self.tool_calls.push(ToolCall {
                     id: call.id.unwrap_or_else(|| format!("call_{position}")),
                     name: call.function.name,
-                    arguments: call.function.arguments.unwrap_or_else(|| json!({})),
+                    arguments,
                     origin: CallOrigin::Structured,
                 });
             }
@@ -154,6 +158,28 @@ impl ChatFormat for Chunks {
     fn cut_short(self) -> Vec<ToolCall> {
         self.tool_calls
     }
+
+    fn calls_held(&self) -> (usize, usize) {
+        (self.tool_calls.len(), self.argument_bytes)
+    }
+}
+
+/// The length of a value written as compact JSON, counted without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` cannot fail, and the counter never does.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Reads an `/api/show` body.

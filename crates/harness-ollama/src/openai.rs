@@ -100,6 +100,8 @@ fn arguments_text(arguments: &Value) -> String {
 pub(crate) struct Chunks {
     /// Tool calls by their `index`: each delta adds to one of them.
     calls: BTreeMap<u64, PartialCall>,
+    /// The bytes of every call's argument fragments so far, for the reply's limit.
+    argument_bytes: usize,
     finish_reason: Option<String>,
     usage: Usage,
     /// Whether `data: [DONE]` arrived.
@@ -220,6 +222,10 @@ impl ChatFormat for Chunks {
     fn cut_short(self) -> Vec<ToolCall> {
         assembled(self.calls)
     }
+
+    fn calls_held(&self) -> (usize, usize) {
+        (self.calls.len(), self.argument_bytes)
+    }
 }
 
 impl Chunks {
@@ -237,8 +243,9 @@ impl Chunks {
             if call.name.is_empty() {
                 call.name = function.name.unwrap_or_default();
             }
-            call.arguments
-                .push_str(&function.arguments.unwrap_or_default());
+            let fragment = function.arguments.unwrap_or_default();
+            self.argument_bytes = self.argument_bytes.saturating_add(fragment.len());
+            call.arguments.push_str(&fragment);
         }
     }
 }

@@ -8,7 +8,12 @@
 //!
 //! The framings accept the body in pieces of any size, split anywhere, and produce the same
 //! output as for the whole body at once; they never fail on arbitrary bytes except when a
-//! line grows past the limit, which bounds the memory a misbehaving server can take.
+//! record grows past the limit.
+//!
+//! Everything a reply holds is bounded by [`ReplyLimits`]: a record, the text, the tool
+//! calls and their arguments, and the bytes of the whole body. Each is checked as it grows,
+//! before more is taken, so a misbehaving server takes at most the limits (and one piece of
+//! the body) of memory, and the caller is never handed text past the text limit.
 
 use std::ops::ControlFlow;
 
@@ -16,8 +21,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Error;
-use crate::config::RepeatedOutput;
-use crate::error::{error_text, excerpt};
+use crate::config::{RepeatedOutput, ReplyLimits};
+use crate::error::{Limit, error_text, excerpt};
 use crate::message::ToolCall;
 use crate::repetition::{Repetition, find_loop};
 use crate::response::{ChatResponse, FinishReason, Usage};
@@ -37,6 +42,9 @@ pub(crate) trait ChatFormat: Default {
 
     /// The tool calls so far, when the client cut the answer before its end.
     fn cut_short(self) -> Vec<ToolCall>;
+
+    /// How many tool calls are held so far, and the bytes of their arguments as JSON text.
+    fn calls_held(&self) -> (usize, usize);
 }
 
 /// What an answer says besides its text, known once its final record arrived.
@@ -52,7 +60,8 @@ pub(crate) trait Framing {
     /// A framing that refuses records longer than `limit` bytes.
     fn new(limit: usize) -> Self;
 
-    /// Takes the next piece of the body; returns the records it completes.
+    /// Takes the next piece of the body; returns the records it completes. A record, or the
+    /// part of one held, longer than the limit is refused.
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, LineTooLong>;
 
     /// Ends the body: the last record if it is complete without its terminator, or how the
@@ -71,18 +80,28 @@ pub(crate) struct ChatStream<F: ChatFormat> {
     content: String,
     /// Whether the text is watched for a loop.
     repeated_output: RepeatedOutput,
+    /// How much the reply may hold.
+    limits: ReplyLimits,
+    /// The bytes of the body taken so far.
+    body_bytes: u64,
     /// The loop the text fell into, once found: the answer is over.
     repetition: Option<Repetition>,
 }
 
 impl<F: ChatFormat> ChatStream<F> {
-    pub(crate) fn new(url: &str, repeated_output: RepeatedOutput) -> ChatStream<F> {
+    pub(crate) fn new(
+        url: &str,
+        repeated_output: RepeatedOutput,
+        limits: ReplyLimits,
+    ) -> ChatStream<F> {
         ChatStream {
             url: url.to_owned(),
-            framing: F::Framing::new(MAX_LINE_BYTES),
+            framing: F::Framing::new(limits.line_bytes),
             format: F::default(),
             content: String::new(),
             repeated_output,
+            limits,
+            body_bytes: 0,
             repetition: None,
         }
     }
@@ -94,6 +113,10 @@ impl<F: ChatFormat> ChatStream<F> {
         bytes: &[u8],
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ControlFlow<()>, Error> {
+        self.body_bytes = self.body_bytes.saturating_add(bytes.len() as u64);
+        if self.body_bytes > self.limits.body_bytes {
+            return Err(self.too_large(Limit::Body(self.limits.body_bytes)));
+        }
         let records = self
             .framing
             .push(bytes)
@@ -138,7 +161,19 @@ impl<F: ChatFormat> ChatStream<F> {
     }
 
     fn take_record(&mut self, record: &[u8], on_text: &mut dyn FnMut(&str)) -> Result<(), Error> {
-        if let Some(text) = self.format.take_record(&self.url, record)? {
+        let text = self.format.take_record(&self.url, record)?;
+        let (calls, arguments) = self.format.calls_held();
+        if calls > self.limits.tool_calls {
+            return Err(self.too_large(Limit::ToolCalls(self.limits.tool_calls)));
+        }
+        if arguments > self.limits.arguments_bytes {
+            return Err(self.too_large(Limit::Arguments(self.limits.arguments_bytes)));
+        }
+        if let Some(text) = text {
+            // Checked before the text is passed on: the caller never sees more than the limit.
+            if self.content.len().saturating_add(text.len()) > self.limits.text_bytes {
+                return Err(self.too_large(Limit::Text(self.limits.text_bytes)));
+            }
             on_text(&text);
             self.content.push_str(&text);
             if self.repeated_output == RepeatedOutput::Cut
@@ -152,15 +187,34 @@ impl<F: ChatFormat> ChatStream<F> {
     }
 }
 
+impl<F: ChatFormat> ChatStream<F> {
+    fn too_large(&self, limit: Limit) -> Error {
+        Error::ReplyTooLarge {
+            url: self.url.clone(),
+            limit,
+        }
+    }
+}
+
 /// Decodes a whole body at once: the answer and the text deltas passed on (for tests).
 #[cfg(test)]
 pub(crate) fn decode_whole<F: ChatFormat>(
     url: &str,
     body: &[u8],
 ) -> (Result<ChatResponse, Error>, Vec<String>) {
+    decode_whole_within::<F>(url, body, ReplyLimits::default())
+}
+
+/// [`decode_whole`] under `limits`.
+#[cfg(test)]
+pub(crate) fn decode_whole_within<F: ChatFormat>(
+    url: &str,
+    body: &[u8],
+    limits: ReplyLimits,
+) -> (Result<ChatResponse, Error>, Vec<String>) {
     let mut deltas = Vec::new();
     let mut on_text = |text: &str| deltas.push(text.to_owned());
-    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut);
+    let mut stream = ChatStream::<F>::new(url, RepeatedOutput::Cut, limits);
     let result = stream
         .feed(body, &mut on_text)
         .and_then(|_| stream.finish(&mut on_text));
@@ -187,9 +241,6 @@ pub(crate) fn reported_error(url: &str, error: Option<Value>) -> Result<(), Erro
     }
 }
 
-/// The longest line kept: far above any real chunk, well below trouble.
-pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
 /// A line grew longer than the decoder's limit.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct LineTooLong {
@@ -199,10 +250,9 @@ pub(crate) struct LineTooLong {
 
 impl LineTooLong {
     pub(crate) fn into_error(self, url: &str) -> crate::Error {
-        crate::Error::MalformedLine {
+        crate::Error::ReplyTooLarge {
             url: url.to_owned(),
-            line: String::new(),
-            detail: format!("a line is longer than {} bytes", self.limit),
+            limit: Limit::Line(self.limit),
         }
     }
 }
@@ -284,6 +334,8 @@ pub(crate) struct Events {
     lines: Lines,
     /// The data lines of the event being read, joined with `\n`; `None` before the first.
     data: Option<Vec<u8>>,
+    /// The longest data an event may have: many short `data` lines make a long record too.
+    limit: usize,
 }
 
 impl Events {
@@ -291,6 +343,7 @@ impl Events {
         Events {
             lines: Lines::new(limit),
             data: None,
+            limit,
         }
     }
 
@@ -300,6 +353,13 @@ impl Events {
         for line in self.lines.push(bytes)? {
             if let Some(event) = self.take_line(&line) {
                 events.push(event);
+            }
+            if self
+                .data
+                .as_ref()
+                .is_some_and(|data| data.len() > self.limit)
+            {
+                return Err(LineTooLong { limit: self.limit });
             }
         }
         Ok(events)
@@ -357,7 +417,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn lines_of(pieces: &[&[u8]]) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
-        let mut lines = Lines::new(MAX_LINE_BYTES);
+        let mut lines = Lines::new(ReplyLimits::DEFAULT_LINE_BYTES);
         let mut out = Vec::new();
         for piece in pieces {
             out.extend(lines.push(piece).unwrap());
@@ -366,7 +426,7 @@ mod tests {
     }
 
     fn events_of(pieces: &[&[u8]]) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
-        let mut events = Events::new(MAX_LINE_BYTES);
+        let mut events = Events::new(ReplyLimits::DEFAULT_LINE_BYTES);
         let mut out = Vec::new();
         for piece in pieces {
             out.extend(events.push(piece).unwrap());
@@ -389,6 +449,130 @@ mod tests {
         assert_eq!(lines.push(b"e"), Err(LineTooLong { limit: 4 }));
         let mut lines = Lines::new(4);
         assert_eq!(lines.push(b"abcdefgh\nab").unwrap(), [b"abcdefgh".to_vec()]);
+    }
+
+    /// The default limits but what `set` changes.
+    fn only(set: impl FnOnce(&mut ReplyLimits)) -> ReplyLimits {
+        let mut limits = ReplyLimits::default();
+        set(&mut limits);
+        limits
+    }
+
+    fn ollama_within(body: &str, limits: ReplyLimits) -> Result<crate::ChatResponse, crate::Error> {
+        decode_whole_within::<crate::ollama::Chunks>("http://h/api/chat", body.as_bytes(), limits).0
+    }
+
+    fn openai_within(body: &str, limits: ReplyLimits) -> Result<crate::ChatResponse, crate::Error> {
+        decode_whole_within::<crate::openai::Chunks>(
+            "http://h/v1/chat/completions",
+            body.as_bytes(),
+            limits,
+        )
+        .0
+    }
+
+    const OLLAMA_DONE: &str = "{\"done\":true}\n";
+
+    fn limit_of(result: Result<crate::ChatResponse, crate::Error>) -> Option<Limit> {
+        match result {
+            Err(crate::Error::ReplyTooLarge { limit, .. }) => Some(limit),
+            Err(other) => panic!("{other}"),
+            Ok(_) => None,
+        }
+    }
+
+    #[test]
+    fn each_limit_takes_a_reply_exactly_at_it_and_refuses_one_byte_or_call_more() {
+        let text =
+            |content: &str| format!("{{\"message\":{{\"content\":\"{content}\"}}}}\n{OLLAMA_DONE}");
+        let at = only(|l| l.text_bytes = 5);
+        assert_eq!(limit_of(ollama_within(&text("abcde"), at)), None);
+        assert_eq!(
+            limit_of(ollama_within(&text("abcdef"), at)),
+            Some(Limit::Text(5))
+        );
+
+        let calls = |n: usize| {
+            let call = r#"{"function":{"name":"f","arguments":{"a":1}}}"#;
+            let list = vec![call; n].join(",");
+            format!("{{\"message\":{{\"tool_calls\":[{list}]}}}}\n{OLLAMA_DONE}")
+        };
+        let at = only(|l| l.tool_calls = 2);
+        assert_eq!(limit_of(ollama_within(&calls(2), at)), None);
+        assert_eq!(
+            limit_of(ollama_within(&calls(3), at)),
+            Some(Limit::ToolCalls(2))
+        );
+        // `{"a":1}` is 7 bytes of JSON: two calls are 14.
+        let at = only(|l| l.arguments_bytes = 14);
+        assert_eq!(limit_of(ollama_within(&calls(2), at)), None);
+        let under = only(|l| l.arguments_bytes = 13);
+        assert_eq!(
+            limit_of(ollama_within(&calls(2), under)),
+            Some(Limit::Arguments(13))
+        );
+
+        let fragments = |arguments: &str| {
+            format!(
+                "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"name\":\"f\",\"arguments\":\"{arguments}\"}}}}]}}}}]}}\n\n\
+                 data: {{\"choices\":[{{\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\n"
+            )
+        };
+        let at = only(|l| l.arguments_bytes = 4);
+        assert_eq!(limit_of(openai_within(&fragments("abcd"), at)), None);
+        assert_eq!(
+            limit_of(openai_within(&fragments("abcde"), at)),
+            Some(Limit::Arguments(4))
+        );
+
+        let body = text("ab");
+        let at = only(|l| l.body_bytes = body.len() as u64);
+        assert_eq!(limit_of(ollama_within(&body, at)), None);
+        let under = only(|l| l.body_bytes = body.len() as u64 - 1);
+        assert_eq!(
+            limit_of(ollama_within(&body, under)),
+            Some(Limit::Body(body.len() as u64 - 1))
+        );
+    }
+
+    #[test]
+    fn a_limit_error_names_the_server_and_the_limit() {
+        let body = format!("{{\"message\":{{\"content\":\"abc\"}}}}\n{OLLAMA_DONE}");
+        let error = ollama_within(&body, only(|l| l.text_bytes = 2)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the reply from http://h/api/chat went past the limit of 2 bytes of text: the server \
+             is broken or is not a model server, so the reply was dropped; check the server and \
+             its log"
+        );
+        let error = LineTooLong { limit: 4 }.into_error("http://h/x");
+        assert!(matches!(
+            error,
+            crate::Error::ReplyTooLarge { url, limit: Limit::Line(4) } if url == "http://h/x"
+        ));
+    }
+
+    #[test]
+    fn an_event_of_many_short_data_lines_longer_than_the_limit_is_refused() {
+        let mut events = Events::new(8);
+        assert_eq!(
+            events.push(b"data: abc\ndata: defg\n\n").unwrap(),
+            [b"abc\ndefg".to_vec()],
+            "exactly at the limit"
+        );
+        let mut events = Events::new(8);
+        assert_eq!(
+            events.push(b"data: abc\ndata: de\n").unwrap(),
+            Vec::<Vec<u8>>::new()
+        );
+        assert_eq!(events.push(b"data: fg\n"), Err(LineTooLong { limit: 8 }));
+        let mut events = Events::new(8);
+        assert_eq!(
+            events
+                .push(b"data: abc\ndata: de\n\ndata: fgh\n\n")
+                .unwrap(),
+            [b"abc\nde".to_vec(), b"fgh".to_vec()]
+        );
     }
 
     #[test]

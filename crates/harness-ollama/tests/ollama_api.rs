@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use harness_ollama::{
-    Api, CallOrigin, DEFAULT_REPEAT_PENALTY, Error, Message, TextToolCalls, ToolCall,
+    Api, CallOrigin, DEFAULT_REPEAT_PENALTY, Error, Limit, Message, TextToolCalls, ToolCall,
 };
 use harness_stub_server::{Reply, StubServer};
 use serde_json::json;
@@ -549,9 +549,18 @@ fn a_listing_up_to_8_mib_is_read_and_a_larger_one_refused() {
 
     assert_eq!(client.list_models().unwrap(), Vec::<String>::new());
     let error = client.list_models().unwrap_err();
-    assert!(matches!(error, Error::BadResponse { .. }), "{error:?}");
     assert!(
-        error.to_string().contains("larger than 8388608 bytes"),
+        matches!(
+            error,
+            Error::ReplyTooLarge {
+                limit: Limit::Body(8388608),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("limit of 8 MiB in all"),
         "{error}"
     );
 }

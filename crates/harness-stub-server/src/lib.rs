@@ -39,7 +39,9 @@
 //! [`Reply::json`] and [`Reply::text`] are `Content-Length` framed. [`Reply::ndjson`] sends one
 //! chunk per line and [`Reply::sse`] one chunk per event, with chunked transfer encoding, the
 //! way Ollama and OpenAI-compatible servers stream. Faults are modifiers on a reply:
-//! [`Reply::delay_first_byte`], [`Reply::chunk_gap`] and [`Reply::cut_after_chunks`]. A port
+//! [`Reply::delay_first_byte`], [`Reply::chunk_gap`] and [`Reply::cut_after_chunks`]; a
+//! hostile server's endless reply is [`Reply::flood`], generated as it is sent, with
+//! [`Reply::sent`] counting the bytes that went out. A port
 //! that refuses connections needs no server at all: see [`closed_port_url`].
 //!
 //! # Connections
@@ -53,7 +55,7 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -194,6 +196,34 @@ pub struct Reply {
     chunk_gap: Duration,
     cut_after_chunks: Option<usize>,
     close_on_next_request: bool,
+    /// Chunks generated after the scripted ones: see [`Reply::flood`].
+    flood: Option<Flood>,
+    /// The body bytes written so far, shared by the clones of this reply.
+    sent: SentBytes,
+}
+
+/// A flood of generated chunks: `unit` with `{n}` replaced by its number, `times` times, then
+/// `tail`.
+#[derive(Clone, Debug)]
+struct Flood {
+    unit: String,
+    times: u64,
+    tail: Vec<u8>,
+}
+
+/// The body bytes a reply has written so far, readable while and after it is sent.
+#[derive(Clone, Debug, Default)]
+pub struct SentBytes(Arc<AtomicU64>);
+
+impl SentBytes {
+    /// The bytes of body written so far, chunk framing excluded.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn add(&self, bytes: usize) {
+        self.0.fetch_add(bytes as u64, Ordering::SeqCst);
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,6 +304,26 @@ impl Reply {
         self
     }
 
+    /// After the scripted chunks, sends `unit` as a chunk `times` times, each with `{n}`
+    /// replaced by its number (from 0, so a client's loop detection sees no repetition),
+    /// then `tail`: a hostile server's endless reply, generated while it is sent, so a test
+    /// can send gigabytes without holding them. The flood ends early when the client hangs
+    /// up; [`Reply::sent`] tells how far it got. Chunked framing only.
+    #[must_use]
+    pub fn flood(mut self, unit: &str, times: u64, tail: impl Into<Vec<u8>>) -> Reply {
+        self.flood = Some(Flood {
+            unit: unit.to_owned(),
+            times,
+            tail: tail.into(),
+        });
+        self
+    }
+
+    /// The counter of body bytes this reply (and every clone of it) has written.
+    pub fn sent(&self) -> SentBytes {
+        self.sent.clone()
+    }
+
     /// Sends the body with `Content-Length` instead of chunked transfer encoding.
     #[must_use]
     pub fn length_framed(mut self) -> Reply {
@@ -291,6 +341,8 @@ impl Reply {
             chunk_gap: Duration::ZERO,
             cut_after_chunks: None,
             close_on_next_request: false,
+            flood: None,
+            sent: SentBytes::default(),
         }
     }
 
@@ -300,6 +352,24 @@ impl Reply {
             chunks,
             ..Reply::whole(200, content_type, Vec::new())
         }
+    }
+
+    fn write_chunk(&self, stream: &mut TcpStream, chunk: &[u8]) -> io::Result<()> {
+        // An empty chunk would end a chunked body: there is nothing to send.
+        if chunk.is_empty() && self.framing == Framing::Chunked {
+            return Ok(());
+        }
+        match self.framing {
+            Framing::ContentLength => stream.write_all(chunk)?,
+            Framing::Chunked => {
+                stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;
+                stream.write_all(chunk)?;
+                stream.write_all(b"\r\n")?;
+            }
+        }
+        stream.flush()?;
+        self.sent.add(chunk.len());
+        Ok(())
     }
 
     /// Writes the reply; returns `false` when the connection must close afterwards.
@@ -326,15 +396,14 @@ impl Reply {
             if index > 0 {
                 thread::sleep(self.chunk_gap);
             }
-            match self.framing {
-                Framing::ContentLength => stream.write_all(chunk)?,
-                Framing::Chunked => {
-                    stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;
-                    stream.write_all(chunk)?;
-                    stream.write_all(b"\r\n")?;
-                }
+            self.write_chunk(stream, chunk)?;
+        }
+        if let Some(flood) = &self.flood {
+            for number in 0..flood.times {
+                let chunk = flood.unit.replace("{n}", &number.to_string());
+                self.write_chunk(stream, chunk.as_bytes())?;
             }
-            stream.flush()?;
+            self.write_chunk(stream, &flood.tail)?;
         }
 
         if self

@@ -226,7 +226,8 @@ pub enum Error {
 
     /// A run with checkpoints was to be discarded: it has changes to undo.
     #[error(
-        "run {run} has {checkpoints} checkpoint(s), so it is kept; undo it with `harness undo`"
+        "run {run} has {checkpoints} checkpoint{}, so it is kept; undo it with `harness undo`",
+        if *checkpoints == 1 { "" } else { "s" }
     )]
     RunStarted {
         /// The run.

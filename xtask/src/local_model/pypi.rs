@@ -2,11 +2,13 @@
 //! progress, and checked against the size and sha256 the index publishes.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+
+use super::progress::Download;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use ureq::tls::{RootCerts, TlsConfig};
@@ -47,7 +49,7 @@ pub(super) fn agent() -> ureq::Agent {
 }
 
 /// Downloads the `kind` file of `name` `version` into `directory` (unless a verified copy is
-/// already there) and returns its path. `label` prefixes the progress lines.
+/// already there) and returns its path, showing one progress line named `label`.
 pub(super) fn fetch(
     agent: &ureq::Agent,
     name: &str,
@@ -57,17 +59,38 @@ pub(super) fn fetch(
     label: &str,
 ) -> Result<PathBuf> {
     let file = find(agent, name, version, kind)?;
-    fs::create_dir_all(directory).with_context(|| format!("creating {}", directory.display()))?;
-    let path = directory.join(&file.filename);
-    if path.is_file() && verify(&path, &file).is_ok() {
-        eprintln!("{label}: {} (cached)", file.filename);
-        return Ok(path);
-    }
-    download(agent, &file, &path, label)?;
+    let mut progress = Download::start(label, file.size, 1);
+    let path = fetch_found(agent, &file, directory, &mut progress)?;
+    progress.finish();
     Ok(path)
 }
 
-fn find(agent: &ureq::Agent, name: &str, version: &str, kind: Kind) -> Result<IndexFile> {
+/// Downloads `file`, found with [`find`], into `directory` (unless a verified copy is
+/// already there) and returns its path; its bytes count towards `progress`.
+pub(super) fn fetch_found(
+    agent: &ureq::Agent,
+    file: &IndexFile,
+    directory: &Path,
+    progress: &mut Download,
+) -> Result<PathBuf> {
+    fs::create_dir_all(directory).with_context(|| format!("creating {}", directory.display()))?;
+    let path = directory.join(&file.filename);
+    if path.is_file() && verify(&path, file).is_ok() {
+        // Found in the cache: its bytes count as done, so the line reaches its total.
+        progress.advance(file.size);
+        return Ok(path);
+    }
+    download(agent, file, &path, progress)?;
+    Ok(path)
+}
+
+/// The `kind` file of `name` `version`, as the index describes it.
+pub(super) fn find(
+    agent: &ureq::Agent,
+    name: &str,
+    version: &str,
+    kind: Kind,
+) -> Result<IndexFile> {
     let url = format!("{INDEX}/{name}/");
     let listing = agent
         .get(&url)
@@ -130,7 +153,12 @@ fn choose(listing: &Value, name: &str, version: &str, kind: Kind) -> Result<Inde
     )
 }
 
-fn download(agent: &ureq::Agent, file: &IndexFile, path: &Path, label: &str) -> Result<()> {
+fn download(
+    agent: &ureq::Agent,
+    file: &IndexFile,
+    path: &Path,
+    progress: &mut Download,
+) -> Result<()> {
     let partial = path.with_extension("download");
     let response = agent
         .get(&file.url)
@@ -140,7 +168,6 @@ fn download(agent: &ureq::Agent, file: &IndexFile, path: &Path, label: &str) -> 
     let mut out = BufWriter::new(
         File::create(&partial).with_context(|| format!("creating {}", partial.display()))?,
     );
-    let mut progress = Progress::new(label, &file.filename, file.size);
     let mut buffer = vec![0; 1 << 16];
     loop {
         let read = match body.read(&mut buffer) {
@@ -158,7 +185,6 @@ fn download(agent: &ureq::Agent, file: &IndexFile, path: &Path, label: &str) -> 
     out.flush()
         .with_context(|| format!("writing {}", partial.display()))?;
     drop(out);
-    progress.finish();
     verify(&partial, file)?;
     fs::rename(&partial, path).with_context(|| format!("renaming {}", partial.display()))?;
     Ok(())
@@ -192,71 +218,6 @@ pub(super) fn verify(path: &Path, file: &IndexFile) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Download progress on standard error: a line redrawn in place on a terminal, else a line
-/// per quarter.
-struct Progress {
-    prefix: String,
-    total: u64,
-    done: u64,
-    shown: u64,
-    redraw: bool,
-}
-
-impl Progress {
-    fn new(label: &str, filename: &str, total: u64) -> Progress {
-        let redraw = io::stderr().is_terminal();
-        let prefix = format!("{label}: {filename}");
-        if !redraw {
-            eprintln!("{prefix}: downloading {}", megabytes(total));
-        }
-        Progress {
-            prefix,
-            total,
-            done: 0,
-            shown: 0,
-            redraw,
-        }
-    }
-
-    fn advance(&mut self, bytes: u64) {
-        self.done += bytes;
-        let step = if self.redraw {
-            1 << 20
-        } else {
-            self.total / 4 + 1
-        };
-        if self.done - self.shown >= step {
-            self.shown = self.done;
-            self.show();
-        }
-    }
-
-    fn finish(&mut self) {
-        self.show();
-        if self.redraw {
-            eprintln!();
-        }
-    }
-
-    fn show(&self) {
-        let line = format!(
-            "{}: {} of {}",
-            self.prefix,
-            megabytes(self.done),
-            megabytes(self.total)
-        );
-        if self.redraw {
-            eprint!("\r{line}");
-        } else {
-            eprintln!("{line}");
-        }
-    }
-}
-
-fn megabytes(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@ use crate::probe::Replies;
 use crate::shown::{Shown, Visible, shown};
 
 mod accept;
+mod completions;
 pub(crate) mod diff;
+mod man;
 mod mcp;
 mod redo;
 pub(crate) mod run;
@@ -39,6 +41,8 @@ pub(crate) enum Command {
     Mcp(mcp::McpCommand),
     Sandbox(sandbox::SandboxCommand),
     Trust(trust::TrustCommand),
+    Completions(completions::CompletionsCommand),
+    Man(man::ManCommand),
 }
 
 impl Command {
@@ -67,6 +71,8 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
         Command::Trust(command) => trust::exec(command),
+        Command::Completions(command) => completions::exec(command),
+        Command::Man(command) => man::exec(command),
     }
 }
 
@@ -214,8 +220,9 @@ impl RunSelector {
                 Session::latest(&root)?
                     .with_context(|| {
                         format!(
-                            "no harness run is recorded in {}; start one with `harness run`",
-                            root.display()
+                            "no harness run is recorded in {}; start one with `{}`",
+                            root.display(),
+                            crate::program::command("run")
                         )
                     })?
                     .id
@@ -349,9 +356,9 @@ pub(crate) fn report_limits(
 
 /// `harness <verb> <run> --workspace <root>`, ready to paste.
 pub(crate) fn hint(verb: &str, session: &Session) -> String {
-    format!(
-        "harness {verb} {} --workspace {}",
+    crate::program::command(&format!(
+        "{verb} {} --workspace {}",
         session.id(),
         run::quote(&session.root().display().to_string())
-    )
+    ))
 }

@@ -196,7 +196,8 @@ fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
     }
     if !remove_missing && stores.iter().any(|store| !store.workspace_exists) {
         out.line(&shown!(
-            "remove the stores of workspaces that are gone: harness runs --stores --remove-missing"
+            "remove the stores of workspaces that are gone: {}",
+            crate::program::command("runs --stores --remove-missing")
         ))?;
     }
     Ok(ExitCode::SUCCESS)

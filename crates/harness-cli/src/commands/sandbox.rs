@@ -192,7 +192,8 @@ fn doctor() -> anyhow::Result<ExitCode> {
         tier => {
             out.line(format!(
                 "auto picks: {tier} (the strongest tier that works here); \
-                 `harness sandbox explain --sandbox {tier}` shows what it blocks"
+                 `{}` shows what it blocks",
+                crate::program::command(&format!("sandbox explain --sandbox {tier}"))
             ));
             ExitCode::SUCCESS
         }

@@ -183,22 +183,21 @@ fn render(out: &mut Out, record: &Record, style: Style, full: bool) -> io::Resul
             reverted,
         } => {
             out.line(&style.bold(&shown!(
-                "\n↺ attempt {}: the last one ended {} ({}); its changes were reverted ({} \
-                 path(s))",
+                "\n↺ attempt {}: the last one ended {} ({}); its changes were reverted ({})",
                 attempt,
                 previous,
                 Shown::line(reason),
-                reverted
+                crate::display::count(*reverted as u64, "path")
             )))?;
         }
         Record::Outcome(report) => {
             out.line(&shown!(
-                "\n{} {} — {} ({} steps, {} tool calls, {}+{} tokens, {}s)",
+                "\n{} {} — {} ({}, {}, {}+{} tokens, {}s)",
                 style.bold(&shown!("outcome:")),
                 report.outcome,
                 Shown::line(&report.reason),
-                report.steps,
-                report.tool_calls,
+                crate::display::count(u64::from(report.steps), "step"),
+                crate::display::count(report.tool_calls as u64, "tool call"),
                 report.prompt_tokens,
                 report.completion_tokens,
                 format!("{:.1}", report.duration.as_secs_f64())

@@ -122,7 +122,7 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
     let mut err = Out::stderr();
     err.line(&shown!(
         "harness mcp: serving {} on stdin/stdout\n\
-         \x20 recorded:   as run {} (harness show {} / harness undo {})\n\
+         \x20 recorded:   as run {} ({} / {})\n\
          \x20 policy:     {}\n\
          \x20 isolation:  {}\n\
          \x20 config:     {}\n\
@@ -130,8 +130,8 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
          {}",
         root.display().to_string(),
         run,
-        run,
-        run,
+        crate::program::command(&format!("show {run}")),
+        crate::program::command(&format!("undo {run}")),
         boundary::policy(&settings.toolbox.allow),
         toolbox::isolation_summary(&choice, &settings.toolbox),
         Shown::line(&settings.files_line()),

@@ -400,10 +400,10 @@ pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
 fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) {
     let stop = stop.clone();
     let interrupter = toolbox.interrupter();
-    let undo = format!(
-        "harness undo --workspace {}",
+    let undo = crate::program::command(&format!(
+        "undo --workspace {}",
         quote(&root.display().to_string())
-    );
+    ));
     signals::on_ending_signal(move |received| {
         stop.request();
         let mut err = Out::stderr();

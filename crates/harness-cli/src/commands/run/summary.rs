@@ -94,19 +94,19 @@ impl<'a> Summary<'a> {
         [
             (
                 "review",
-                format!("harness diff {run} --workspace {workspace}"),
+                crate::program::command(&format!("diff {run} --workspace {workspace}")),
             ),
             (
                 "undo",
-                format!("harness undo {run} --workspace {workspace}"),
+                crate::program::command(&format!("undo {run} --workspace {workspace}")),
             ),
             (
                 "keep",
-                format!("harness accept {run} --workspace {workspace}"),
+                crate::program::command(&format!("accept {run} --workspace {workspace}")),
             ),
             (
                 "transcript",
-                format!("harness show {run} --workspace {workspace}"),
+                crate::program::command(&format!("show {run} --workspace {workspace}")),
             ),
         ]
     }
@@ -161,9 +161,10 @@ impl<'a> Summary<'a> {
                 let mut line = Shown::join(&named, ", ");
                 if files.len() > named.len() {
                     line.push(&shown!(
-                        " and {} more ({} in all: harness diff --stat lists them)",
+                        " and {} more ({} in all: {} lists them)",
                         files.len() - named.len(),
-                        files.len()
+                        files.len(),
+                        crate::program::command("diff --stat")
                     ));
                 }
                 line
@@ -175,7 +176,7 @@ impl<'a> Summary<'a> {
             "\n{}\n\
              \x20 outcome:       {} — {}\n\
              \x20 verification:  {}\n\
-             \x20 steps:         {}{} ({} tool calls)   tokens: {} prompt + {} generated   time: {}\n\
+             \x20 steps:         {}{} ({})   tokens: {} prompt + {} generated   time: {}\n\
              \x20 workspace:     {}\n\
              \x20 files changed: {}",
             style.bold(&shown!("summary")),
@@ -187,7 +188,7 @@ impl<'a> Summary<'a> {
                 1 => String::new(),
                 attempts => format!(" in {attempts} attempts, each but the last reverted"),
             },
-            report.tool_calls,
+            crate::display::count(report.tool_calls as u64, "tool call"),
             report.prompt_tokens,
             report.completion_tokens,
             duration(report.duration),
@@ -235,7 +236,8 @@ impl<'a> Summary<'a> {
             let warning = shown!("warning: {}", Shown::text(warning));
             let _ = out.line(&shown!("  {}", style.yellow(&warning)));
         }
-        let _ = out.line(&style.yellow(&Shown::text(boundary::STATEMENT)));
+        // The boundary statement is not repeated here: the header printed it as the run
+        // began, where it can still change the user's mind, and twice per run reads as noise.
     }
 
     /// `ignored:       N paths git ignores that the run made or changed: a (new), b
