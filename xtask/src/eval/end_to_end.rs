@@ -137,8 +137,15 @@ fn harness_agent(host: &str) -> AgentSpec {
 }
 
 fn run_job(id: &str, turns: &[Turn]) -> JobResult {
+    run_job_with(id, turns, &[])
+}
+
+/// [`run_job`] with flags of the harness's own (`harness_args`).
+fn run_job_with(id: &str, turns: &[Turn], harness_args: &[&str]) -> JobResult {
     let model = scripted_model(turns);
-    let spec = Spec::new(&task(id), harness_agent(&model.url()), 1);
+    let mut agent = harness_agent(&model.url());
+    agent.harness_args = harness_args.iter().map(|&arg| arg.to_owned()).collect();
+    let spec = Spec::new(&task(id), agent, 1);
     // Through JSON and back, as a job handed to another process would be.
     let spec: Spec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
     let result = job::run(&spec);
@@ -210,11 +217,12 @@ fn a_rust_task_builds_in_the_harness_run_as_in_the_evaluations_own_checks() {
 
 #[test]
 fn a_fix_that_edits_the_test_passes_the_verification_but_is_not_solved() {
-    // The test rewritten by a command, as the issue saw it happen: the file tools may
-    // refuse test edits, a command is not stopped.
+    // The test rewritten by a command, as the issue saw it happen. The harness itself now
+    // ends such a run as "tests changed" (`harness-cli::issue_45_*`); with
+    // `--allow-test-edits` it counts the pass, and the evaluation must still not.
     let edited = solution("py-paginate", "test-edit", "test_pages.py");
     let edited: &'static str = edited.leak();
-    let result = run_job(
+    let result = run_job_with(
         "py-paginate",
         &[
             Turn::Call(
@@ -223,6 +231,7 @@ fn a_fix_that_edits_the_test_passes_the_verification_but_is_not_solved() {
             ),
             Turn::Done("The tests pass."),
         ],
+        &["--allow-test-edits"],
     );
     assert!(result.verified, "{result:#?}");
     assert!(!result.solved);
