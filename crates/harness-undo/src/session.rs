@@ -952,9 +952,10 @@ impl Session {
     }
 
     /// When the run ended, as a change time in ns: anything changed later is not the
-    /// run's. A finished run ended at [`Session::finish`] (rounded up to the next
-    /// millisecond: the kernel stamps files from a clock that lags the one read there,
-    /// never leads it). `None`, all being the run's, while this session runs it, and for
+    /// run's. A finished run ended at [`Session::finish`]: the clock read there, rounded
+    /// up to the next millisecond (the kernel stamps files from a clock that lags it,
+    /// never leads it), or the stamp a file written in `.git` then got, if later (a
+    /// network file system's clock may lead this machine's). `None`, all being the run's, while this session runs it, and for
     /// a run that never finished (its process died): no record tells when its last
     /// command stopped writing (a checkpoint follows a command, and the process can die
     /// between the two), so the whole time since is the run's. What undo then replaces
@@ -965,7 +966,13 @@ impl Session {
             return None;
         }
         let ms = i64::try_from(self.record.ended_ms?).unwrap_or(i64::MAX);
-        Some(ms.saturating_add(1).saturating_mul(1_000_000))
+        let ended = ms.saturating_add(1).saturating_mul(1_000_000);
+        // The later of the two: a run's file is never taken for the user's.
+        Some(
+            self.record
+                .ended_stamp_ns
+                .map_or(ended, |stamp| stamp.max(ended)),
+        )
     }
 
     /// The changes that bring the ignored paths the last undo touched back as it found
@@ -999,6 +1006,8 @@ impl Session {
         self.wait_for_store()?;
         self.reload()?;
         self.record.ended_ms = Some(crate::run_id::unix_millis(SystemTime::now()));
+        // Where the workspace's files are stamped: the harness's directory in its `.git`.
+        self.record.ended_stamp_ns = Some(file_system_stamp_ns(&self.repo.path().join("harness")));
         self.record.outcome = Some(outcome);
         self.record.steps = Some(steps);
         self.runs.write(&self.record)

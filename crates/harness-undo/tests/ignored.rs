@@ -425,3 +425,24 @@ fn a_run_that_never_finished_is_undone_whole_and_redo_gives_back_what_the_user_w
     assert_eq!(repo.read("notes.local"), "my notes\n");
     assert_eq!(repo.read("step2.local"), "run");
 }
+
+#[test]
+fn a_run_s_end_is_the_later_of_the_clock_and_the_file_system_s_stamp() {
+    let (repo, id) = finished_run_then_user_edits();
+    // A network file system whose clock leads this machine's by an hour stamped the
+    // run's end then (as it would the run's files): up to it, all is the run's.
+    let session = Session::open(&repo.root, &id).unwrap();
+    let path = session.metadata_path();
+    drop(session);
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let ahead = record["ended_ms"].as_i64().unwrap() * 1_000_000 + 3_600_000_000_000;
+    record["ended_stamp_ns"] = serde_json::json!(ahead);
+    fs::write(&path, record.to_string()).unwrap();
+    let undone = Session::open(&repo.root, &id)
+        .unwrap()
+        .undo(Force::No)
+        .unwrap();
+    assert!(!repo.exists("notes.local"), "{undone:?}");
+    assert_eq!(repo.read("keep.local"), "user v1\n");
+    assert!(undone.ignored.left.is_empty(), "{undone:?}");
+}
