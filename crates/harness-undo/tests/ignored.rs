@@ -352,6 +352,16 @@ fn undo_leaves_ignored_files_the_user_made_or_changed_after_the_run_and_names_th
     assert_eq!(repo.read("keep.local"), "user v2\n");
     assert_eq!(undone.ignored.left, paths(&["keep.local"]));
     assert!(undone.ignored.not_restored.is_empty(), "{undone:?}");
+    // A second undo has nothing to do, and names what it leaves all the same.
+    let again = session.undo(Force::No).unwrap();
+    assert_eq!(again.saved, None, "{again:?}");
+    assert_eq!(again.ignored.left, paths(&["keep.local"]));
+    assert!(again.ignored.restored.is_empty() && again.ignored.removed.is_empty());
+    assert!(
+        !again.ignored.is_empty(),
+        "a file left is something to tell"
+    );
+    assert_eq!(repo.read("keep.local"), "user v2\n");
 }
 
 #[test]
