@@ -28,7 +28,10 @@
 //!    symlink as a symlink, the mode and modification time as they were), each written as
 //!    a new file after the old entry is unlinked, so a hard link or a symlink a command
 //!    left there is never written through. What undo replaced is saved first, within the
-//!    same budget, so redo brings it back.
+//!    same budget, so redo brings it back. A path whose change time is past the run's
+//!    end (its finish; for redo, the undo) was changed by the user since, not by the run:
+//!    it is left as it is, and named when it was there before ([`split_after`]). A run
+//!    that never finished has no end known, and all since its start is its own.
 //! 4. Before each verification the harness runs, the same happens against the
 //!    *verification baseline*: the manifest, plus what earlier verification runs wrote
 //!    (their output comes from the code under test at that moment, and keeping it spares
