@@ -618,3 +618,66 @@ fn a_secret_read_redacted_and_written_back_is_kept_through_the_client() {
         format!("SECRET_KEY = '{key}'\nDEBUG = False\n")
     );
 }
+
+/// `undo_run` answers with what `harness undo` prints of ignored files: those it removed
+/// and restored, one too large to have been saved that it could NOT restore, and one the
+/// user changed after the run, which it left.
+#[test]
+fn undo_run_tells_what_it_did_to_ignored_files_in_the_words_of_harness_undo() {
+    let repo = Repo::from_fixture("calc");
+    repo.file(".gitignore", "__pycache__/\n*.local\nbig.bin\n");
+    repo.commit_all("ignore local files");
+    repo.file("keep.local", "v1\n");
+    repo.file("notes.local", "v1\n");
+    fs::File::create(repo.root.join("big.bin"))
+        .and_then(|file| file.set_len(harness_undo::LARGEST_SAVED_IGNORED_FILE + 1))
+        .expect("a sparse file");
+    let model = Model::start();
+    let mut script = vec![Turn::call(
+        "run_command",
+        json!({"argv": ["sh", "-c",
+            "printf planted > planted.local && printf run > keep.local && printf x >> big.bin"]}),
+    )];
+    script.extend(fix_script());
+    model.script(script);
+    // What the commands wrote is put back before the check; what the check writes is the
+    // run's too, and undo's to take back.
+    let verify =
+        format!("sh -c '{VERIFY} && printf check > planted.local && printf check > keep.local'");
+    let calls = [call(
+        "run_task",
+        json!({"task": "make the failing test pass", "verify": verify}),
+    )];
+    let Some(report) = drive(&repo, "session", &["--host", &model.url()], &calls) else {
+        return;
+    };
+    // Not verified: the check may have run big.bin, which could not be put back.
+    let run: Value = serde_json::from_str(&result(&report, 0, true)).expect("a JSON summary");
+    assert_eq!(run["outcome"], "unverified", "{run}");
+    let id = run["run"].as_str().expect("the run's id").to_owned();
+    // The user, after the run (past the kernel's file clock, a tick behind).
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    repo.file("notes.local", "user v2\n");
+    // The run's change to calc.py is still there: a session on a dirty tree.
+    let undo = [call("undo_run", json!({"run": id}))];
+    let Some(undone) = drive(&repo, "session", &["--allow-dirty"], &undo) else {
+        return;
+    };
+    let text = result(&undone, 0, false);
+    for line in [
+        "ignored files (git does not record them): removed 1: planted.local; restored 1: \
+         keep.local",
+        "warning: NOT restored: big.bin (ignored; too large to save at the start",
+        "note: notes.local (ignored) changed after the run, not by it: left as it is",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    assert!(!repo.root.join("planted.local").exists(), "{text}");
+    assert_eq!(repo.read("keep.local"), "v1\n");
+    assert_eq!(repo.read("notes.local"), "user v2\n");
+    // The CLI says the same of the same state: redo, then undo again by `harness undo`.
+    repo.harness(&["redo", &id]).assert_exit(0);
+    repo.harness(&["undo", &id])
+        .assert_exit(0)
+        .assert_stdout_has(&["; restored 1: keep.local", "NOT restored: big.bin"]);
+}

@@ -107,10 +107,13 @@ pub(crate) fn explain(policy: &str, tier: Tier, abi: u32) -> String {
          \x20            planted .pyc or interpreter cannot make a check pass; their content\n\
          \x20            is saved at the start up to 4 MiB a file, 64 MiB and 20,000 files;\n\
          \x20            one beyond that which a command changes is named, and a check that\n\
-         \x20            passes with it in place is not counted as verified\n\
+         \x20            passes with it in place is not counted as verified; one changed\n\
+         \x20            after the run finished (its change time says so) is yours: undo and\n\
+         \x20            redo leave it, naming it if it was there before\n\
          \x20            (harness-cli::issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass,\n\
          \x20            harness-undo::issue_45_a_planted_bytecode_cache_is_shown_removed_before_a_check_and_undone,\n\
-         \x20            harness-undo::a_hard_link_or_a_symlinked_directory_is_never_written_through)\n\
+         \x20            harness-undo::a_hard_link_or_a_symlinked_directory_is_never_written_through,\n\
+         \x20            harness-undo::undo_leaves_ignored_files_the_user_made_or_changed_after_the_run_and_names_the_changed)\n\
          \x20 protected  the verification: a pass counts only if what it loads besides the\n\
          \x20            code is as before the run (tests by each runner's discovery rules,\n\
          \x20            snapshots, golden files, fixtures, runner configuration, and what the\n\

@@ -28,7 +28,10 @@
 //!    symlink as a symlink, the mode and modification time as they were), each written as
 //!    a new file after the old entry is unlinked, so a hard link or a symlink a command
 //!    left there is never written through. What undo replaced is saved first, within the
-//!    same budget, so redo brings it back.
+//!    same budget, so redo brings it back. A path whose change time is past the run's
+//!    end (its finish; for redo, the undo) was changed by the user since, not by the run:
+//!    it is left as it is, and named when it was there before ([`split_after`]). A run
+//!    that never finished has no end known, and all since its start is its own.
 //! 4. Before each verification the harness runs, the same happens against the
 //!    *verification baseline*: the manifest, plus what earlier verification runs wrote
 //!    (their output comes from the code under test at that moment, and keeping it spares
@@ -227,6 +230,18 @@ pub(crate) struct Manifest {
     /// the same ones.
     #[serde(default, with = "hex_option")]
     pub(crate) tree: Option<Oid>,
+    /// For the state an undo replaced: the change time (ns) a file written just after
+    /// the undo got, past every one the undo wrote. A touched path changed after it is
+    /// the user's, and redo leaves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) undone_ns: Option<i64>,
+    /// Likewise once a redo put paths back: a later undo counts a path in
+    /// [`Manifest::redone`] changed up to this time as the run's (the redo wrote it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) redone_ns: Option<i64>,
+    /// The paths that redo put back (not those it left as changed after the undo).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) redone: Vec<String>,
 }
 
 /// Which manifest of a run: the files in its directory in the store, and the refs that
@@ -513,6 +528,9 @@ pub(crate) fn save(
         truncated: listing.truncated,
         touched: Vec::new(),
         tree: None,
+        undone_ns: None,
+        redone_ns: None,
+        redone: Vec::new(),
     };
     if manifest.entries.values().all(|e| e.blob.is_none()) {
         // Nothing to keep: no commit, and no pack of it.
@@ -682,6 +700,34 @@ fn same(root: &Path, path: &str, entry: &Entry, now: &Stat) -> bool {
             content(&root.join(path_of(path)), now.kind).is_some_and(|bytes| hash(&bytes) == blob)
         }
     }
+}
+
+/// `changes` split by whose they are: those the run (or the undo or redo before) made,
+/// and the paths changed after `end(path)` (a change time in ns, `None` for no end) by
+/// someone else, which are left as they are. A new entry changed after the end is
+/// dropped silently (it is the user's, and nothing was there); a changed one is named
+/// in the second list, sorted. Directories carry no change time here and stay in the
+/// first list: one is only removed once empty, so nothing in it is lost. A deleted path
+/// is restored: the content put back is what was there, so nothing is lost either.
+pub(crate) fn split_after(
+    changes: Vec<(String, Change)>,
+    now: &Listing,
+    end: impl Fn(&str) -> Option<i64>,
+) -> (Vec<(String, Change)>, Vec<PathBuf>) {
+    let mut ours = Vec::new();
+    let mut left = Vec::new();
+    for (path, change) in changes {
+        let later = now.entries.get(&path).is_some_and(|stat| {
+            stat.kind != Kind::Dir && end(&path).is_some_and(|end| stat.ctime_ns > end)
+        });
+        match (later, change) {
+            (false, _) | (true, Change::Deleted) => ours.push((path, change)),
+            (true, Change::Created) => {}
+            (true, Change::Changed) => left.push(path_of(&path)),
+        }
+    }
+    left.sort();
+    (ours, left)
 }
 
 /// The blob id of `bytes`.

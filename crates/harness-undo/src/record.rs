@@ -139,6 +139,11 @@ pub(crate) struct RunRecord {
     /// the pre-run state holds; every snapshot records them.
     #[serde(default)]
     pub(crate) ignored: Vec<String>,
+    /// The end as the workspace's file system stamps a file (ctime, ns since the epoch),
+    /// read from one written in `.git` at finish: a file system whose clock leads this
+    /// machine's (a network one) stamps the run's files past `ended_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ended_stamp_ns: Option<i64>,
 }
 
 impl RunRecord {
@@ -328,6 +333,7 @@ pub(crate) fn new_record(
         undone: false,
         accepted: None,
         ignored: Vec::new(),
+        ended_stamp_ns: None,
     }
 }
 

@@ -117,6 +117,12 @@ pub struct IgnoredRestore {
     /// [`LARGEST_SAVED_IGNORED_FILE`](crate::LARGEST_SAVED_IGNORED_FILE), or over the
     /// budget), or writing failed. They are as the commands left them.
     pub not_restored: Vec<PathBuf>,
+    /// Paths that differ but were changed after the run ended (by undo: after
+    /// [`Session::finish`], or the run's last record when it never finished; by redo:
+    /// after the undo), so not by the run: left as they are, sorted. Told by the change
+    /// time (ctime), which no program can set back. Only those there before are named:
+    /// a new file made after the run is left without a word, as it is none of the run's.
+    pub left: Vec<PathBuf>,
 }
 
 impl IgnoredRestore {
@@ -125,12 +131,16 @@ impl IgnoredRestore {
             restored: done.restored,
             removed: done.removed,
             not_restored: done.not_restored,
+            left: Vec::new(),
         }
     }
 
     /// True if and only if nothing was done and nothing was left undone.
     pub fn is_empty(&self) -> bool {
-        self.restored.is_empty() && self.removed.is_empty() && self.not_restored.is_empty()
+        self.restored.is_empty()
+            && self.removed.is_empty()
+            && self.not_restored.is_empty()
+            && self.left.is_empty()
     }
 }
 
@@ -324,6 +334,9 @@ pub struct Session {
     /// The mark that the run is in progress (begun here) or open (for undo or redo):
     /// [`crate::prune`] passes over the run while this process holds it.
     _live: Option<crate::live::Held>,
+    /// True if and only if this session began the run ([`Session::begin`]): the run is
+    /// going on, so every ignored file changed since its start is its own.
+    live: bool,
 }
 
 impl Session {
@@ -442,6 +455,7 @@ impl Session {
             ignored_unrestored: BTreeSet::new(),
             publisher,
             _live: live,
+            live: true,
         })
     }
 
@@ -490,6 +504,7 @@ impl Session {
             scanner: None,
             last: None,
             ignored_unrestored: BTreeSet::new(),
+            live: false,
         };
         if let Some(last) = session.checkpoints()?.pop() {
             session.last_tree = session
@@ -961,6 +976,9 @@ impl Session {
         }
         ignored::write(&self.run_dir(), Which::Redo, &before)?;
         let done = ignored::put_back(&self.root, self.store.repo(), base, changes, false);
+        // Written after every file the undo wrote: what changes later is not the undo's.
+        before.undone_ns = Some(file_system_stamp_ns(&self.run_dir()));
+        ignored::write(&self.run_dir(), Which::Redo, &before)?;
         // What the next check compares with is the start again: the run's files are gone.
         let check = ignored::manifest_path(&self.run_dir(), Which::Check);
         if let Err(e) = std::fs::remove_file(&check)
@@ -971,22 +989,60 @@ impl Session {
         Ok(IgnoredRestore::from(done))
     }
 
-    /// The changes of the ignored files from the start, for undo; empty for a run
+    /// The changes of the ignored files from the start that are the run's, for undo,
+    /// and the paths changed after the run ([`IgnoredRestore::left`]); empty for a run
     /// begun before the harness listed them.
-    fn ignored_undo_plan(&self) -> Result<(Manifest, Vec<(String, Change)>), Error> {
+    fn ignored_undo_plan(&self) -> Result<IgnoredPlan, Error> {
         let Some(base) = self.ignored_manifest(Which::Start)? else {
-            return Ok((Manifest::default(), Vec::new()));
+            return Ok((Manifest::default(), Vec::new(), Vec::new()));
         };
         let listing = self.ignored_listing()?;
         let changes = ignored::differences(&self.root, &base, &listing);
-        Ok((base, changes))
+        let end = self.run_end_ns();
+        // What the last redo wrote is the run's, up to the time it wrote it.
+        let redone = ignored::read(&self.run_dir(), Which::Redo)?
+            .and_then(|m| m.redone_ns.map(|ns| (ns, m.redone)))
+            .map(|(ns, touched)| (ns, touched.into_iter().collect::<BTreeSet<String>>()));
+        let end_of = |path: &str| {
+            let end = end?;
+            Some(match &redone {
+                Some((ns, touched)) if touched.contains(path) => end.max(*ns),
+                _ => end,
+            })
+        };
+        let (changes, left) = ignored::split_after(changes, &listing, end_of);
+        Ok((base, changes, left))
+    }
+
+    /// When the run ended, as a change time in ns: anything changed later is not the
+    /// run's. A finished run ended at [`Session::finish`]: the clock read there, rounded
+    /// up to the next millisecond (the kernel stamps files from a clock that lags it,
+    /// never leads it), or the stamp a file written in `.git` then got, if later (a
+    /// network file system's clock may lead this machine's). `None`, all being the run's, while this session runs it, and for
+    /// a run that never finished (its process died): no record tells when its last
+    /// command stopped writing (a checkpoint follows a command, and the process can die
+    /// between the two), so the whole time since is the run's. What undo then replaces
+    /// that the user wrote since is saved first, within the budget, and redo brings it
+    /// back.
+    fn run_end_ns(&self) -> Option<i64> {
+        if self.live {
+            return None;
+        }
+        let ms = i64::try_from(self.record.ended_ms?).unwrap_or(i64::MAX);
+        let ended = ms.saturating_add(1).saturating_mul(1_000_000);
+        // The later of the two: a run's file is never taken for the user's.
+        Some(
+            self.record
+                .ended_stamp_ns
+                .map_or(ended, |stamp| stamp.max(ended)),
+        )
     }
 
     /// The changes that bring the ignored paths the last undo touched back as it found
     /// them, for redo.
-    fn ignored_redo_plan(&self) -> Result<(Manifest, Vec<(String, Change)>), Error> {
+    fn ignored_redo_plan(&self) -> Result<IgnoredPlan, Error> {
         let Some(before) = ignored::read(&self.run_dir(), Which::Redo)? else {
-            return Ok((Manifest::default(), Vec::new()));
+            return Ok((Manifest::default(), Vec::new(), Vec::new()));
         };
         let touched: BTreeSet<&String> = before.touched.iter().collect();
         let listing = self.ignored_listing()?;
@@ -1003,7 +1059,9 @@ impl Session {
             .into_iter()
             .filter(|(k, _)| touched.contains(k))
             .collect();
-        Ok((before, changes))
+        // Changed since the undo: not by the undo, so not for redo to replace.
+        let (changes, left) = ignored::split_after(changes, &now, |_| before.undone_ns);
+        Ok((before, changes, left))
     }
 
     /// Records the end of the run: its outcome and how many steps it took.
@@ -1011,6 +1069,8 @@ impl Session {
         self.wait_for_store()?;
         self.reload()?;
         self.record.ended_ms = Some(crate::run_id::unix_millis(SystemTime::now()));
+        // Where the workspace's files are stamped: the harness's directory in its `.git`.
+        self.record.ended_stamp_ns = Some(file_system_stamp_ns(&self.repo.path().join("harness")));
         self.record.outcome = Some(outcome);
         self.record.steps = Some(steps);
         self.runs.write(&self.record)
@@ -1093,7 +1153,7 @@ impl Session {
         self.refuse_locked_index()?;
         let (mut scanner, tree) = self.full_snapshot(pre.tree)?;
         let index_tree = self.current_index_tree(pre.index_tree)?;
-        let (base, changes) = self.ignored_undo_plan()?;
+        let (base, changes, left) = self.ignored_undo_plan()?;
         // An ignored file that cannot be put back is no reason to restore again: a second
         // undo would replace what redo brings back.
         let ignored_to_do = changes.iter().any(|(key, change)| {
@@ -1113,6 +1173,7 @@ impl Session {
                 repaired,
                 ignored: IgnoredRestore {
                     not_restored: changes.iter().map(|(k, _)| ignored::path_of(k)).collect(),
+                    left,
                     ..IgnoredRestore::default()
                 },
             });
@@ -1121,8 +1182,9 @@ impl Session {
         let mut restored = self.replace(&mut scanner, current, &pre, Direction::Undo)?;
         restored.repaired = repaired;
         // Listed again: the restore of the recorded files may have moved ignored ones.
-        let (base, changes) = self.ignored_undo_plan()?;
+        let (base, changes, left) = self.ignored_undo_plan()?;
         restored.ignored = self.undo_ignored(&base, &changes)?;
+        restored.ignored.left = left;
         Ok(restored)
     }
 
@@ -1173,9 +1235,14 @@ impl Session {
         let current = (tree, index_tree, head.unwrap_or(redo.head));
         let mut restored = self.replace(&mut scanner, current, &redo, Direction::Redo)?;
         restored.repaired = repaired;
-        let (before, changes) = self.ignored_redo_plan()?;
+        let (mut before, changes, left) = self.ignored_redo_plan()?;
         let done = ignored::put_back(&self.root, self.store.repo(), &before, &changes, false);
+        // What this redo wrote is the run's for the next undo, up to now.
+        before.redone_ns = Some(file_system_stamp_ns(&self.run_dir()));
+        before.redone = changes.into_iter().map(|(key, _)| key).collect();
+        ignored::write(&self.run_dir(), Which::Redo, &before)?;
         restored.ignored = IgnoredRestore::from(done);
+        restored.ignored.left = left;
         Ok(restored)
     }
 
@@ -1970,6 +2037,28 @@ fn file_system_now(dir: &Path) -> SystemTime {
         Err(_) => now,
     }
 }
+
+/// The change time (ns) of a file written in `dir` now: past that of every file written
+/// before it (the kernel's file clock only goes forward). The clock's own now when no
+/// file can be written there, which is later still.
+fn file_system_stamp_ns(dir: &Path) -> i64 {
+    let now = SystemTime::now();
+    let stamped = tempfile::Builder::new()
+        .prefix("harness-clock-")
+        .tempfile_in(dir)
+        .and_then(|probe| last_change(&probe.as_file().metadata()?))
+        .unwrap_or(now);
+    stamped
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        })
+}
+
+/// What undo or redo does to ignored files: the state it puts back, the changes of the
+/// run (or the undo) that bring it, and the paths left as changed after
+/// ([`IgnoredRestore::left`]).
+type IgnoredPlan = (Manifest, Vec<(String, Change)>, Vec<PathBuf>);
 
 /// When the file of `metadata` last changed: on Unix its inode's change time
 /// (ctime), which the kernel sets on every write, create, rename or chmod and

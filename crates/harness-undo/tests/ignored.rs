@@ -308,3 +308,151 @@ fn a_git_directory_a_command_makes_in_an_ignored_directory_hides_nothing() {
     // The `.git` itself is never listed: harness-exec moves a new one aside after each
     // command.
 }
+
+/// Long enough for the kernel's file clock (read once a tick, a few ms behind the
+/// system clock) to pass the time the harness recorded.
+fn past_the_file_clock() {
+    std::thread::sleep(std::time::Duration::from_millis(60));
+}
+
+/// Ignored files the run made and changed, then the run finished: the user's own
+/// ignored files (made, changed) afterwards.
+fn finished_run_then_user_edits() -> (Repo, harness_undo::RunId) {
+    let repo = Repo::with_files(&[(".gitignore", "build/\n*.local\n"), ("src.txt", "x\n")]);
+    repo.write("build/old.o", "old\n");
+    repo.write("keep.local", "user v1\n");
+    let mut session = begin(&repo);
+    // The run's commands.
+    shell(
+        &repo,
+        "printf planted > build/planted.pyc && printf run > build/old.o",
+    );
+    session.finish(harness_undo::Outcome::Failed, 1).unwrap();
+    let id = session.id().clone();
+    drop(session);
+    past_the_file_clock();
+    // The user, after the run.
+    repo.write("notes.local", "my notes\n");
+    repo.write("keep.local", "user v2\n");
+    (repo, id)
+}
+
+#[test]
+fn undo_leaves_ignored_files_the_user_made_or_changed_after_the_run_and_names_the_changed() {
+    let (repo, id) = finished_run_then_user_edits();
+    let mut session = Session::open(&repo.root, &id).unwrap();
+    let undone = session.undo(Force::No).unwrap();
+    // The run's own are undone.
+    assert!(!repo.exists("build/planted.pyc"), "{undone:?}");
+    assert_eq!(repo.read("build/old.o"), "old\n");
+    assert_eq!(undone.ignored.removed, paths(&["build/planted.pyc"]));
+    assert_eq!(undone.ignored.restored, paths(&["build/old.o"]));
+    // The user's are left as they are; the changed one is named.
+    assert_eq!(repo.read("notes.local"), "my notes\n");
+    assert_eq!(repo.read("keep.local"), "user v2\n");
+    assert_eq!(undone.ignored.left, paths(&["keep.local"]));
+    assert!(undone.ignored.not_restored.is_empty(), "{undone:?}");
+    // A second undo has nothing to do, and names what it leaves all the same.
+    let again = session.undo(Force::No).unwrap();
+    assert_eq!(again.saved, None, "{again:?}");
+    assert_eq!(again.ignored.left, paths(&["keep.local"]));
+    assert!(again.ignored.restored.is_empty() && again.ignored.removed.is_empty());
+    assert!(
+        !again.ignored.is_empty(),
+        "a file left is something to tell"
+    );
+    assert_eq!(repo.read("keep.local"), "user v2\n");
+}
+
+#[test]
+fn redo_leaves_what_the_user_changed_after_the_undo_and_a_second_undo_takes_what_redo_wrote() {
+    let (repo, id) = finished_run_then_user_edits();
+    Session::open(&repo.root, &id)
+        .unwrap()
+        .undo(Force::No)
+        .unwrap();
+    past_the_file_clock();
+    // The user, after the undo, rewrites a file the undo put back.
+    repo.write("build/old.o", "user after undo\n");
+    let redone = Session::open(&repo.root, &id)
+        .unwrap()
+        .redo(Force::No)
+        .unwrap();
+    assert_eq!(repo.read("build/planted.pyc"), "planted");
+    assert_eq!(repo.read("build/old.o"), "user after undo\n", "{redone:?}");
+    assert_eq!(redone.ignored.left, paths(&["build/old.o"]));
+    assert_eq!(redone.ignored.restored, paths(&["build/planted.pyc"]));
+    past_the_file_clock();
+    // What redo wrote is the run's though written after the run's end; what the user
+    // wrote is not, though undo once touched it.
+    let undone = Session::open(&repo.root, &id)
+        .unwrap()
+        .undo(Force::No)
+        .unwrap();
+    assert!(!repo.exists("build/planted.pyc"), "{undone:?}");
+    assert_eq!(repo.read("build/old.o"), "user after undo\n");
+    assert_eq!(repo.read("notes.local"), "my notes\n");
+    assert_eq!(repo.read("keep.local"), "user v2\n");
+    let mut left = undone.ignored.left.clone();
+    left.sort();
+    assert_eq!(left, paths(&["build/old.o", "keep.local"]), "{undone:?}");
+}
+
+#[test]
+fn a_run_that_never_finished_is_undone_whole_and_redo_gives_back_what_the_user_wrote_since() {
+    let repo = Repo::with_files(&[(".gitignore", "*.local\n"), ("src.txt", "x\n")]);
+    repo.write("keep.local", "user v1\n");
+    let mut session = begin(&repo);
+    shell(
+        &repo,
+        "printf run > step1.local && printf changed > src.txt",
+    );
+    session.checkpoint("a command").unwrap().unwrap();
+    // A command after the last checkpoint; then the process dies: no checkpoint, no
+    // finish, nothing says when the command stopped writing.
+    shell(&repo, "printf run > step2.local");
+    let id = session.id().clone();
+    drop(session);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.write("notes.local", "my notes\n");
+    repo.write("keep.local", "user v2\n");
+    let undone = Session::open(&repo.root, &id)
+        .unwrap()
+        .undo(Force::No)
+        .unwrap();
+    for made in ["step1.local", "step2.local", "notes.local"] {
+        assert!(!repo.exists(made), "{made}: {undone:?}");
+    }
+    assert_eq!(repo.read("keep.local"), "user v1\n");
+    assert_eq!(repo.read("src.txt"), "x\n");
+    assert!(undone.ignored.left.is_empty(), "{undone:?}");
+    // What the user wrote since was saved first: redo gives it back with the run's.
+    Session::open(&repo.root, &id)
+        .unwrap()
+        .redo(Force::No)
+        .unwrap();
+    assert_eq!(repo.read("keep.local"), "user v2\n");
+    assert_eq!(repo.read("notes.local"), "my notes\n");
+    assert_eq!(repo.read("step2.local"), "run");
+}
+
+#[test]
+fn a_run_s_end_is_the_later_of_the_clock_and_the_file_system_s_stamp() {
+    let (repo, id) = finished_run_then_user_edits();
+    // A network file system whose clock leads this machine's by an hour stamped the
+    // run's end then (as it would the run's files): up to it, all is the run's.
+    let session = Session::open(&repo.root, &id).unwrap();
+    let path = session.metadata_path();
+    drop(session);
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let ahead = record["ended_ms"].as_i64().unwrap() * 1_000_000 + 3_600_000_000_000;
+    record["ended_stamp_ns"] = serde_json::json!(ahead);
+    fs::write(&path, record.to_string()).unwrap();
+    let undone = Session::open(&repo.root, &id)
+        .unwrap()
+        .undo(Force::No)
+        .unwrap();
+    assert!(!repo.exists("notes.local"), "{undone:?}");
+    assert_eq!(repo.read("keep.local"), "user v1\n");
+    assert!(undone.ignored.left.is_empty(), "{undone:?}");
+}

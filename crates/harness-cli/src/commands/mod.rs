@@ -296,19 +296,12 @@ pub(crate) fn access_line(session: &Session) -> Option<Shown> {
     ))
 }
 
-/// Says what an undo or redo found changed in `.git` and put back, and, when the repository
-/// was gone, plainly what could not be restored.
-pub(crate) fn report_limits(
-    restored: &harness_undo::Restored,
-    session: &Session,
-) -> anyhow::Result<()> {
-    let mut out = crate::display::Out::stdout();
-    for repair in &restored.repaired {
-        if *repair != harness_undo::Tampering::RepositoryGone {
-            out.line(&crate::shown::shown!("note: {}", repair.to_string()))?;
-        }
-    }
-    let ignored = &restored.ignored;
+/// What an undo or redo did to ignored files ([`harness_undo::IgnoredRestore`]), in lines:
+/// what it removed and restored, what it could not restore, and what it left as changed
+/// after `since` ("the run" for undo, "the undo" for redo). `harness undo` and `redo` print
+/// them, and the MCP `undo_run` and `redo_run` answer with them.
+pub(crate) fn ignored_lines(ignored: &harness_undo::IgnoredRestore, since: &str) -> Vec<Shown> {
+    let mut lines = Vec::new();
     let mut done = Vec::new();
     for (verb, paths) in [
         ("removed", &ignored.removed),
@@ -324,22 +317,58 @@ pub(crate) fn report_limits(
         }
     }
     if !done.is_empty() {
-        out.line(&crate::shown::shown!(
+        lines.push(crate::shown::shown!(
             "ignored files (git does not record them): {}",
             Shown::join(&done, "; ")
-        ))?;
+        ));
     }
+    // The pronoun of `paths`, and with "is".
+    let it = |paths: &[PathBuf]| -> (&'static str, &'static str) {
+        if paths.len() == 1 {
+            ("it", "it is")
+        } else {
+            ("they", "they are")
+        }
+    };
     if !ignored.not_restored.is_empty() {
-        out.line(&crate::shown::shown!(
+        lines.push(crate::shown::shown!(
             "warning: NOT restored: {} (ignored; too large to save at the start, changed by a \
-             command, or could not be written): {} stay as the commands left them",
+             command, or could not be written): {} as the commands left {}",
             named_paths(&ignored.not_restored),
             if ignored.not_restored.len() == 1 {
-                "it"
+                "it stays"
             } else {
-                "they"
-            }
-        ))?;
+                "they stay"
+            },
+            it(&ignored.not_restored).0
+        ));
+    }
+    if !ignored.left.is_empty() {
+        lines.push(crate::shown::shown!(
+            "note: {} (ignored) changed after {}, not by it: left as {}",
+            named_paths(&ignored.left),
+            since,
+            it(&ignored.left).1
+        ));
+    }
+    lines
+}
+
+/// Says what an undo or redo found changed in `.git` and put back, and, when the repository
+/// was gone, plainly what could not be restored; `since` as [`ignored_lines`] takes it.
+pub(crate) fn report_limits(
+    restored: &harness_undo::Restored,
+    session: &Session,
+    since: &str,
+) -> anyhow::Result<()> {
+    let mut out = crate::display::Out::stdout();
+    for repair in &restored.repaired {
+        if *repair != harness_undo::Tampering::RepositoryGone {
+            out.line(&crate::shown::shown!("note: {}", repair.to_string()))?;
+        }
+    }
+    for line in ignored_lines(&restored.ignored, since) {
+        out.line(&line)?;
     }
     if restored.repository_missing {
         out.line(&crate::shown::shown!(

@@ -10,6 +10,9 @@ use crate::display::Out;
 use crate::shown::shown;
 
 /// Bring back the working tree and index that `harness undo` replaced.
+///
+/// Ignored files the undo removed or put back return as the undo found them, but one
+/// changed since the undo, which is yours: it is left as it is, and named.
 #[derive(Debug, Args)]
 pub(crate) struct RedoCommand {
     #[command(flatten)]
@@ -33,7 +36,7 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
         if count == 1 { "" } else { "s" },
         super::named_paths(&restored.changed)
     ))?;
-    report_limits(&restored, &session)?;
+    report_limits(&restored, &session, "the undo")?;
     if let Some(line) = super::access_line(&session) {
         out.line(&line)?;
     }

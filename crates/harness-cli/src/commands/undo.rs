@@ -18,7 +18,9 @@ use crate::shown::{Shown, Visible, shown};
 /// (caches, virtual environments, build outputs) are put back too: those the run made are
 /// removed, those it changed or deleted are restored from what was saved at the start
 /// (each file up to 4 MiB, 64 MiB and 20,000 files in all); one too large to have been
-/// saved is named, and left as the commands left it. A file that was there before the run,
+/// saved is named, and left as the commands left it. An ignored file changed after the run
+/// finished (its change time, which no program can set back, says so) is yours: left as it
+/// is, and named when it was there before the run. A file that was there before the run,
 /// ignored then, and that a command made visible by changing the ignore rules, is kept and
 /// named, never deleted.
 #[derive(Debug, Args)]
@@ -41,7 +43,7 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             "the workspace is already as it was before run {}: nothing to undo",
             session.id()
         ))?;
-        report_limits(&restored, &session)?;
+        report_limits(&restored, &session, "the run")?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = Out::stdout();
@@ -68,7 +70,7 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
         // Made visible as a whole: the paths in it are the workspace's.
         out.line(&shown!("{}", kept))?;
     }
-    report_limits(&restored, &session)?;
+    report_limits(&restored, &session, "the run")?;
     if let Some(line) = super::access_line(&session) {
         out.line(&line)?;
     }

@@ -218,13 +218,17 @@ impl Runs {
     fn undo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
         let mut session = self.open(args.run.as_deref())?;
         let restored = session.undo(Force::No)?;
-        Ok(Reply::success(restored_text("undid", &session, &restored)))
+        Ok(Reply::success(restored_text(
+            "undid", &session, &restored, "the run",
+        )))
     }
 
     fn redo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
         let mut session = self.open(args.run.as_deref())?;
         let restored = session.redo(Force::No)?;
-        Ok(Reply::success(restored_text("redid", &session, &restored)))
+        Ok(Reply::success(restored_text(
+            "redid", &session, &restored, "the undo",
+        )))
     }
 
     fn list_runs(&self) -> anyhow::Result<Reply> {
@@ -266,8 +270,25 @@ fn open_run(root: &Path, id: Option<&str>) -> anyhow::Result<Session> {
     Ok(session)
 }
 
-/// What an undo or redo did, in a line.
-fn restored_text(verb: &str, session: &Session, restored: &harness_undo::Restored) -> String {
+/// What an undo or redo did, in lines: the files it restored, and what it did to ignored
+/// files in the words `harness undo` prints ([`crate::commands::ignored_lines`]; `since` as
+/// that takes it).
+fn restored_text(
+    verb: &str,
+    session: &Session,
+    restored: &harness_undo::Restored,
+    since: &str,
+) -> String {
+    let mut text = restored_files_text(verb, session, restored);
+    for line in crate::commands::ignored_lines(&restored.ignored, since) {
+        text.push('\n');
+        text.push_str(line.as_str());
+    }
+    text
+}
+
+/// The files an undo or redo restored, and those it kept, in a line each.
+fn restored_files_text(verb: &str, session: &Session, restored: &harness_undo::Restored) -> String {
     if restored.saved.is_none() && restored.changed.is_empty() {
         return format!(
             "run {}: nothing to change, the workspace is already so",
