@@ -44,7 +44,7 @@ pub(crate) fn write_file(
     let tool = ToolName::WriteFile.as_str();
     let content = match restore(workspace, redactor, tool, &args.path, &args.content) {
         Ok(content) => content,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let written = editor.write(&args.path, &content, args.overwrite.into());
     changed(tool, &args.path, written)
@@ -65,7 +65,7 @@ pub(crate) fn edit_file(
     let old_text = redactor.restore(&args.old_text).text;
     let new_text = match restore(workspace, redactor, tool, &args.path, &args.new_text) {
         Ok(new_text) => new_text,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let replaced = if args.replace_all {
         editor.replace_all(&args.path, &old_text, &new_text)
@@ -93,7 +93,7 @@ fn restore(
     tool: &str,
     path: &str,
     text: &str,
-) -> Result<String, ToolResult> {
+) -> Result<String, Box<ToolResult>> {
     if !has_marker(text) {
         return Ok(text.to_owned());
     }
@@ -103,7 +103,7 @@ fn restore(
             "{marker} stands for a secret of the harness itself, which no tool writes into \
              the workspace; leave it out of what you write to {path}"
         );
-        return Err(ToolResult::failure(tool, path, &message));
+        return Err(Box::new(ToolResult::failure(tool, path, &message)));
     }
     if restored.unknown.is_empty() {
         return Ok(restored.text);
@@ -122,7 +122,7 @@ fn restore(
              exactly as read_file showed it ([REDACTED:<rule>:<number>]), or leave that line \
              out of an edit_file"
         );
-        return Err(ToolResult::failure(tool, path, &message));
+        return Err(Box::new(ToolResult::failure(tool, path, &message)));
     }
     Ok(restored.text)
 }
