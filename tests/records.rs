@@ -68,7 +68,7 @@ fn issue_45_stores_runs_and_transcripts_are_private_whatever_the_umask() {
     let (all, store) = stores(&repo);
     let runs = repo.runs_dir();
     let run = fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
-    for dir in [&all, &store, &runs, &run] {
+    for dir in [&all, &store, &store.join("harness"), &runs, &run] {
         assert_eq!(mode(dir), 0o700, "{}", dir.display());
     }
     for file in [run.join("run.json"), run.join("transcript.jsonl")] {

@@ -141,7 +141,8 @@ impl Scanner {
         tracking: Tracking,
         harness_dir: &Path,
     ) -> Result<Scanner, Error> {
-        fs::create_dir_all(harness_dir).map_err(|e| Error::io(harness_dir, e))?;
+        // In the store, which is its user's alone: made private like the rest of it.
+        crate::private::create_dir(harness_dir).map_err(|e| Error::io(harness_dir, e))?;
         let index_dir = tempfile::Builder::new()
             .prefix("scan-")
             .tempdir_in(harness_dir)
