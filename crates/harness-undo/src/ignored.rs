@@ -173,6 +173,7 @@ mod imp {
     }
 }
 
+// Never compiled where mutation testing runs (Linux): its mutants could not be built.
 #[cfg(not(unix))]
 #[cfg_attr(test, mutants::skip)]
 mod imp {
@@ -446,6 +447,7 @@ mod imp_open {
             .open(path)
     }
 
+    // Never compiled where mutation testing runs (Linux): its mutants could not be built.
     #[cfg(not(unix))]
     #[cfg_attr(test, mutants::skip)]
     pub(super) fn open_no_follow(path: &Path) -> std::io::Result<File> {
@@ -916,6 +918,7 @@ mod imp_write {
     }
 }
 
+// Never compiled where mutation testing runs (Linux): its mutants could not be built.
 #[cfg(not(unix))]
 #[cfg_attr(test, mutants::skip)]
 mod imp_write {
