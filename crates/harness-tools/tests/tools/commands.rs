@@ -247,3 +247,38 @@ fn an_interrupted_command_is_an_error() {
             .starts_with("run_command sleep 30  interrupted ")
     );
 }
+
+/// What the runner moves aside or puts back after a command (here a `.git` the command made,
+/// which commands may not leave as a repository, under each kernel tier) is the result's
+/// `put_back`, one line each, redacted like the rest of the result.
+#[test]
+fn what_the_runner_put_back_is_in_the_result_redacted() {
+    use harness_exec::{Confinement, Isolation, Runner, Tier, preflight};
+    // A directory name that is a credential's shape: the line naming it must not show it.
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    for tier in [Tier::Bwrap, Tier::Landlock] {
+        if let Err(unavailable) = preflight::probe(tier) {
+            assert!(
+                std::env::var_os("HARNESS_CI_ALL_TIERS").is_none(),
+                "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
+            );
+            continue;
+        }
+        let fixture = Fixture::new();
+        fixture.file("README", "hello\n");
+        let runner = Runner::new()
+            .policy(Policy::allowlist(["mkdir"]))
+            .isolation(Isolation::new(tier, Confinement::new(&fixture.root)));
+        let toolbox = fixture.builder().runner(runner).build();
+        let result = toolbox.call(
+            "run_command",
+            &json!({"argv": ["mkdir", "-p", format!("{token}/.git")]}),
+        );
+        let lines = result.put_back();
+        assert_eq!(lines.len(), 1, "{tier}: {lines:?} {}", result.text());
+        assert!(lines[0].contains("/.git"), "{tier}: {lines:?}");
+        assert!(lines[0].contains("moved to"), "{tier}: {lines:?}");
+        assert!(!lines[0].contains(token), "{tier}: {lines:?}");
+        assert!(!result.text().contains(token), "{tier}: {}", result.text());
+    }
+}
