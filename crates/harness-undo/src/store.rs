@@ -118,12 +118,13 @@ impl Store {
             });
         }
         // One made before stores were private (or widened by hand) is made private now;
-        // [`crate::make_stores_private`] is how a program tells its user it did.
-        // Best effort: what the user does not own, the user cannot change, and the store
-        // is read all the same.
-        for path in [dir.parent().unwrap_or(dir), dir] {
-            let _ = crate::private::tighten(path);
-        }
+        // [`crate::make_stores_private`] is how a program tells its user it did, and makes
+        // the directory of all stores private too. Only the store itself here: the
+        // directory holding a store opened by path is not known to be the harness's (a
+        // test's store in a temporary directory has /tmp above it, which this once made
+        // 0700). Best effort: what the user does not own, the user cannot change, and the
+        // store is read all the same.
+        let _ = crate::private::tighten(dir);
         let repo = Repository::open_bare(dir)
             .context(format_args!("open the harness store at {}", dir.display()))?;
         Ok(Some(Store {
@@ -802,7 +803,11 @@ mod tests {
 
     #[test]
     fn a_store_naming_another_workspace_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
+        let above = dir.path().parent().unwrap().to_path_buf();
+        let mode_above = || fs::metadata(&above).unwrap().permissions().mode();
+        let before = mode_above();
         Repository::init_bare(dir.path()).unwrap();
         fs::write(dir.path().join(WORKSPACE_FILE), "/somewhere/else\n").unwrap();
         let err = Store::open_dir(Path::new("/here"), dir.path())
@@ -823,6 +828,9 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+        // Opening a store by path leaves the directory above it alone (here the system's
+        // temporary directory, which an earlier version made 0700).
+        assert_eq!(mode_above(), before, "{}", above.display());
     }
 
     /// A repository with one commit of `files` text files in two directories.
