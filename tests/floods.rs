@@ -16,17 +16,15 @@ fn piece() -> String {
     text[..64 * 1024].to_owned()
 }
 
-#[test]
-fn an_endless_reply_ends_the_run_with_exit_3_and_prints_a_bounded_part_of_it() {
+/// Runs `harness run` against a server that streams `unit` a thousand times (about 66 MB),
+/// then checks what both floods must show: exit 3, a message naming `limit`, and a client
+/// that stopped reading before half of it. Returns the run for further checks.
+fn flooded_run(unit: &str, limit: &str) -> crate::support::Run {
     let repo = Repo::from_fixture("calc");
     let model = Model::start();
-    let unit = format!(
-        "{}\n",
-        json!({"message": {"role": "assistant", "content": format!("{{n}} {}", piece())}, "done": false})
-    );
-    let floods = 1000; // about 66 MB, eight times the 8 MiB text limit
+    let floods = 1000; // about 66 MB, eight times the 8 MiB limits
     let reply = Reply::chunks("application/x-ndjson", Vec::new()).flood(
-        &unit,
+        unit,
         floods,
         "{\"message\":{\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n",
     );
@@ -38,10 +36,26 @@ fn an_endless_reply_ends_the_run_with_exit_3_and_prints_a_bounded_part_of_it() {
     run.assert_exit(3);
     let all = format!("{}{}", run.stdout, run.stderr);
     assert!(
-        all.contains("went past the limit of 8 MiB of text"),
+        all.contains(limit),
         "no message naming the limit\n{}",
         &all[all.len().saturating_sub(4000)..]
     );
+    let total = unit.len() as u64 * floods;
+    assert!(
+        sent.get() < total / 2,
+        "the client read on to {} bytes",
+        sent.get()
+    );
+    run
+}
+
+#[test]
+fn an_endless_reply_ends_the_run_with_exit_3_and_prints_a_bounded_part_of_it() {
+    let unit = format!(
+        "{}\n",
+        json!({"message": {"role": "assistant", "content": format!("{{n}} {}", piece())}, "done": false})
+    );
+    let run = flooded_run(&unit, "went past the limit of 8 MiB of text");
     assert!(
         run.stdout
             .contains("[… the rest of this reply is not shown: over 64 KiB]"),
@@ -49,46 +63,15 @@ fn an_endless_reply_ends_the_run_with_exit_3_and_prints_a_bounded_part_of_it() {
     );
     let printed = run.stdout_bytes.len() + run.stderr_bytes.len();
     assert!(printed < 256 * 1024, "{printed} bytes printed");
-    let total = unit.len() as u64 * floods;
-    assert!(
-        sent.get() < total / 2,
-        "the client read on to {} bytes",
-        sent.get()
-    );
 }
 
 #[test]
 fn endless_tool_call_arguments_end_the_run_with_exit_3() {
-    let repo = Repo::from_fixture("calc");
-    let model = Model::start();
     let unit = format!(
         "{}\n",
         json!({"message": {"role": "assistant", "content": "", "tool_calls": [
             {"function": {"name": "write_file", "arguments": {"path": "calc.py", "content": piece()}}}
         ]}, "done": false})
     );
-    let floods = 1000;
-    let reply = Reply::chunks("application/x-ndjson", Vec::new()).flood(
-        &unit,
-        floods,
-        "{\"message\":{\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n",
-    );
-    let sent = reply.sent();
-    model.server.reply("POST", "/api/chat", reply);
-
-    let run = repo.harness(&["run", "--host", &model.url(), "--verify", VERIFY, "fix add"]);
-
-    run.assert_exit(3);
-    let all = format!("{}{}", run.stdout, run.stderr);
-    assert!(
-        all.contains("went past the limit of"),
-        "no message naming the limit\n{}",
-        &all[all.len().saturating_sub(4000)..]
-    );
-    let total = unit.len() as u64 * floods;
-    assert!(
-        sent.get() < total / 2,
-        "the client read on to {} bytes",
-        sent.get()
-    );
+    flooded_run(&unit, "went past the limit of");
 }
