@@ -255,10 +255,13 @@ pub use ignored::{
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
 pub use scan::{LARGEST_RECORDED_FILE, Tracking};
-pub use session::{
-    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, IgnoredChange, IgnoredChanges,
-    IgnoredRestore, Restored, Session, Tampering,
-};
+pub use session::accept::Accepted;
+pub use session::begin::BeginOptions;
+pub use session::diff::DiffTarget;
+pub use session::ignored_changes::{IgnoredChange, IgnoredChanges};
+pub use session::replace::{Force, IgnoredRestore, Restored};
+pub use session::verify::Tampering;
+pub use session::{Checkpoint, Session};
 
 /// Where the working tree at `root` holds, or may come to hold, a submodule's
 /// `.git` (a file naming its git directory, or the directory itself): `path/.git`
