@@ -222,6 +222,7 @@
 
 mod access;
 mod clean;
+mod clock;
 mod diff;
 mod error;
 mod fill;

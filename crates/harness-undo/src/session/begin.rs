@@ -10,10 +10,9 @@ use std::time::SystemTime;
 
 use git2::{Oid, Repository};
 
-use super::{
-    Mode, Session, file_system_now, private_dir, publish, read_store_objects, run_ref, tag_ref,
-};
+use super::{Mode, Session, private_dir, publish, read_store_objects, run_ref, tag_ref};
 use crate::clean::Probe;
+use crate::clock::file_system_now;
 use crate::error::GitContext;
 use crate::ignored::{self, Which};
 use crate::public::Publisher;

@@ -5,9 +5,8 @@ use std::time::SystemTime;
 
 use super::Session;
 use super::begin::delete_refs;
+use crate::clock::file_system_stamp_ns;
 use crate::{Error, Outcome};
-
-use super::file_system_stamp_ns;
 
 impl Session {
     /// Records the end of the run: its outcome and how many steps it took.

@@ -7,9 +7,8 @@ use std::collections::BTreeSet;
 use super::replace::{Direction, Force, IgnoredPlan, IgnoredRestore, Restored};
 use super::{Mode, Session};
 use crate::Error;
+use crate::clock::file_system_stamp_ns;
 use crate::ignored::{self, Manifest, Which};
-
-use super::file_system_stamp_ns;
 
 impl Session {
     /// Brings back the working tree and index that the last [`undo`](Self::undo)

@@ -9,9 +9,8 @@ use std::collections::BTreeSet;
 use super::replace::{Direction, Force, IgnoredPlan, IgnoredRestore, Restored};
 use super::{Mode, Session};
 use crate::Error;
+use crate::clock::file_system_stamp_ns;
 use crate::ignored::{self, Change, Manifest, Which};
-
-use super::file_system_stamp_ns;
 
 impl Session {
     /// Brings the working tree and index back to the pre-run state.
