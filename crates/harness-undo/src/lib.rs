@@ -229,6 +229,7 @@ mod fill;
 mod hidden;
 mod housekeeping;
 mod ignored;
+mod limits;
 mod live;
 mod open;
 mod paths;
@@ -253,9 +254,10 @@ pub use housekeeping::{
 pub use ignored::{
     IGNORED_SAVE_BUDGET, LARGEST_SAVED_IGNORED_FILE, MOST_LISTED_IGNORED, MOST_SAVED_IGNORED,
 };
+pub use limits::LARGEST_RECORDED_FILE;
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
-pub use scan::{LARGEST_RECORDED_FILE, Tracking};
+pub use scan::Tracking;
 pub use session::accept::Accepted;
 pub use session::begin::BeginOptions;
 pub use session::diff::DiffTarget;
