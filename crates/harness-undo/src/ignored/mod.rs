@@ -67,11 +67,11 @@
 //!
 //! - `manifest.rs`: what is recorded of an ignored path ([`Manifest`]), and the manifest
 //!   files in the run's directory;
-//! - `list.rs`: listing what git ignores now ([`list`]);
-//! - `save.rs`: saving the content within the budget ([`save`]);
+//! - `list.rs`: listing what git ignores now ([`list`](fn@list));
+//! - `save.rs`: saving the content within the budget ([`save`](fn@save));
 //! - `compare.rs`: what differs from a manifest ([`differences`]), and whose change it is
 //!   by the change time ([`split_after`]);
-//! - `put_back.rs`: putting the paths back as a manifest has them ([`put_back`]).
+//! - `put_back.rs`: putting the paths back as a manifest has them ([`put_back`](fn@put_back)).
 
 mod compare;
 mod list;

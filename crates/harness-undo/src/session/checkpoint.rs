@@ -13,7 +13,8 @@ impl Session {
     ///
     /// The snapshot is a commit under `refs/harness/<id>/checkpoints` whose
     /// parent is the previous checkpoint (or the pre-run state), built in a
-    /// private index. With [`Tracking::Watch`] it costs what changed.
+    /// private index. With [`Tracking::Watch`](crate::Tracking::Watch) it costs what
+    /// changed.
     pub fn checkpoint(&mut self, label: &str) -> Result<Option<Checkpoint>, Error> {
         self.wait_for_store()?;
         self.ensure_repository()?;

@@ -179,8 +179,8 @@ impl Session {
         Ok(found)
     }
 
-    /// The public copy of `full` (see [`Publisher`]), made whole in the store, so that
-    /// [`Session::verify`] can put it back from there.
+    /// The public copy of `full` (see [`Publisher`](crate::public::Publisher)), made whole
+    /// in the store, so that [`Session::verify`] can put it back from there.
     fn public_in_store(&mut self, full: Oid) -> Result<Oid, Error> {
         let own = Repository::open(self.repo.path()).context("open the workspace's repository")?;
         let odb = own.odb().context("open the workspace's objects")?;
