@@ -17,9 +17,11 @@
 //! - `accept.rs`: commit the run's changes onto the user's branch;
 //! - `finish.rs`: record the end of a run, or forget one that never started.
 //!
-//! The operations use this file and the crate's lower modules, never each other, but for
-//! the types undo and redo share (`replace.rs`) and the refs a failed begin leaves
-//! (`begin.rs`).
+//! This file imports nothing from the operations' files (only [`Session::open`] calls one
+//! of their methods, [`Session::checkpoints`]). Between them: undo and redo verify first
+//! ([`Session::verify`]); undo, redo and the reset read the ignored files through
+//! `ignored_changes.rs` and return what `replace.rs` defines; discard deletes the refs a
+//! begin made with `begin.rs`'s helper.
 
 pub(crate) mod accept;
 pub(crate) mod begin;
