@@ -5,6 +5,7 @@
 //! IPC and UTS namespaces); `landlock` restricts the child itself before
 //! `exec`; `none` runs the program as it is.
 
+mod aside;
 mod bwrap;
 mod hidden;
 mod landlock;
