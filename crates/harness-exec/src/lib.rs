@@ -116,9 +116,13 @@
 //! # Isolation
 //!
 //! A [`Tier`] confines what a command can reach, to a [`Confinement`]: the
-//! workspace (writable, but not its `.git` and `harness.toml`), a private
+//! workspace (writable, but not its `.git` and the names the caller protects
+//! in it with [`Confinement::protect_in_workspace`], such as its own
+//! configuration: the harness CLI protects its `harness.toml`), a private
 //! temporary directory, extra writable paths, the network or not; the secret
 //! locations of `$HOME` ([`HOME_SECRETS`]) and the deny rules are hidden.
+//! This crate names no file of any program but git's: what else is kept,
+//! hidden or read-only, the caller says.
 //!
 //! The git directories of other repositories in the workspace (submodules,
 //! vendored clones) are kept as its own `.git` is: those
@@ -144,8 +148,8 @@
 //! ```
 //!
 //! - [`Tier::Bwrap`] runs the program through bubblewrap: root filesystem
-//!   read-only, the workspace bound writable with `.git` and `harness.toml`
-//!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`,
+//!   read-only, the workspace bound writable with `.git` and the protected
+//!   names read-only on top, an empty private `/tmp`, new PID (fresh `/proc`,
 //!   read-only), network (loopback only), IPC and UTS namespaces, a new
 //!   session, killed with its parent, a minimal `/dev`, the hidden paths
 //!   covered, no capability.
@@ -157,7 +161,7 @@
 //!   processes outside from ABI 6. Landlock grants by hierarchy and cannot take
 //!   a subtree back, so for commands to make, rename and remove entries at the
 //!   top of the workspace the top is granted that, and with it `.git` and
-//!   `harness.toml` below it: the runner records those before each command and
+//!   the protected names below it: the runner records those before each command and
 //!   puts back what the command changed once it has ended
 //!   ([`Outcome::repaired`]; the object store is held open, not copied), and a
 //!   name a command gives a hidden file is removed or renamed back. Reading and
@@ -172,7 +176,7 @@
 //! the network is allowed, to create a Unix socket (a service outside
 //! listening on one, a D-Bus or `docker.sock`, would act for it), any socket
 //! of a family other than IP and netlink, under Landlock any IP socket but
-//! TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
+//! TCP, and `io_uring`. And a `.git` or protected name that a command creates
 //! where there was none, which no tier can bind over, is moved aside once
 //! the command has ended ([`Outcome::set_aside`]), and so is every `.git` it
 //! makes anywhere in the workspace (a repository of its own, whose
@@ -217,22 +221,24 @@ mod redact;
 mod resolve;
 mod runner;
 mod supervise;
+mod tier;
 mod tree;
 mod wrappers;
 
 pub use env::{EnvPolicy, is_secret_name};
-pub use error::Error;
+pub use error::{Error, Unavailable};
 pub use interrupt::Interrupter;
 pub use isolation::{
     Change, Confinement, HELD_OBJECTS, HOME_SECRETS, Hidden, Isolation, RECORD_BYTES,
-    RECORD_ENTRIES, Repaired, SetAside, Tier, UnknownTier, WALK_LIMIT, hidden_in_workspace,
+    RECORD_ENTRIES, Repaired, SetAside, WALK_LIMIT, hidden_in_workspace,
 };
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
-pub use preflight::{Sandbox, Unavailable};
+pub use preflight::Sandbox;
 pub use reaper::run_under_reaper;
 pub use redact::{REDACTED, RULES, Redactor, Restored, Rule, has_marker, plain_markers, redact};
 pub use runner::{RunOptions, Runner};
+pub use tier::{Tier, UnknownTier};
 pub use tree::enable_subreaper;
 pub use wrappers::LAUNCHERS;
