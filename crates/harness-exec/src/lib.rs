@@ -187,6 +187,24 @@
 //! What each tier blocks and lets through is the table in [`corpus`], which
 //! the tests assert row by row.
 //!
+//! # Where each guarantee is kept
+//!
+//! | guarantee | file (under `src/`) |
+//! |---|---|
+//! | the command is checked before it starts: the policy, the launchers looked through | `policy.rs`, `wrappers.rs` |
+//! | the program is found as `execvp` would, on the command's `PATH` | `resolve.rs` |
+//! | the environment is scrubbed, the run's marker set | `env.rs`, `runner.rs` (`child_env`) |
+//! | a command is confined, and under which tier | the plan: `isolation.rs` ([`Confinement`], [`Isolation`]); each tier: `isolation/bwrap.rs`, `isolation/landlock.rs`, with `isolation/seccomp.rs` under both; the names: `tier.rs`; which tier works here: `preflight.rs` |
+//! | what the child does between `fork` and `exec` (session, limits, Landlock, seccomp) | `pre_exec.rs`, `limits.rs` |
+//! | a time limit is enforced: `SIGTERM` at the deadline, then `SIGKILL` | `supervise.rs` (the deadline and the grace, in the one loop that watches a command), then `tree.rs` |
+//! | a process tree is killed | `tree.rs` alone finds and kills a run's processes (`Tree::kill`, `kill_descendants`); the others call it: `runner.rs` (`Running::drop`, at the end of every run), `supervise.rs` (`SIGTERM` at the deadline), `interrupt.rs` (Ctrl-C, [`Interrupter::kill`]), `reaper.rs` (what a program killed with `SIGKILL` left) |
+//! | output is bounded | `capture.rs` (head, tail ring, count), `ansi.rs` (escape sequences) |
+//! | redaction happens | `redact/mod.rs` ([`Redactor`]), the table in `redact/rules.rs`, names with values in `redact/assignment.rs`, the markers in `redact/markers.rs`; applied in `runner.rs` (`Runner::outcome`) |
+//! | a protected path a command made or replaced is moved aside | `isolation/protected.rs`, moved by `isolation/aside.rs` |
+//! | Landlock's damage is repaired | `isolation/repair.rs`: recorded before the command, put back after it, one file per step below it |
+//! | the paths to hide in a workspace are found | `isolation/hidden.rs` |
+//! | why a command could not run, and what it did | `error.rs`, `outcome.rs` |
+//!
 //! # What this crate does not do
 //!
 //! Without a kernel tier it does not sandbox anything: the command runs as
