@@ -107,7 +107,11 @@ impl Plan {
             .build()
             .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
         guard::refuse_own_harness(&workspace)?;
-        let mut confinement = Confinement::new(root).network(settings.network);
+        // The configuration of the next run in this workspace stays as the user left it,
+        // as its `.git` does: a command must not choose its own `verify` or `sandbox`.
+        let mut confinement = Confinement::new(root)
+            .protect_in_workspace(config::WORKSPACE_FILE)
+            .network(settings.network);
         for path in &settings.writable {
             confinement = confinement.writable(path);
         }
