@@ -5,8 +5,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use harness_agent::Verification;
 use harness_exec::{Policy, Sandbox};
 use harness_tools::{TestCode, TestCodeError, VerificationInputs};
+
+use super::admit::parse_sandbox;
+use super::files::{FileConfig, expand_home};
+use super::overrides::Overrides;
+use crate::Error;
 
 /// What confines the model's tools: the deny rules, the command policy and the command
 /// timeouts. [`crate::toolbox::build`] turns it into the toolbox, the same way for every command.
@@ -38,6 +44,51 @@ pub struct ToolboxSettings {
 }
 
 impl ToolboxSettings {
+    /// What `flags` and the merged `files` say confines the tools, with the project's own
+    /// deny rules `project_deny` and the words of `verification`, whose checks are test
+    /// code too.
+    pub(super) fn from_parts(
+        flags: &Overrides,
+        files: &FileConfig,
+        project_deny: Vec<String>,
+        verification: &Option<Verification>,
+    ) -> Result<ToolboxSettings, Error> {
+        let allow = if flags.allow.is_empty() {
+            files.allow.clone().unwrap_or_default()
+        } else {
+            flags.allow.clone()
+        };
+        let seconds = |value: Option<u64>| value.map(Duration::from_secs);
+        let sandbox = match (flags.sandbox, files.sandbox.as_deref()) {
+            (Some(sandbox), _) => sandbox,
+            (None, Some(name)) => parse_sandbox(name)?,
+            (None, None) => Sandbox::Auto,
+        };
+        let mut writable = files
+            .writable
+            .iter()
+            .flatten()
+            .map(|path| expand_home(path))
+            .collect::<Vec<_>>();
+        writable.extend(flags.writable.iter().cloned());
+        Ok(ToolboxSettings {
+            allow,
+            deny: files.deny.clone().unwrap_or_default(),
+            project_deny,
+            command_timeout: seconds(flags.command_timeout.or(files.command_timeout)),
+            max_command_timeout: seconds(flags.max_command_timeout),
+            sandbox,
+            writable,
+            network: flags.network || files.network.unwrap_or(false),
+            tests: files.tests.clone().unwrap_or_default(),
+            verification: verification
+                .as_ref()
+                .map(|verification| verification.argv().to_vec())
+                .unwrap_or_default(),
+            allow_test_edits: flags.allow_test_edits || files.allow_test_edits.unwrap_or(false),
+        })
+    }
+
     /// The test code the file tools may not change: `None` when they may.
     ///
     /// # Errors

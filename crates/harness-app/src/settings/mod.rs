@@ -60,14 +60,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_agent::{Budgets, EditFormat, Verification};
-use harness_exec::Sandbox;
 use harness_ollama::{Api, Client, DEFAULT_MODEL};
 
+use self::admit::admit;
 pub use self::admit::{Ignored, needs_trust};
-use self::admit::{admit, parse_sandbox};
 pub use self::confinement::ToolboxSettings;
+use self::files::merge;
 pub use self::files::{FileConfig, Loaded, Project, WORKSPACE_FILE, load};
-use self::files::{expand_home, merge};
 pub use self::origins::Origin;
 pub use self::overrides::Overrides;
 pub use self::replies::Replies;
@@ -258,70 +257,20 @@ impl Settings {
         let origins = origins::origins(flags, &user, &admitted, &project_deny);
         let files = merge(user, admitted);
         refuse_zero_limits(&files)?;
-        let api = match flags.api.as_deref().or(files.api.as_deref()) {
-            None => Api::Ollama,
-            Some(name) => name.parse().map_err(|_| Error::UnknownApi {
-                name: name.to_owned(),
-            })?,
-        };
+        // In this order, so that of two bad values the same one is named as before.
+        let api = api(flags, &files)?;
         let verification = flags
             .verify
             .clone()
-            .or(files.verify)
+            .or_else(|| files.verify.clone())
             .map(|text| Verification::parse(&text))
             .transpose()?;
+        let toolbox = ToolboxSettings::from_parts(flags, &files, project_deny, &verification)?;
+        let edit_format = edit_format(flags, &files)?;
+        let replies = replies(flags, &files)?;
         let defaults = Budgets::default();
-        let allow = if flags.allow.is_empty() {
-            files.allow.unwrap_or_default()
-        } else {
-            flags.allow.clone()
-        };
-        let seconds = |value: Option<u64>| value.map(Duration::from_secs);
-        let sandbox = match (flags.sandbox, files.sandbox.as_deref()) {
-            (Some(sandbox), _) => sandbox,
-            (None, Some(name)) => parse_sandbox(name)?,
-            (None, None) => Sandbox::Auto,
-        };
-        let edit_format = match (flags.edit_format, files.edit_format.as_deref()) {
-            (Some(format), _) => format,
-            (None, Some(name)) => {
-                EditFormat::parse(name).ok_or_else(|| Error::UnknownEditFormat {
-                    name: name.to_owned(),
-                })?
-            }
-            (None, None) => EditFormat::default(),
-        };
-        let replies = match (flags.replies, files.replies.as_deref()) {
-            (Some(replies), _) => replies,
-            (None, Some(name)) => Replies::parse(name).ok_or_else(|| Error::UnknownReplies {
-                name: name.to_owned(),
-            })?,
-            (None, None) => Replies::default(),
-        };
-        let mut writable = files
-            .writable
-            .unwrap_or_default()
-            .into_iter()
-            .map(|path| expand_home(&path))
-            .collect::<Vec<_>>();
-        writable.extend(flags.writable.iter().cloned());
         Ok(Settings {
-            toolbox: ToolboxSettings {
-                allow,
-                deny: files.deny.unwrap_or_default(),
-                project_deny,
-                command_timeout: seconds(flags.command_timeout.or(files.command_timeout)),
-                max_command_timeout: seconds(flags.max_command_timeout),
-                sandbox,
-                writable,
-                network: flags.network || files.network.unwrap_or(false),
-                tests: files.tests.unwrap_or_default(),
-                verification: verification
-                    .as_ref()
-                    .map(|verification| verification.argv().to_vec())
-                    .unwrap_or_default(),
-                allow_test_edits: flags.allow_test_edits || files.allow_test_edits.unwrap_or(false),
-            },
+            toolbox,
             model: flags
                 .model
                 .clone()
@@ -361,6 +310,38 @@ impl Settings {
     }
 }
 
+/// The model server's API: the flag's, else the files', else Ollama's.
+fn api(flags: &Overrides, files: &FileConfig) -> Result<Api, Error> {
+    match flags.api.as_deref().or(files.api.as_deref()) {
+        None => Ok(Api::Ollama),
+        Some(name) => name.parse().map_err(|_| Error::UnknownApi {
+            name: name.to_owned(),
+        }),
+    }
+}
+
+/// Which edits written into an answer are applied: the flag's, else the files', else auto.
+fn edit_format(flags: &Overrides, files: &FileConfig) -> Result<EditFormat, Error> {
+    match (flags.edit_format, files.edit_format.as_deref()) {
+        (Some(format), _) => Ok(format),
+        (None, Some(name)) => EditFormat::parse(name).ok_or_else(|| Error::UnknownEditFormat {
+            name: name.to_owned(),
+        }),
+        (None, None) => Ok(EditFormat::default()),
+    }
+}
+
+/// How the model is asked to reply: the flag's, else the files', else auto.
+fn replies(flags: &Overrides, files: &FileConfig) -> Result<Replies, Error> {
+    match (flags.replies, files.replies.as_deref()) {
+        (Some(replies), _) => Ok(replies),
+        (None, Some(name)) => Replies::parse(name).ok_or_else(|| Error::UnknownReplies {
+            name: name.to_owned(),
+        }),
+        (None, None) => Ok(Replies::default()),
+    }
+}
+
 /// A limit of 0 in a configuration file would end every run before its first step (or
 /// every command at once): refused, naming the key. The flags cannot be 0 (clap checks).
 fn refuse_zero_limits(files: &FileConfig) -> Result<(), Error> {
@@ -383,6 +364,8 @@ fn refuse_zero_limits(files: &FileConfig) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use std::fs;
+
+    use harness_exec::Sandbox;
 
     use super::files::read;
     use super::*;
