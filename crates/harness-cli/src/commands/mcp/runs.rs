@@ -17,7 +17,7 @@ use harness_undo::{DiffTarget, Session};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Scope;
+use super::scope::Scope;
 use crate::review;
 
 /// How often a cancelled run's commands are interrupted until it has stopped.
