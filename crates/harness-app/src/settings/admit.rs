@@ -59,14 +59,15 @@ pub(super) fn admit(
     };
     const ELSEWHERE: &str = "it decides where your task, your files and every command's \
                              output are sent";
-    if let Some(host) = admitted.host.take() {
-        ignore("host", format!("{host:?}"), ELSEWHERE);
-    }
-    if let Some(api) = admitted.api.take() {
-        ignore("api", format!("{api:?}"), ELSEWHERE);
-    }
-    if let Some(model) = admitted.model.take() {
-        ignore("model", format!("{model:?}"), ELSEWHERE);
+    let elsewhere = [
+        ("host", admitted.host.take()),
+        ("api", admitted.api.take()),
+        ("model", admitted.model.take()),
+    ];
+    for (key, value) in elsewhere {
+        if let Some(value) = value {
+            ignore(key, format!("{value:?}"), ELSEWHERE);
+        }
     }
     if let Some(writable) = admitted.writable.take_if(|paths| !paths.is_empty()) {
         ignore(
@@ -89,21 +90,11 @@ pub(super) fn admit(
             "it lets the file tools change the tests that decide whether a run is verified",
         );
     }
-    if let Some(wanted) = wanted {
-        let yours = user
-            .sandbox
-            .as_deref()
-            .map(parse_sandbox)
-            .transpose()?
-            .unwrap_or_default();
-        if strictness(wanted) < strictness(yours) {
-            admitted.sandbox = None;
-            ignore(
-                "sandbox",
-                format!("{:?}", wanted.to_string()),
-                &format!("it is weaker than your sandbox ({yours})"),
-            );
-        }
+    if let Some(wanted) = wanted
+        && let Some(why) = weaker_than_yours(wanted, user)?
+    {
+        admitted.sandbox = None;
+        ignore("sandbox", format!("{:?}", wanted.to_string()), &why);
     }
     if let Some(allow) = admitted.allow.take() {
         match narrowed_allow(&allow, user.allow.as_deref()) {
@@ -112,6 +103,19 @@ pub(super) fn admit(
         }
     }
     Ok((admitted, ignored))
+}
+
+/// Why the sandbox `wanted` is weaker than the user's (`auto` without one), or `None` when
+/// it is at least as strict.
+fn weaker_than_yours(wanted: Sandbox, user: &FileConfig) -> Result<Option<String>, Error> {
+    let yours = user
+        .sandbox
+        .as_deref()
+        .map(parse_sandbox)
+        .transpose()?
+        .unwrap_or_default();
+    Ok((strictness(wanted) < strictness(yours))
+        .then(|| format!("it is weaker than your sandbox ({yours})")))
 }
 
 /// The settings of `project` that apply only once the user trusts it, as if it were not
