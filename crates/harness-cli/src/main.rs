@@ -1,10 +1,12 @@
 //! `harness`: a coding agent confined to a workspace, and the tools it uses, by hand.
 //!
-//! This binary is thin: it parses arguments, builds the library objects and prints what they
-//! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`. Settings, the confinement plan and toolbox, the model probe,
-//! preparing, running and finishing a run and the operations on recorded runs are
-//! `harness-app`'s: this binary and its MCP server are front ends over it.
+//! This binary is thin: it parses arguments, calls `harness-app` and prints what it returns.
+//! Settings, the confinement plan and toolbox, the model probe, preparing, running and
+//! finishing a run and the operations on recorded runs are `harness-app`'s: this binary and
+//! its MCP server (`commands/mcp/`) are front ends over it. Each subcommand lives in its own
+//! file under `commands/`; the terminal display of a run is in `display`, the words of a
+//! run's review (diff stat, what an undo restored) in `review`, how commands are isolated,
+//! in words, in `isolation`, and what is sanitized before it is shown in `shown`.
 //!
 //! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
