@@ -83,50 +83,9 @@ impl Plan {
     /// A deny rule that is not valid, a root that cannot be opened, one that holds the
     /// harness itself, or a `tests` glob that is not valid.
     pub fn check(root: &Path, settings: &ToolboxSettings) -> Result<Plan, Error> {
-        let mut builder = Workspace::builder(root);
-        // The model may not rewrite the configuration of its own next run.
-        builder.deny_write(WORKSPACE_FILE);
-        for rule in &settings.deny {
-            builder.deny(rule.clone());
-        }
-        // A list of its own: a repository's `!` rule lifts none of the user's refusals.
-        builder.deny_list(settings.project_deny.iter().cloned());
-        let workspace = builder.build().map_err(|source| Error::Workspace {
-            root: root.to_owned(),
-            source,
-        })?;
+        let workspace = workspace(root, settings)?;
         guard::refuse_own_harness(&workspace)?;
-        let mut confinement = Confinement::new(root).network(settings.network);
-        for path in &settings.writable {
-            confinement = confinement.writable(path);
-        }
-        // The undo store stays read-only even inside a writable path (`--writable ~`).
-        if let Some(stores) = harness_undo::stores_dir() {
-            confinement = confinement.read_only(stores);
-        }
-        // So does your configuration, which says how the next run's commands are confined
-        // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
-        if let Some(file) = paths::user_file() {
-            confinement = confinement.protect(file);
-        }
-        // And the trust file, which says which repository's `harness.toml` may choose the
-        // model server and widen the confinement: a command must not trust one.
-        if let Some(file) = paths::trust_file() {
-            confinement = confinement.protect(file);
-        }
-        // So does where git finds each submodule's configuration, checked out or not (the
-        // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
-        // there would run as the user at their next `git status`. Without a repository
-        // there are none; the run itself says why it cannot start.
-        for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
-            confinement = confinement.protect(path);
-        }
-        // And where git's configuration has it take hooks and a file system monitor
-        // from (husky's `.husky/_` in the workspace): a `post-index-change` hook there
-        // runs at the user's next `git status`.
-        for path in harness_undo::configured_program_paths(root).unwrap_or_default() {
-            confinement = confinement.protect(path);
-        }
+        let confinement = confinement(root, settings);
         let tests = settings
             .test_code()
             .map_err(|source| Error::Tests { source })?;
@@ -201,6 +160,60 @@ pub fn adopt_escaping_commands() {
     if let Err(error) = harness_exec::enable_subreaper() {
         tracing::warn!("cannot become a child subreaper ({error}); cleanup relies on /proc");
     }
+}
+
+/// The workspace the file tools work in, with what they may not read or write: the deny
+/// rules (the project's as a list of their own) and the project's configuration file.
+fn workspace(root: &Path, settings: &ToolboxSettings) -> Result<Workspace, Error> {
+    let mut builder = Workspace::builder(root);
+    // The model may not rewrite the configuration of its own next run.
+    builder.deny_write(WORKSPACE_FILE);
+    for rule in &settings.deny {
+        builder.deny(rule.clone());
+    }
+    // A list of its own: a repository's `!` rule lifts none of the user's refusals.
+    builder.deny_list(settings.project_deny.iter().cloned());
+    builder.build().map_err(|source| Error::Workspace {
+        root: root.to_owned(),
+        source,
+    })
+}
+
+/// What commands may reach beyond the workspace, and what they may not touch even there:
+/// each piece the other parts know must be kept from commands, assembled here once.
+fn confinement(root: &Path, settings: &ToolboxSettings) -> Confinement {
+    let mut confinement = Confinement::new(root).network(settings.network);
+    for path in &settings.writable {
+        confinement = confinement.writable(path);
+    }
+    // The undo store stays read-only even inside a writable path (`--writable ~`).
+    if let Some(stores) = harness_undo::stores_dir() {
+        confinement = confinement.read_only(stores);
+    }
+    // So does your configuration, which says how the next run's commands are confined
+    // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
+    if let Some(file) = paths::user_file() {
+        confinement = confinement.protect(file);
+    }
+    // And the trust file, which says which repository's `harness.toml` may choose the
+    // model server and widen the confinement: a command must not trust one.
+    if let Some(file) = paths::trust_file() {
+        confinement = confinement.protect(file);
+    }
+    // So does where git finds each submodule's configuration, checked out or not (the
+    // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
+    // there would run as the user at their next `git status`. Without a repository
+    // there are none; the run itself says why it cannot start.
+    for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
+        confinement = confinement.protect(path);
+    }
+    // And where git's configuration has it take hooks and a file system monitor
+    // from (husky's `.husky/_` in the workspace): a `post-index-change` hook there
+    // runs at the user's next `git status`.
+    for path in harness_undo::configured_program_paths(root).unwrap_or_default() {
+        confinement = confinement.protect(path);
+    }
+    confinement
 }
 
 /// The runner of every command: a scrubbed environment.
