@@ -1,5 +1,5 @@
 //! Where the user's own files are: the configuration and the trust file beside it. Both
-//! are read to settle a run's settings and kept from its commands ([`crate::toolbox`]).
+//! are read to settle a run's settings and kept from its commands (by the confinement plan).
 
 use std::path::{Path, PathBuf};
 

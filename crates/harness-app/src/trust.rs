@@ -1,7 +1,7 @@
 //! The user's trust of a repository's `harness.toml`, recorded by its exact content.
 //!
 //! A repository is someone else's code, and so is its `harness.toml`. What a project file
-//! may choose on its own is limited (`crate::settings` says which keys and why); the rest applies
+//! may choose on its own is limited (the settings say which keys and why); the rest applies
 //! only once the user has run `harness trust` in that workspace, which records the sha256
 //! of the file's bytes under the workspace's canonical path in the user's trust file,
 //! `$XDG_CONFIG_HOME/harness/trusted.json` (else `~/.config/harness/trusted.json`), mode
@@ -12,7 +12,7 @@
 //! The bytes hashed are the bytes parsed: `settings::load` reads the file once and hands the
 //! same buffer to [`digest`] and to the parser, so no file swapped in between is taken for
 //! the trusted one. The trust file itself is kept from commands as the user's configuration
-//! is (`crate::toolbox::Plan::check` protects both), so a command cannot trust a file for the
+//! is (the confinement plan protects both), so a command cannot trust a file for the
 //! next run. This module does not decide what trust allows; it only records and answers.
 
 use std::collections::BTreeMap;
