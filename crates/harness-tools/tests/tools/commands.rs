@@ -282,3 +282,59 @@ fn what_the_runner_put_back_is_in_the_result_redacted() {
         assert!(!result.text().contains(token), "{tier}: {}", result.text());
     }
 }
+
+/// Under Landlock, which cannot keep a command out of `.git`, what the runner repaired there
+/// after the command is in the result, one line per path; a `git status` that only refreshed
+/// the index is repaired too but not reported, since it is no change of the command's.
+#[test]
+fn what_landlock_repaired_in_git_is_in_the_result_and_a_refreshed_index_is_not() {
+    use harness_exec::{Confinement, Isolation, Runner, Tier, preflight};
+    if let Err(unavailable) = preflight::probe(Tier::Landlock) {
+        assert!(
+            std::env::var_os("HARNESS_CI_ALL_TIERS").is_none(),
+            "HARNESS_CI_ALL_TIERS=1 but {unavailable}"
+        );
+        return;
+    }
+    let fixture = Fixture::new();
+    fixture.file("README", "hello\n");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&fixture.root)
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "README"]);
+    git(&["commit", "-qm", "init"]);
+    let toolbox = |root: &std::path::Path| {
+        let runner = Runner::new()
+            .policy(Policy::allowlist(["sh", "git", "touch"]))
+            .isolation(Isolation::new(Tier::Landlock, Confinement::new(root)));
+        fixture.builder().runner(runner).build()
+    };
+
+    let hook = toolbox(&fixture.root).call(
+        "run_command",
+        &json!({"argv": ["sh", "-c", "echo 'echo pwned' > .git/hooks/pre-commit"]}),
+    );
+    let lines = hook.put_back();
+    assert_eq!(lines.len(), 1, "{lines:?} {}", hook.text());
+    assert!(lines[0].contains(".git/hooks/pre-commit"), "{lines:?}");
+    assert!(!fixture.path(".git/hooks/pre-commit").exists());
+
+    // A tracked file with a new time makes `git status` rewrite the index's stat data.
+    let refresh = toolbox(&fixture.root).call(
+        "run_command",
+        &json!({"argv": ["sh", "-c", "touch -d '2001-01-01' README && git status --short"]}),
+    );
+    assert!(
+        refresh.put_back().is_empty(),
+        "{:?} {}",
+        refresh.put_back(),
+        refresh.text()
+    );
+}
