@@ -7,7 +7,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use harness_ollama::{CallOrigin, Message, Role, ToolCall};
 use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
 use harness_tools::{ToolResult, Toolbox, VerificationInputs};
 use serde_json::{Value, json};
@@ -19,6 +18,7 @@ use crate::checkpoint::Checkpoints;
 use crate::context;
 use crate::event::{CheckReason, Event, Observer};
 use crate::head_start;
+use crate::model::{CallOrigin, Message, Role, ToolCall};
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::plain;
 use crate::prompt;

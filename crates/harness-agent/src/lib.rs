@@ -1,10 +1,11 @@
 //! The loop of a coding agent: ask the model, run the tools it calls, feed the results back,
 //! until it says it is done and a verification command agrees.
 //!
-//! An [`Agent`] talks to a model through the [`ChatClient`] seam (implemented for
-//! [`harness_ollama::Client`], and, with the `test-support` feature, by `FakeChat` for
-//! tests) and calls the tools of a
-//! [`harness_tools::Toolbox`], which confines, bounds and redacts every call. The run ends
+//! An [`Agent`] talks to a model through the [`ChatClient`] seam (`chat.rs`), in [`Message`]s
+//! and [`ToolCall`]s of its own (`model.rs`): a client of a real server adapts to them (the
+//! command line's adapter wraps `harness-ollama`, which this crate does not depend on), and,
+//! with the `test-support` feature, `FakeChat` replays a script for tests. It calls the tools
+//! of a [`harness_tools::Toolbox`], which confines, bounds and redacts every call. The run ends
 //! with an [`Outcome`] in a [`RunReport`]; only [`Outcome::Verified`] means the verification
 //! command exited 0.
 //!
@@ -125,7 +126,7 @@ mod event;
 #[cfg(feature = "test-support")]
 mod fake;
 mod head_start;
-mod ollama;
+mod model;
 mod outcome;
 mod plain;
 mod prompt;
@@ -143,7 +144,7 @@ pub use checkpoint::{Checkpoints, NoCheckpoints};
 pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
-pub use harness_ollama::{Message, Role, ToolCall};
+pub use model::{CallOrigin, Message, Role, ToolCall};
 pub use outcome::{Outcome, RunReport, VerificationReport};
 pub use record::{FORMAT as TRANSCRIPT_FORMAT, Line, Record, RecordedBudgets};
 pub use stop::StopSignal;

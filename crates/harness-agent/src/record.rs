@@ -4,11 +4,11 @@
 //! renamed on one side is a compile error on the other, and a line that does not fit is an
 //! error naming it rather than a field shown as empty.
 
-use harness_ollama::{CallOrigin, Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::CheckReason;
+use crate::model::{CallOrigin, Message, ToolCall};
 use crate::outcome::{Outcome, RunReport};
 
 /// The transcript format this version writes, carried by the [`Record::Run`] that starts

@@ -5,8 +5,9 @@
 //! run is in `display`, settings (files and flags) in `config` (which says what a
 //! repository's `harness.toml` may choose without the user's trust, recorded by `trust`),
 //! the toolbox that
-//! `harness run` and `harness tool` both build in `toolbox`, and the undo session as the
-//! loop's checkpoints in `checkpoints`.
+//! `harness run` and `harness tool` both build in `toolbox`, the undo session as the
+//! loop's checkpoints in `checkpoints`, and the model server's client as the loop's model in
+//! `model`.
 //!
 //! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
@@ -23,6 +24,7 @@ mod config;
 mod display;
 mod exit;
 mod guard;
+mod model;
 mod probe;
 mod program;
 mod shown;

@@ -20,6 +20,7 @@ use super::Scope;
 use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{diff, run};
 use crate::config::{Overrides, Settings};
+use crate::model::ServerChat;
 
 /// How often a cancelled run's commands are interrupted until it has stopped.
 const INTERRUPT_INTERVAL: Duration = Duration::from_millis(50);
@@ -156,7 +157,7 @@ impl Runs {
                 }
             });
         });
-        let mut agent = Agent::new(Arc::new(client), toolbox)
+        let mut agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
             .budgets(settings.budgets())
             .transcript(transcript)
             .edit_format(model.edit_format)

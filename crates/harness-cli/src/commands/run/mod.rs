@@ -29,6 +29,7 @@ use crate::commands::{ConfinementFlags, ModelFlags};
 use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
+use crate::model::ServerChat;
 use crate::probe::{self, ModelProbe};
 use crate::shown::{Shown, shown};
 use crate::{signals, toolbox};
@@ -309,7 +310,7 @@ fn agent<'a>(
     transcript: Transcript,
     stop: StopSignal,
 ) -> Agent<'a> {
-    let agent = Agent::new(Arc::new(client), toolbox)
+    let agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
         .budgets(settings.budgets())
         .transcript(transcript)
         .edit_format(model.edit_format)
