@@ -11,7 +11,8 @@ use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
 use harness_tools::{ToolResult, Toolbox, VerificationInputs};
 use serde_json::{Value, json};
 
-use crate::blocks::{self, EditFormat};
+use crate::blocks;
+use crate::edit_format::EditFormat;
 use crate::budget::Budgets;
 use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;

@@ -122,6 +122,7 @@ mod budget;
 mod chat;
 mod checkpoint;
 mod context;
+mod edit_format;
 mod event;
 #[cfg(feature = "test-support")]
 mod fake;
@@ -137,10 +138,10 @@ mod transcript;
 mod verify;
 
 pub use agent::Agent;
-pub use blocks::EditFormat;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};
+pub use edit_format::EditFormat;
 pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
