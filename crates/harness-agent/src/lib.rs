@@ -114,6 +114,23 @@
 //! safe to hand to a model that follows injected instructions (no prompt can), and it does not
 //! undo: [`Checkpoints`] records the steps, `harness-undo` restores them (the command line
 //! implements the one over the other, so this crate does not depend on git).
+//!
+//! # Where each part lives
+//!
+//! - The model seam: `chat.rs` ([`ChatClient`], [`Reply`]) and `model.rs` (the messages and
+//!   calls); the scripted model `fake.rs`.
+//! - The builder, [`Agent`]: `agent.rs`. The run, phase by phase, under `run/`: the step
+//!   loop and the run's state in `run/mod.rs`; the opening and head start in
+//!   `run/opening.rs` (which files it reads: `head_start.rs`); asking the model, the budgets
+//!   and a stop in `run/ask.rs`; the tool calls, saving files before they are written and
+//!   the checkpoints in `run/calls.rs`; edits written into an answer in `run/written.rs`
+//!   (found by `blocks.rs`, placed by `anchor.rs`, accepted by `edit_format.rs`); the
+//!   verification on "done" and what makes a pass count in `run/done.rs`; further attempts
+//!   in `run/attempts.rs`; nudges for a stuck model in `run/steering.rs` (repeated calls:
+//!   `repeat.rs`).
+//! - What the model is told: `prompt.rs`, and `plain.rs` for a model offered no tools; the
+//!   context window: `context.rs`.
+//! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`]), `transcript.rs`.
 
 mod agent;
 mod anchor;
@@ -133,6 +150,7 @@ mod plain;
 mod prompt;
 mod record;
 mod repeat;
+mod run;
 mod stop;
 mod transcript;
 mod verify;

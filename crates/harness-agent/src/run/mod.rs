@@ -1,0 +1,546 @@
+//! One run of the loop, phase by phase. [`Run`] holds the state of a run; this file has the
+//! step loop ([`Run::run_to_an_outcome`], `go`) and how the run's facts are reported and
+//! recorded, and each phase adds its methods from a file of its own:
+//!
+//! - `opening.rs`: the system prompt, the task and the head start, and how a later attempt
+//!   opens the way the first one did;
+//! - `ask.rs`: asking the model on a thread of its own, the budgets checked before each step;
+//! - `calls.rs`: running the tool calls of an answer, saving files before they are written,
+//!   the checks of what undo relies on after a command;
+//! - `written.rs`: the edits an answer writes as blocks, and calls it spells out that did not
+//!   run;
+//! - `done.rs`: the verification when the model says it is done, and what makes a pass count;
+//! - `attempts.rs`: whether another attempt begins, from the files as they were;
+//! - `steering.rs`: a model that is stuck: empty and repeated answers, corrections.
+
+mod ask;
+mod attempts;
+mod calls;
+mod done;
+mod opening;
+mod steering;
+mod written;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness_tools::{Toolbox, VerificationInputs};
+use serde_json::Value;
+
+use crate::budget::Budgets;
+use crate::chat::{ChatClient, ChatError, Reply};
+use crate::checkpoint::Checkpoints;
+use crate::context;
+use crate::edit_format::EditFormat;
+use crate::event::{CheckReason, Event, Observer};
+use crate::model::Message;
+use crate::outcome::{Outcome, RunReport, VerificationReport};
+use crate::prompt;
+use crate::record::{FORMAT as TRANSCRIPT_FORMAT, Record, RecordedBudgets};
+use crate::repeat::Repeats;
+use crate::stop::StopSignal;
+use crate::transcript::Transcript;
+use crate::verify::Verification;
+
+/// The system prompt and the task: never elided.
+const KEPT_HEAD: usize = 2;
+
+/// What a run is given, as its [`Agent`](crate::Agent) was built: the model, the tools and
+/// the rules. It does not change while the run goes on.
+pub(crate) struct Setup<'a> {
+    /// The model.
+    pub(crate) chat: Arc<dyn ChatClient>,
+    /// The tools, over the workspace.
+    pub(crate) toolbox: &'a Toolbox,
+    /// The limits of the run.
+    pub(crate) budgets: Budgets,
+    /// The command that decides whether the run succeeded.
+    pub(crate) verification: Option<Verification>,
+    /// What the verification loads besides the code under test, and whether the tests
+    /// among it may change (`--allow-test-edits`).
+    pub(crate) inputs: Option<(VerificationInputs, bool)>,
+    /// Raised to stop the run.
+    pub(crate) stop: StopSignal,
+    /// Which edits written into an answer are applied.
+    pub(crate) edit_format: EditFormat,
+}
+
+/// The state of one run. Every field is needed by more than one phase of the loop.
+pub(crate) struct Run<'a> {
+    /// The model, the tools and the rules.
+    setup: Setup<'a>,
+    /// The record being written.
+    transcript: Option<Transcript>,
+    /// Told every event.
+    observer: &'a mut dyn Observer,
+    /// Snapshots after changing steps.
+    checkpoints: &'a mut dyn Checkpoints,
+    /// The tools offered, as JSON.
+    tools: Vec<Value>,
+    /// Their size, for the context estimate.
+    tools_chars: usize,
+    /// The conversation.
+    messages: Vec<Message>,
+    /// When the run started.
+    started: Instant,
+    /// The figures of its report, so far.
+    counts: Counts,
+    /// How the model is doing, to steer it.
+    progress: Progress,
+    /// The model's last text.
+    final_text: String,
+    /// Problems that did not end the run.
+    warnings: Vec<String>,
+    /// The attempt at the task under way.
+    attempt: Attempt,
+    /// How the first attempt opened, for the later ones to open the same way.
+    opening: Option<Opening>,
+}
+
+/// The opening of the first attempt: the system prompt, the task and the head start, with
+/// what the loop learned from the head start. A later attempt starts from the files as they
+/// were before the run, so the head start would show the same again; instead the attempt
+/// opens with these very messages and only its last one, which says how the attempt before
+/// it ended, is new. Model servers reuse the longest prefix of a prompt they have already
+/// evaluated (llama.cpp's server, Ollama), so the attempt costs its own answers rather than
+/// the whole opening again: about a minute of a small model's first turn on 2 cores. (Run
+/// again, the head start would differ anyway: test runners print their timings.)
+#[derive(Clone)]
+struct Opening {
+    /// Up to and including the head start's last result.
+    messages: Vec<Message>,
+    /// The files the head start read.
+    read: Vec<String>,
+    /// Whether the head start's run of the verification command failed.
+    failure_stands: bool,
+}
+
+/// Where an attempt at the task began, so that its steps and checks are counted from there.
+#[derive(Clone, Copy)]
+struct Attempt {
+    /// From 1.
+    number: u32,
+    /// The steps of the run before it.
+    steps_before: u32,
+    /// The checks of the model's work before it.
+    checks_before: u32,
+    /// How the attempt before it ended; `None` for the first.
+    after: Option<Outcome>,
+}
+
+impl Attempt {
+    const FIRST: Attempt = Attempt {
+        number: 1,
+        steps_before: 0,
+        checks_before: 0,
+        after: None,
+    };
+}
+
+/// What a run has counted so far: the figures of its report.
+#[derive(Default)]
+struct Counts {
+    /// The current step, from 1 (0 during the head start).
+    step: u32,
+    /// Tool calls the model made.
+    tool_calls: u32,
+    /// Prompt tokens so far.
+    prompt_tokens: u64,
+    /// Generated tokens so far.
+    completion_tokens: u64,
+    /// Runs of the verification command to check the model's work.
+    verifications: u32,
+    /// Checkpoints taken.
+    checkpoints_taken: u32,
+}
+
+/// What the loop knows of how the model is doing, to steer it: repeats and failures in a
+/// row, edits and checks, and what it has read.
+#[derive(Default)]
+struct Progress {
+    /// Identical calls in a row.
+    repeats: Repeats,
+    /// Failed calls in a row.
+    failed_in_row: u32,
+    /// Whether the last check of the model's work passed: exited 0, with nothing it loads
+    /// besides the code under test changed.
+    verification_passed: bool,
+    /// What the verification loads besides the code under test that had changed at the
+    /// last check, one line each.
+    inputs_changed: Vec<String>,
+    /// Whether the verification command's last run failed (the head start's, a check's or
+    /// the model's own) and no call since may have changed the workspace: running it again
+    /// would fail the same way.
+    failure_stands: bool,
+    /// The answers of this attempt that said "done" while the failure stood, each answered
+    /// without running the check but counted as one of the attempt's checks.
+    unchecked_dones: u32,
+    /// The files whose code the last answer repeated as it is, in a block under no path
+    /// ([`Edits::repeated`](crate::blocks::Edits::repeated)).
+    repeated: BTreeSet<String>,
+    /// Whether the model has written or edited a file successfully.
+    edited: bool,
+    /// Whether a call of the last turn may have changed the workspace.
+    changed_in_turn: bool,
+    /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
+    empty_in_row: u32,
+    /// The answers of this attempt the model was told how to put right ([`Run::nudge`]).
+    corrections: u32,
+    /// What commands wrote where git does not look that could not be put back before the
+    /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
+    /// so a pass is not counted as verified. Empty when all was put back.
+    unvouched: Vec<String>,
+    /// Whether the model itself ran the verification command, and it passed, after its
+    /// last edit: the task is done by the run's own measure, so the harness checks it.
+    passed_after_edit: bool,
+    /// The last answer, as text and calls, to see the model give the same one again.
+    last_answer: Option<(String, Vec<(String, Value)>)>,
+    /// How many answers in a row were the same as the one before (at most
+    /// [`MAX_RESAMPLE`](steering::MAX_RESAMPLE)): the next request is sampled differently by that much.
+    resample: u32,
+    /// The files read for the model so far (by the head start or its own calls), where a
+    /// code block in an answer that names no file may belong.
+    read: Vec<String>,
+}
+
+/// Where an answer's blocks were written ([`Run::edit_blocks`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Blocks {
+    /// In an answer that calls no tool: they are its edits.
+    Alone,
+    /// Beside calls that all failed: they are made if they can be, and change nothing
+    /// otherwise.
+    BesideFailedCalls,
+}
+
+/// How the model's answer to one request came out.
+enum Answer {
+    /// It answered, in this long.
+    Reply(Reply, Duration),
+    /// It could not be asked, or its answer read.
+    Failed(ChatError),
+    /// A stop was requested while it was answering.
+    Stopped,
+    /// The run's time ran out while it was answering.
+    OutOfTime,
+}
+
+/// How the tool calls of one turn went.
+enum TurnEnd {
+    /// All ran; go on.
+    Continue,
+    /// The run ends.
+    Ended(Outcome, String),
+}
+
+impl<'a> Run<'a> {
+    /// A run of `setup`, writing `transcript`, reporting each event to `observer` and taking
+    /// `checkpoints`.
+    pub(crate) fn new(
+        setup: Setup<'a>,
+        transcript: Option<Transcript>,
+        observer: &'a mut dyn Observer,
+        checkpoints: &'a mut dyn Checkpoints,
+    ) -> Run<'a> {
+        let tools: Vec<Value> = if setup.edit_format.offers_tools() {
+            setup
+                .toolbox
+                .specs()
+                .iter()
+                .filter_map(|spec| serde_json::to_value(spec).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let tools_chars = tools.iter().map(|tool| tool.to_string().len()).sum();
+        Run {
+            setup,
+            transcript,
+            observer,
+            checkpoints,
+            tools,
+            tools_chars,
+            messages: Vec::new(),
+            started: Instant::now(),
+            counts: Counts::default(),
+            progress: Progress::default(),
+            final_text: String::new(),
+            warnings: Vec::new(),
+            attempt: Attempt::FIRST,
+            opening: None,
+        }
+    }
+
+    /// Runs `task` to an outcome: attempt after attempt, each checked on what it left,
+    /// until one ends the run.
+    pub(crate) fn run_to_an_outcome(mut self, task: &str) -> RunReport {
+        let context_window = match self.start(task) {
+            Ok(tokens) => tokens,
+            Err(error) => return self.finish(Outcome::ModelError, error.to_string()),
+        };
+        loop {
+            let (outcome, reason) = self.go(task, context_window);
+            let (outcome, reason) = self.check_what_was_left(outcome, reason);
+            if !self.try_again(outcome, &reason) {
+                return self.finish(outcome, reason);
+            }
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Reports and records the start of the run; returns the model's context window.
+    fn start(&mut self, task: &str) -> Result<u32, ChatError> {
+        let context_window = self.setup.chat.context_window()?;
+        let workspace = self.setup.toolbox.workspace().root().to_string();
+        let verification_command = self
+            .setup
+            .verification
+            .as_ref()
+            .map(|v| v.command().to_owned());
+        self.observer.on_event(&Event::Started {
+            task,
+            workspace: &workspace,
+            context_window,
+            verification: verification_command.as_deref(),
+        });
+        self.record(Record::Run {
+            format: TRANSCRIPT_FORMAT,
+            task: task.to_owned(),
+            workspace: workspace.clone(),
+            context_window: Some(context_window),
+            verification: verification_command.clone(),
+            budgets: Some(RecordedBudgets {
+                max_steps: self.setup.budgets.max_steps,
+                max_seconds: self.setup.budgets.max_duration.as_secs_f64(),
+                max_failed_calls: self.setup.budgets.max_failed_calls,
+                max_tokens: self.setup.budgets.max_tokens,
+                attempts: self.setup.budgets.attempts,
+            }),
+        });
+        Ok(context_window)
+    }
+
+    /// One attempt at the task: the loop, from a fresh conversation up to an outcome and
+    /// the reason for it.
+    fn go(&mut self, task: &str, context_window: u32) -> (Outcome, String) {
+        match (self.attempt.after, self.opening.clone()) {
+            (Some(previous), Some(opening)) => self.reopen(opening, previous),
+            (previous, _) => self.open(task, previous),
+        }
+        let limit =
+            (context_window.saturating_sub(self.setup.budgets.answer_reserve_tokens)) as usize;
+        loop {
+            if let Some(end) = self.budget_exhausted().or_else(|| self.corrected_enough()) {
+                return end;
+            }
+            self.counts.step += 1;
+            let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
+            if elided > 0 {
+                self.observer.on_event(&Event::ContextTrimmed {
+                    step: self.counts.step,
+                    elided,
+                });
+                self.record(Record::Trim {
+                    step: self.counts.step,
+                    elided,
+                });
+            }
+            let (reply, took) = match self.ask() {
+                Answer::Reply(reply, took) => (reply, took),
+                Answer::Failed(error) => return (Outcome::ModelError, error.to_string()),
+                Answer::Stopped => return self.interrupted(),
+                Answer::OutOfTime => return self.out_of_time(),
+            };
+            tracing::debug!(
+                step = self.counts.step,
+                tool_calls = reply.tool_calls.len(),
+                seconds = took.as_secs_f64(),
+                "the model answered"
+            );
+            self.counts.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+            self.counts.completion_tokens += reply.completion_tokens.unwrap_or(0);
+            self.observer.on_event(&Event::Replied {
+                step: self.counts.step,
+                tool_calls: reply.tool_calls.len(),
+                prompt_tokens: reply.prompt_tokens,
+                completion_tokens: reply.completion_tokens,
+                seconds: took.as_secs_f64(),
+            });
+            self.record(Record::Reply {
+                step: self.counts.step,
+                content: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                cut_off: reply.cut_off,
+                prompt_tokens: reply.prompt_tokens,
+                completion_tokens: reply.completion_tokens,
+                seconds: took.as_secs_f64(),
+            });
+            if self.empty_answer(&reply) {
+                continue;
+            }
+            if !reply.text.trim().is_empty() {
+                self.final_text = reply.text.trim().to_owned();
+            }
+            self.note_repeated_answer(&reply);
+            self.messages.push(reply.to_message());
+            if let Some(end) = self.same_answer_again(&reply) {
+                return end;
+            }
+            if reply.tool_calls.is_empty() {
+                if reply.cut_off {
+                    self.nudge(prompt::cut_off(self.setup.edit_format).to_owned());
+                    continue;
+                }
+                match self.written_calls(&reply.text) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
+                if self.progress.failure_stands {
+                    if let Some(end) = self.done_while_failure_stands() {
+                        return end;
+                    }
+                    continue;
+                }
+                if let Some(end) = self.done(CheckReason::Done) {
+                    return end;
+                }
+                continue;
+            }
+            if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
+                return (outcome, reason);
+            }
+            // Every call failed, and the answer also wrote its change out as code: that is
+            // the model's other statement of the same change, so it is made. (Measured with
+            // Qwen2.5-Coder-1.5B: answers show the fixed file, then a call as JSON whose
+            // `old_text` is not in the file; 6 of 22 answers with calls in one suite run.)
+            if self.every_call_failed(reply.tool_calls.len()) {
+                match self.edit_blocks(&reply.text, Blocks::BesideFailedCalls) {
+                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
+                    Some(TurnEnd::Continue) => continue,
+                    None => {}
+                }
+            }
+            // The model's own run of the verification command passed after its edits: it
+            // may go on (small models loop on), but the run's measure of done is met, so
+            // the harness checks, as if the model had said it was done.
+            if std::mem::take(&mut self.progress.passed_after_edit)
+                && let Some(end) = self.done(CheckReason::ModelRanIt)
+            {
+                return end;
+            }
+        }
+    }
+
+    /// Tells the model something about how it is working.
+    fn tell(&mut self, message: String) {
+        self.observer.on_event(&Event::Nudged {
+            step: self.counts.step,
+            message: &message,
+        });
+        self.record(Record::Nudge {
+            step: self.counts.step,
+            content: message.clone(),
+        });
+        self.messages.push(Message::user(message));
+    }
+
+    /// Appends a message the harness wrote, and records it.
+    fn push(&mut self, message: Message) {
+        self.record(Record::Message(message.clone()));
+        self.messages.push(message);
+    }
+
+    fn record(&mut self, record: Record) {
+        if let Some(transcript) = &mut self.transcript {
+            transcript.record(record);
+        }
+    }
+
+    /// Reports a failure of the undo record that does not end the run.
+    fn warn(&mut self, error: String) {
+        self.observer.on_event(&Event::CheckpointFailed {
+            step: self.counts.step,
+            error: error.clone(),
+        });
+        self.record(Record::CheckpointFailed {
+            step: self.counts.step,
+            error: error.clone(),
+        });
+        self.warnings.push(error);
+    }
+
+    /// Snapshots the workspace.
+    fn checkpoint(&mut self, label: &str) {
+        match self.checkpoints.checkpoint(label) {
+            Ok(Some(number)) => {
+                self.counts.checkpoints_taken += 1;
+                self.observer.on_event(&Event::Checkpoint {
+                    step: self.counts.step,
+                    number,
+                    label,
+                });
+                self.record(Record::Checkpoint {
+                    step: self.counts.step,
+                    number,
+                    label: label.to_owned(),
+                });
+            }
+            Ok(None) => {}
+            Err(error) => {
+                let error = format!("checkpoint after step {} failed: {error}", self.counts.step);
+                self.observer.on_event(&Event::CheckpointFailed {
+                    step: self.counts.step,
+                    error: error.clone(),
+                });
+                self.record(Record::CheckpointFailed {
+                    step: self.counts.step,
+                    error: error.clone(),
+                });
+                self.warnings.push(error);
+            }
+        }
+    }
+
+    /// The report, recorded and reported.
+    fn finish(mut self, outcome: Outcome, reason: String) -> RunReport {
+        tracing::info!(%outcome, %reason, steps = self.counts.step, "run finished");
+        if let Some(failure) = self.transcript.as_ref().and_then(Transcript::failure) {
+            self.warnings.push(failure.to_owned());
+        }
+        let report = RunReport {
+            outcome,
+            reason,
+            steps: self.counts.step,
+            attempts: self.attempt.number,
+            tool_calls: self.counts.tool_calls,
+            prompt_tokens: self.counts.prompt_tokens,
+            completion_tokens: self.counts.completion_tokens,
+            duration: self.started.elapsed(),
+            verification: self
+                .setup
+                .verification
+                .as_ref()
+                .map(|v| VerificationReport {
+                    command: v.command().to_owned(),
+                    runs: self.counts.verifications,
+                    passed: self.progress.verification_passed,
+                    changed: self.progress.inputs_changed.clone(),
+                }),
+            checkpoints: self.counts.checkpoints_taken,
+            final_text: self.final_text.clone(),
+            transcript: self.transcript.as_ref().map(|t| t.path().to_owned()),
+            warnings: self.warnings.clone(),
+        };
+        self.record(Record::Outcome(report.clone()));
+        self.observer.on_event(&Event::Finished { report: &report });
+        report
+    }
+}
+
+/// `n` and `noun`, plural unless `n` is 1: "1 time", "3 tool calls".
+fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
