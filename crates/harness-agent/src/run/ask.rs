@@ -42,7 +42,7 @@ impl Run<'_> {
         let tools = self.tools.clone();
         // A later attempt is sampled differently from its first request on, and a retry
         // within it differently again.
-        let resample = (self.progress.resample + self.attempt.number - 1).min(MAX_RESAMPLE);
+        let resample = (self.steering.resample + self.attempt.number - 1).min(MAX_RESAMPLE);
         let asked = Instant::now();
         let spawned = thread::Builder::new()
             .name("harness-model".to_owned())

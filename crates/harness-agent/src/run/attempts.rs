@@ -1,7 +1,7 @@
 //! Attempts: after an attempt that ended unverified, whether another begins, from the files
 //! as they were before the run and a fresh conversation.
 
-use super::{Attempt, Progress, Run};
+use super::{Attempt, Checks, Run, Steering, Work};
 use crate::event::Event;
 use crate::outcome::Outcome;
 use crate::record::Record;
@@ -59,7 +59,9 @@ impl Run<'_> {
             reverted,
         });
         self.messages.clear();
-        self.progress = Progress::default();
+        self.steering = Steering::default();
+        self.checks = Checks::default();
+        self.work = Work::default();
         self.checkpoint(&format!(
             "attempt {}: the files as they were before the run",
             self.attempt.number

@@ -27,7 +27,7 @@ impl Run<'_> {
                 end = TurnEnd::Ended(outcome, reason);
                 break;
             }
-            let repeats = self.progress.repeats.record(&call.name, &call.arguments);
+            let repeats = self.steering.repeats.record(&call.name, &call.arguments);
             if repeats >= self.setup.budgets.repeat_stop {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
@@ -64,13 +64,13 @@ impl Run<'_> {
             }
             self.messages.push(Message::tool_result(call, framed));
             if edits && !result.is_error() {
-                self.progress.edited = true;
-                self.progress.passed_after_edit = false;
+                self.work.edited = true;
+                self.checks.passed_after_edit = false;
             }
             let ran_the_verification =
                 tool == Some(ToolName::RunCommand) && self.runs_the_verification(call);
-            if ran_the_verification && self.progress.edited && verify::passed(&result) {
-                self.progress.passed_after_edit = true;
+            if ran_the_verification && self.work.edited && verify::passed(&result) {
+                self.checks.passed_after_edit = true;
             }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
@@ -78,9 +78,9 @@ impl Run<'_> {
             // The model's own run of the check tells as much as the harness's; any other
             // call that may have changed a file may have changed the check's outcome.
             if ran_the_verification {
-                self.progress.failure_stands = !verify::passed(&result);
+                self.checks.failure_stands = !verify::passed(&result);
             } else if result.may_have_changed_workspace() {
-                self.progress.failure_stands = false;
+                self.checks.failure_stands = false;
             }
             if repeats == self.setup.budgets.repeat_nudge {
                 nudge = Some(prompt::repeat_nudge(
@@ -89,23 +89,23 @@ impl Run<'_> {
                     self.setup.budgets.repeat_stop,
                 ));
             }
-            self.progress.failed_in_row = if result.is_error() {
-                self.progress.failed_in_row + 1
+            self.steering.failed_in_row = if result.is_error() {
+                self.steering.failed_in_row + 1
             } else {
                 0
             };
-            if self.progress.failed_in_row >= self.setup.budgets.max_failed_calls {
+            if self.steering.failed_in_row >= self.setup.budgets.max_failed_calls {
                 end = TurnEnd::Ended(
                     Outcome::Stuck,
                     format!(
                         "{} in a row failed",
-                        count(u64::from(self.progress.failed_in_row), "tool call")
+                        count(u64::from(self.steering.failed_in_row), "tool call")
                     ),
                 );
                 break;
             }
         }
-        self.progress.changed_in_turn = !changed.is_empty();
+        self.work.changed_in_turn = !changed.is_empty();
         if !changed.is_empty() {
             self.checkpoint(&format!(
                 "step {}: {}",
@@ -140,9 +140,9 @@ impl Run<'_> {
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
             && let ToolArgs::ReadFile(read) = parsed.args
-            && !self.progress.read.contains(&read.path)
+            && !self.work.read.contains(&read.path)
         {
-            self.progress.read.push(read.path);
+            self.work.read.push(read.path);
         }
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::ToolFinished {
@@ -248,6 +248,6 @@ impl Run<'_> {
     /// Whether each of the last turn's `calls` calls failed: the failures in a row reach
     /// back to its first.
     pub(super) fn every_call_failed(&self, calls: usize) -> bool {
-        self.progress.failed_in_row as usize >= calls
+        self.steering.failed_in_row as usize >= calls
     }
 }

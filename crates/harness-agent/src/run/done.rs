@@ -29,7 +29,7 @@ impl Run<'_> {
         let (number, result) = self.check(&verification, reason);
         // Each attempt has the budget of checks; a done on a standing failure is one.
         let attempt = self.dones_of_attempt();
-        let passed = self.progress.verification_passed;
+        let passed = self.checks.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
             return Some(self.vouched(format!("`{}` exited 0", verification.command())));
@@ -60,18 +60,18 @@ impl Run<'_> {
         );
         self.messages.push(Message::tool_result(&call, framed));
         // The check's output is news for the model, not a correction of its answer.
-        let news = if self.progress.inputs_changed.is_empty() {
+        let news = if self.checks.inputs_changed.is_empty() {
             prompt::verification_failed(
                 verification.command(),
                 attempt,
                 self.setup.budgets.max_verifications,
-                self.progress.edited,
+                self.work.edited,
                 self.setup.edit_format,
             )
         } else {
             prompt::inputs_changed(
                 verification.command(),
-                &self.progress.inputs_changed,
+                &self.checks.inputs_changed,
                 attempt,
                 self.setup.budgets.max_verifications,
             )
@@ -87,13 +87,13 @@ impl Run<'_> {
     /// go on instead of three gave the model no fix in 8 runs and cost time.)
     pub(super) fn done_while_failure_stands(&mut self) -> Option<(Outcome, String)> {
         let verification = self.setup.verification.clone()?;
-        self.progress.unchecked_dones += 1;
+        self.checks.unchecked_dones += 1;
         let dones = self.dones_of_attempt();
         if dones >= self.setup.budgets.max_verifications {
             return Some(self.out_of_checks(&verification, None));
         }
         let mut told = String::new();
-        let repeated = std::mem::take(&mut self.progress.repeated);
+        let repeated = std::mem::take(&mut self.steering.repeated);
         if !repeated.is_empty() && self.another_attempt_left() {
             return Some((Outcome::Stuck, CHANGED_NOTHING.to_owned()));
         }
@@ -104,7 +104,7 @@ impl Run<'_> {
             verification.command(),
             dones,
             self.setup.budgets.max_verifications,
-            self.progress.edited,
+            self.work.edited,
             self.setup.edit_format,
         ));
         self.nudge(told);
@@ -114,7 +114,7 @@ impl Run<'_> {
     /// The checks of this attempt: the verification's runs after a done, and the dones
     /// answered on a standing failure without a run.
     fn dones_of_attempt(&self) -> u32 {
-        self.counts.verifications - self.attempt.checks_before + self.progress.unchecked_dones
+        self.counts.verifications - self.attempt.checks_before + self.checks.unchecked_dones
     }
 
     /// The end of an attempt whose checks are used up; `detail` is how the last run went,
@@ -128,7 +128,7 @@ impl Run<'_> {
             return end;
         }
         let dones = self.dones_of_attempt();
-        let unchecked = self.progress.unchecked_dones;
+        let unchecked = self.checks.unchecked_dones;
         let last = detail.map_or(String::new(), |detail| format!(" ({detail} the last time)"));
         let reason = if unchecked == 0 {
             format!(
@@ -150,14 +150,14 @@ impl Run<'_> {
     /// The end of a run whose last check exited 0 but found what the verification loads
     /// besides the code under test changed: [`Outcome::TestsChanged`], naming what.
     fn tests_changed_end(&self, verification: &Verification) -> Option<(Outcome, String)> {
-        (!self.progress.inputs_changed.is_empty()).then(|| {
+        (!self.checks.inputs_changed.is_empty()).then(|| {
             (
                 Outcome::TestsChanged,
                 format!(
                     "`{}` exited 0, but what it loads besides the code under test changed \
                      since the run began, so the pass does not show the code was fixed: {}",
                     verification.command(),
-                    self.progress.inputs_changed.join("; ")
+                    self.checks.inputs_changed.join("; ")
                 ),
             )
         })
@@ -203,7 +203,7 @@ impl Run<'_> {
             command: verification.command(),
             reason,
         });
-        self.progress.unvouched = self.reset_before_check(attempt);
+        self.checks.unvouched = self.reset_before_check(attempt);
         let result = verification.run(self.setup.toolbox, self.time_left());
         self.keep_after_check(attempt);
         let exited_0 = verify::passed(&result);
@@ -214,8 +214,8 @@ impl Run<'_> {
             Vec::new()
         };
         let passed = exited_0 && changed.is_empty();
-        self.progress.verification_passed = passed;
-        self.progress.failure_stands = !passed;
+        self.checks.verification_passed = passed;
+        self.checks.failure_stands = !passed;
         let detail = result.summary().detail().to_string();
         self.observer.on_event(&Event::VerificationFinished {
             attempt,
@@ -234,7 +234,7 @@ impl Run<'_> {
             reason,
             changed: changed.clone(),
         });
-        self.progress.inputs_changed = changed;
+        self.checks.inputs_changed = changed;
         self.checkpoint(&format!("step {}: verification", self.counts.step));
         (attempt, result)
     }
@@ -255,14 +255,14 @@ impl Run<'_> {
         let Some(verification) = self.setup.verification.clone() else {
             return (outcome, reason);
         };
-        if !ended_on_its_own || !self.progress.edited || self.progress.verification_passed {
+        if !ended_on_its_own || !self.work.edited || self.checks.verification_passed {
             return (outcome, reason);
         }
         self.check(&verification, CheckReason::RunEnded);
         if let Some(end) = self.tests_changed_end(&verification) {
             return end;
         }
-        if self.progress.verification_passed {
+        if self.checks.verification_passed {
             self.vouched(format!(
                 "`{}` exited 0 on the files as the model left them, after the run ended: \
                  {reason}",
@@ -278,12 +278,12 @@ impl Run<'_> {
     /// the pass does not show the code in the diff passes, and the run is unverified, with
     /// those files named.
     fn vouched(&self, reason: String) -> (Outcome, String) {
-        if self.progress.unvouched.is_empty() {
+        if self.checks.unvouched.is_empty() {
             return (Outcome::Verified, reason);
         }
         const NAMED: usize = 5;
-        let count = self.progress.unvouched.len();
-        let mut named = self.progress.unvouched[..count.min(NAMED)].join(", ");
+        let count = self.checks.unvouched.len();
+        let mut named = self.checks.unvouched[..count.min(NAMED)].join(", ");
         if count > NAMED {
             named.push_str(&format!(" and {} more", count - NAMED));
         }

@@ -87,7 +87,11 @@ pub(crate) struct Run<'a> {
     /// The figures of its report, so far.
     counts: Counts,
     /// How the model is doing, to steer it.
-    progress: Progress,
+    steering: Steering,
+    /// What the checks of its work found.
+    checks: Checks,
+    /// What it has done to the workspace.
+    work: Work,
     /// The model's last text.
     final_text: String,
     /// Problems that did not end the run.
@@ -155,14 +159,32 @@ struct Counts {
     checkpoints_taken: u32,
 }
 
-/// What the loop knows of how the model is doing, to steer it: repeats and failures in a
-/// row, edits and checks, and what it has read.
+/// How the model is doing, to steer it: repeats, failures and corrections in a row, and
+/// answers given again ([`steering`]). Begins afresh with each attempt.
 #[derive(Default)]
-struct Progress {
+struct Steering {
     /// Identical calls in a row.
     repeats: Repeats,
     /// Failed calls in a row.
     failed_in_row: u32,
+    /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
+    empty_in_row: u32,
+    /// The answers of this attempt the model was told how to put right ([`Run::nudge`]).
+    corrections: u32,
+    /// The last answer, as text and calls, to see the model give the same one again.
+    last_answer: Option<(String, Vec<(String, Value)>)>,
+    /// How many answers in a row were the same as the one before (at most
+    /// [`MAX_RESAMPLE`](steering::MAX_RESAMPLE)): the next request is sampled differently
+    /// by that much.
+    resample: u32,
+    /// The files whose code the last answer repeated as it is, in a block under no path
+    /// ([`Edits::repeated`](crate::blocks::Edits::repeated)).
+    repeated: BTreeSet<String>,
+}
+
+/// What the checks of the model's work found ([`done`]). Begins afresh with each attempt.
+#[derive(Default)]
+struct Checks {
     /// Whether the last check of the model's work passed: exited 0, with nothing it loads
     /// besides the code under test changed.
     verification_passed: bool,
@@ -176,17 +198,6 @@ struct Progress {
     /// The answers of this attempt that said "done" while the failure stood, each answered
     /// without running the check but counted as one of the attempt's checks.
     unchecked_dones: u32,
-    /// The files whose code the last answer repeated as it is, in a block under no path
-    /// ([`Edits::repeated`](crate::blocks::Edits::repeated)).
-    repeated: BTreeSet<String>,
-    /// Whether the model has written or edited a file successfully.
-    edited: bool,
-    /// Whether a call of the last turn may have changed the workspace.
-    changed_in_turn: bool,
-    /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
-    empty_in_row: u32,
-    /// The answers of this attempt the model was told how to put right ([`Run::nudge`]).
-    corrections: u32,
     /// What commands wrote where git does not look that could not be put back before the
     /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
     /// so a pass is not counted as verified. Empty when all was put back.
@@ -194,11 +205,16 @@ struct Progress {
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,
-    /// The last answer, as text and calls, to see the model give the same one again.
-    last_answer: Option<(String, Vec<(String, Value)>)>,
-    /// How many answers in a row were the same as the one before (at most
-    /// [`MAX_RESAMPLE`](steering::MAX_RESAMPLE)): the next request is sampled differently by that much.
-    resample: u32,
+}
+
+/// What the model has done to the workspace: edits, and the files it was shown. Begins
+/// afresh with each attempt.
+#[derive(Default)]
+struct Work {
+    /// Whether the model has written or edited a file successfully.
+    edited: bool,
+    /// Whether a call of the last turn may have changed the workspace.
+    changed_in_turn: bool,
     /// The files read for the model so far (by the head start or its own calls), where a
     /// code block in an answer that names no file may belong.
     read: Vec<String>,
@@ -264,7 +280,9 @@ impl<'a> Run<'a> {
             messages: Vec::new(),
             started: Instant::now(),
             counts: Counts::default(),
-            progress: Progress::default(),
+            steering: Steering::default(),
+            checks: Checks::default(),
+            work: Work::default(),
             final_text: String::new(),
             warnings: Vec::new(),
             attempt: Attempt::FIRST,
@@ -398,7 +416,7 @@ impl Run<'_> {
                     Some(TurnEnd::Continue) => continue,
                     None => {}
                 }
-                if self.progress.failure_stands {
+                if self.checks.failure_stands {
                     if let Some(end) = self.done_while_failure_stands() {
                         return end;
                     }
@@ -426,7 +444,7 @@ impl Run<'_> {
             // The model's own run of the verification command passed after its edits: it
             // may go on (small models loop on), but the run's measure of done is met, so
             // the harness checks, as if the model had said it was done.
-            if std::mem::take(&mut self.progress.passed_after_edit)
+            if std::mem::take(&mut self.checks.passed_after_edit)
                 && let Some(end) = self.done(CheckReason::ModelRanIt)
             {
                 return end;
@@ -526,8 +544,8 @@ impl Run<'_> {
                 .map(|v| VerificationReport {
                     command: v.command().to_owned(),
                     runs: self.counts.verifications,
-                    passed: self.progress.verification_passed,
-                    changed: self.progress.inputs_changed.clone(),
+                    passed: self.checks.verification_passed,
+                    changed: self.checks.inputs_changed.clone(),
                 }),
             checkpoints: self.counts.checkpoints_taken,
             final_text: self.final_text.clone(),

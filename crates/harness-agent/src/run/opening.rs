@@ -57,8 +57,8 @@ impl Run<'_> {
         self.counts.step = steps;
         self.opening = Some(Opening {
             messages: self.messages.clone(),
-            read: self.progress.read.clone(),
-            failure_stands: self.progress.failure_stands,
+            read: self.work.read.clone(),
+            failure_stands: self.checks.failure_stands,
         });
         self.push(Message::user(
             prompt::after_head_start(self.setup.edit_format).to_owned(),
@@ -69,8 +69,8 @@ impl Run<'_> {
     /// the attempt before it ended and what to do now.
     pub(super) fn reopen(&mut self, opening: Opening, previous: Outcome) {
         self.messages = opening.messages;
-        self.progress.read = opening.read;
-        self.progress.failure_stands = opening.failure_stands;
+        self.work.read = opening.read;
+        self.checks.failure_stands = opening.failure_stands;
         let note =
             prompt::next_attempt((self.attempt.number, self.setup.budgets.attempts), previous);
         self.push(Message::user(format!(
@@ -107,7 +107,7 @@ impl Run<'_> {
             let (call, result) = self.head_start_call(done.len(), name, arguments);
             if name == ToolName::RunCommand {
                 self.keep_after_check(0);
-                self.progress.failure_stands = !verify::passed(&result);
+                self.checks.failure_stands = !verify::passed(&result);
             }
             let text = prompt::cut_middle(result.text(), share);
             budget = budget.saturating_sub(text.chars().count());

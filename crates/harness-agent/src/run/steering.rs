@@ -30,15 +30,15 @@ impl Run<'_> {
     /// each cost a check and a turn.)
     pub(super) fn empty_answer(&mut self, reply: &Reply) -> bool {
         let empty = reply.text.trim().is_empty() && reply.tool_calls.is_empty() && !reply.cut_off;
-        if !empty || self.progress.empty_in_row >= MAX_EMPTY_IN_ROW {
-            self.progress.empty_in_row = 0;
+        if !empty || self.steering.empty_in_row >= MAX_EMPTY_IN_ROW {
+            self.steering.empty_in_row = 0;
             return false;
         }
-        self.progress.empty_in_row += 1;
-        self.progress.resample = (self.progress.resample + 1).min(MAX_RESAMPLE);
+        self.steering.empty_in_row += 1;
+        self.steering.resample = (self.steering.resample + 1).min(MAX_RESAMPLE);
         tracing::info!(
             step = self.counts.step,
-            resample = self.progress.resample,
+            resample = self.steering.resample,
             "the model answered nothing: asked again, sampled differently"
         );
         true
@@ -52,7 +52,7 @@ impl Run<'_> {
     /// On the last attempt the next request is sampled differently instead
     /// ([`Run::note_repeated_answer`]).
     pub(super) fn same_answer_again(&self, reply: &Reply) -> Option<(Outcome, String)> {
-        let repeated = reply.tool_calls.is_empty() && self.progress.resample > 0;
+        let repeated = reply.tool_calls.is_empty() && self.steering.resample > 0;
         (repeated && self.another_attempt_left()).then(|| {
             (
                 Outcome::Stuck,
@@ -64,13 +64,13 @@ impl Run<'_> {
     /// Ends the attempt when the model was told [`CORRECTIONS_PER_ATTEMPT`] times how to
     /// put its answer right and another attempt is left.
     pub(super) fn corrected_enough(&self) -> Option<(Outcome, String)> {
-        (self.progress.corrections >= CORRECTIONS_PER_ATTEMPT && self.another_attempt_left()).then(
+        (self.steering.corrections >= CORRECTIONS_PER_ATTEMPT && self.another_attempt_left()).then(
             || {
                 (
                     Outcome::Stuck,
                     format!(
                         "the model was told {} in this attempt how to put its answer right",
-                        count(u64::from(self.progress.corrections), "time")
+                        count(u64::from(self.steering.corrections), "time")
                     ),
                 )
             },
@@ -89,25 +89,25 @@ impl Run<'_> {
                 .map(|call| (call.name.clone(), call.arguments.clone()))
                 .collect::<Vec<_>>(),
         );
-        self.progress.resample = if self.progress.last_answer.as_ref() == Some(&answer) {
-            (self.progress.resample + 1).min(MAX_RESAMPLE)
+        self.steering.resample = if self.steering.last_answer.as_ref() == Some(&answer) {
+            (self.steering.resample + 1).min(MAX_RESAMPLE)
         } else {
             0
         };
-        if self.progress.resample > 0 {
+        if self.steering.resample > 0 {
             tracing::info!(
                 step = self.counts.step,
-                resample = self.progress.resample,
+                resample = self.steering.resample,
                 "the model gave the same answer again: the next request is sampled differently"
             );
         }
-        self.progress.last_answer = Some(answer);
+        self.steering.last_answer = Some(answer);
     }
 
     /// Tells the model how to put its answer right: one of the attempt's corrections
     /// ([`CORRECTIONS_PER_ATTEMPT`]).
     pub(super) fn nudge(&mut self, message: String) {
-        self.progress.corrections += 1;
+        self.steering.corrections += 1;
         self.tell(message);
     }
 }

@@ -52,13 +52,13 @@ impl Run<'_> {
             .map(|spec| spec.name())
             .find(|name| prompt::names_a_call(text, name))?
             .to_owned();
-        self.progress.failed_in_row += 1;
-        if self.progress.failed_in_row >= self.setup.budgets.max_failed_calls {
+        self.steering.failed_in_row += 1;
+        if self.steering.failed_in_row >= self.setup.budgets.max_failed_calls {
             return Some(TurnEnd::Ended(
                 Outcome::Stuck,
                 format!(
                     "{} in a row failed (the last, a call of {tool}, could not be read)",
-                    count(u64::from(self.progress.failed_in_row), "tool call")
+                    count(u64::from(self.steering.failed_in_row), "tool call")
                 ),
             ));
         }
@@ -83,9 +83,9 @@ impl Run<'_> {
             &blocks::Files::new(workspace.root().as_str(), |path| {
                 workspace.read_to_string(path).ok()
             }),
-            &self.progress.read,
+            &self.work.read,
         );
-        self.progress.repeated = found.repeated;
+        self.steering.repeated = found.repeated;
         if found.calls.is_empty() {
             if found.problems.is_empty() || blocks == Blocks::BesideFailedCalls {
                 return None;
@@ -98,13 +98,13 @@ impl Run<'_> {
                 };
                 return Some(TurnEnd::Ended(Outcome::Stuck, why.to_owned()));
             }
-            self.progress.failed_in_row += 1;
-            if self.progress.failed_in_row >= self.setup.budgets.max_failed_calls {
+            self.steering.failed_in_row += 1;
+            if self.steering.failed_in_row >= self.setup.budgets.max_failed_calls {
                 return Some(TurnEnd::Ended(
                     Outcome::Stuck,
                     format!(
                         "{} in a row failed (the last, an edit written into the answer, could not be applied)",
-                        count(u64::from(self.progress.failed_in_row), "tool call")
+                        count(u64::from(self.steering.failed_in_row), "tool call")
                     ),
                 ));
             }
@@ -135,7 +135,7 @@ impl Run<'_> {
         if let TurnEnd::Ended(outcome, reason) = self.run_calls(&calls) {
             return Some(TurnEnd::Ended(outcome, reason));
         }
-        let applied = self.progress.changed_in_turn;
+        let applied = self.work.changed_in_turn;
         if !found.problems.is_empty() {
             self.nudge(found.problems.join("\n"));
         }
@@ -145,7 +145,7 @@ impl Run<'_> {
         // with Qwen2.5-Coder-1.5B: answers that fix the code and also rewrite the test,
         // which is refused, were told of the refusal and gave the same answer again, turn
         // after turn, without the fix ever being checked.)
-        if !applied && (!found.problems.is_empty() || self.progress.failed_in_row > 0) {
+        if !applied && (!found.problems.is_empty() || self.steering.failed_in_row > 0) {
             return Some(TurnEnd::Continue);
         }
         match self.done(CheckReason::Done) {
