@@ -29,7 +29,7 @@ impl Run<'_> {
     /// may take minutes: waiting here instead means Ctrl-C and the time limit take effect at
     /// once. An abandoned request finishes, unread, in the background.
     pub(super) fn ask(&mut self) -> Answer {
-        self.observer.on_event(&Event::Waiting {
+        self.log.event(&Event::Waiting {
             step: self.counts.step,
         });
         let (sender, receiver) = mpsc::channel();
@@ -62,7 +62,7 @@ impl Run<'_> {
         }
         loop {
             match receiver.recv_timeout(POLL) {
-                Ok(FromModel::Text(text)) => self.observer.on_event(&Event::Text {
+                Ok(FromModel::Text(text)) => self.log.event(&Event::Text {
                     step: self.counts.step,
                     text: &text,
                 }),

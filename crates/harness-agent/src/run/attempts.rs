@@ -45,14 +45,14 @@ impl Run<'_> {
             checks_before: self.counts.verifications,
             after: Some(outcome),
         };
-        self.observer.on_event(&Event::NextAttempt {
+        self.log.event(&Event::NextAttempt {
             attempt: self.attempt.number,
             of: self.setup.budgets.attempts,
             previous: outcome,
             reason,
             reverted,
         });
-        self.record(Record::Attempt {
+        self.log.record(Record::Attempt {
             attempt: self.attempt.number,
             previous: outcome,
             reason: reason.to_owned(),

@@ -121,7 +121,7 @@ impl Run<'_> {
 
     /// Calls one tool, reporting and recording it.
     pub(super) fn call_tool(&mut self, call: &ToolCall) -> ToolResult {
-        self.observer.on_event(&Event::ToolStarted {
+        self.log.event(&Event::ToolStarted {
             step: self.counts.step,
             tool: &call.name,
             arguments: &call.arguments,
@@ -145,7 +145,7 @@ impl Run<'_> {
             self.work.read.push(read.path);
         }
         let detail = result.summary().detail().to_string();
-        self.observer.on_event(&Event::ToolFinished {
+        self.log.event(&Event::ToolFinished {
             step: self.counts.step,
             tool: &call.name,
             target: result.summary().target(),
@@ -153,7 +153,7 @@ impl Run<'_> {
             is_error: result.is_error(),
             output: result.text(),
         });
-        self.record(Record::Tool {
+        self.log.record(Record::Tool {
             step: self.counts.step,
             id: call.id.clone(),
             tool: call.name.clone(),
@@ -189,7 +189,7 @@ impl Run<'_> {
 
     /// Shows and records `call` as refused with `result`, without running it.
     fn refuse_call(&mut self, call: &ToolCall, result: ToolResult) -> ToolResult {
-        self.observer.on_event(&Event::ToolStarted {
+        self.log.event(&Event::ToolStarted {
             step: self.counts.step,
             tool: &call.name,
             arguments: &call.arguments,
@@ -216,17 +216,17 @@ impl Run<'_> {
         if findings.is_empty() {
             return None;
         }
-        self.observer.on_event(&Event::Tampered {
+        self.log.event(&Event::Tampered {
             step: self.counts.step,
             command,
             findings: &findings,
         });
-        self.record(Record::Tampered {
+        self.log.record(Record::Tampered {
             step: self.counts.step,
             command: command.to_owned(),
             findings: findings.clone(),
         });
-        self.warnings.push(format!(
+        self.log.warnings.push(format!(
             "step {}: {command} changed what undo relies on: {}",
             self.counts.step,
             findings.join("; ")

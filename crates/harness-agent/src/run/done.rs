@@ -198,7 +198,7 @@ impl Run<'_> {
     fn check(&mut self, verification: &Verification, reason: CheckReason) -> (u32, ToolResult) {
         self.counts.verifications += 1;
         let attempt = self.counts.verifications;
-        self.observer.on_event(&Event::VerificationStarted {
+        self.log.event(&Event::VerificationStarted {
             attempt,
             command: verification.command(),
             reason,
@@ -217,14 +217,14 @@ impl Run<'_> {
         self.checks.verification_passed = passed;
         self.checks.failure_stands = !passed;
         let detail = result.summary().detail().to_string();
-        self.observer.on_event(&Event::VerificationFinished {
+        self.log.event(&Event::VerificationFinished {
             attempt,
             passed,
             detail: detail.clone(),
             output: result.text(),
             changed: &changed,
         });
-        self.record(Record::Verification {
+        self.log.record(Record::Verification {
             attempt,
             command: verification.command().to_owned(),
             argv: verification.argv().to_vec(),

@@ -70,10 +70,8 @@ pub(crate) struct Setup<'a> {
 pub(crate) struct Run<'a> {
     /// The model, the tools and the rules.
     setup: Setup<'a>,
-    /// The record being written.
-    transcript: Option<Transcript>,
-    /// Told every event.
-    observer: &'a mut dyn Observer,
+    /// Where the facts of the run go.
+    log: Log<'a>,
     /// Snapshots after changing steps.
     checkpoints: &'a mut dyn Checkpoints,
     /// The tools offered, as JSON.
@@ -94,12 +92,35 @@ pub(crate) struct Run<'a> {
     work: Work,
     /// The model's last text.
     final_text: String,
-    /// Problems that did not end the run.
-    warnings: Vec<String>,
     /// The attempt at the task under way.
     attempt: Attempt,
     /// How the first attempt opened, for the later ones to open the same way.
     opening: Option<Opening>,
+}
+
+/// Where the facts of a run go: each is shown to the observer as it happens and kept in the
+/// transcript, and the problems that did not end the run are kept for its report.
+struct Log<'a> {
+    /// Told every event.
+    observer: &'a mut dyn Observer,
+    /// The record being written.
+    transcript: Option<Transcript>,
+    /// Problems that did not end the run.
+    warnings: Vec<String>,
+}
+
+impl Log<'_> {
+    /// Shows `event` to the observer.
+    fn event(&mut self, event: &Event<'_>) {
+        self.observer.on_event(event);
+    }
+
+    /// Writes `record` to the transcript, if there is one.
+    fn record(&mut self, record: Record) {
+        if let Some(transcript) = &mut self.transcript {
+            transcript.record(record);
+        }
+    }
 }
 
 /// The opening of the first attempt: the system prompt, the task and the head start, with
@@ -272,8 +293,11 @@ impl<'a> Run<'a> {
         let tools_chars = tools.iter().map(|tool| tool.to_string().len()).sum();
         Run {
             setup,
-            transcript,
-            observer,
+            log: Log {
+                observer,
+                transcript,
+                warnings: Vec::new(),
+            },
             checkpoints,
             tools,
             tools_chars,
@@ -284,7 +308,6 @@ impl<'a> Run<'a> {
             checks: Checks::default(),
             work: Work::default(),
             final_text: String::new(),
-            warnings: Vec::new(),
             attempt: Attempt::FIRST,
             opening: None,
         }
@@ -317,13 +340,13 @@ impl Run<'_> {
             .verification
             .as_ref()
             .map(|v| v.command().to_owned());
-        self.observer.on_event(&Event::Started {
+        self.log.event(&Event::Started {
             task,
             workspace: &workspace,
             context_window,
             verification: verification_command.as_deref(),
         });
-        self.record(Record::Run {
+        self.log.record(Record::Run {
             format: TRANSCRIPT_FORMAT,
             task: task.to_owned(),
             workspace: workspace.clone(),
@@ -356,11 +379,11 @@ impl Run<'_> {
             self.counts.step += 1;
             let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
             if elided > 0 {
-                self.observer.on_event(&Event::ContextTrimmed {
+                self.log.event(&Event::ContextTrimmed {
                     step: self.counts.step,
                     elided,
                 });
-                self.record(Record::Trim {
+                self.log.record(Record::Trim {
                     step: self.counts.step,
                     elided,
                 });
@@ -379,14 +402,14 @@ impl Run<'_> {
             );
             self.counts.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
             self.counts.completion_tokens += reply.completion_tokens.unwrap_or(0);
-            self.observer.on_event(&Event::Replied {
+            self.log.event(&Event::Replied {
                 step: self.counts.step,
                 tool_calls: reply.tool_calls.len(),
                 prompt_tokens: reply.prompt_tokens,
                 completion_tokens: reply.completion_tokens,
                 seconds: took.as_secs_f64(),
             });
-            self.record(Record::Reply {
+            self.log.record(Record::Reply {
                 step: self.counts.step,
                 content: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
@@ -454,11 +477,11 @@ impl Run<'_> {
 
     /// Tells the model something about how it is working.
     fn tell(&mut self, message: String) {
-        self.observer.on_event(&Event::Nudged {
+        self.log.event(&Event::Nudged {
             step: self.counts.step,
             message: &message,
         });
-        self.record(Record::Nudge {
+        self.log.record(Record::Nudge {
             step: self.counts.step,
             content: message.clone(),
         });
@@ -467,27 +490,21 @@ impl Run<'_> {
 
     /// Appends a message the harness wrote, and records it.
     fn push(&mut self, message: Message) {
-        self.record(Record::Message(message.clone()));
+        self.log.record(Record::Message(message.clone()));
         self.messages.push(message);
-    }
-
-    fn record(&mut self, record: Record) {
-        if let Some(transcript) = &mut self.transcript {
-            transcript.record(record);
-        }
     }
 
     /// Reports a failure of the undo record that does not end the run.
     fn warn(&mut self, error: String) {
-        self.observer.on_event(&Event::CheckpointFailed {
+        self.log.event(&Event::CheckpointFailed {
             step: self.counts.step,
             error: error.clone(),
         });
-        self.record(Record::CheckpointFailed {
+        self.log.record(Record::CheckpointFailed {
             step: self.counts.step,
             error: error.clone(),
         });
-        self.warnings.push(error);
+        self.log.warnings.push(error);
     }
 
     /// Snapshots the workspace.
@@ -495,12 +512,12 @@ impl Run<'_> {
         match self.checkpoints.checkpoint(label) {
             Ok(Some(number)) => {
                 self.counts.checkpoints_taken += 1;
-                self.observer.on_event(&Event::Checkpoint {
+                self.log.event(&Event::Checkpoint {
                     step: self.counts.step,
                     number,
                     label,
                 });
-                self.record(Record::Checkpoint {
+                self.log.record(Record::Checkpoint {
                     step: self.counts.step,
                     number,
                     label: label.to_owned(),
@@ -509,15 +526,15 @@ impl Run<'_> {
             Ok(None) => {}
             Err(error) => {
                 let error = format!("checkpoint after step {} failed: {error}", self.counts.step);
-                self.observer.on_event(&Event::CheckpointFailed {
+                self.log.event(&Event::CheckpointFailed {
                     step: self.counts.step,
                     error: error.clone(),
                 });
-                self.record(Record::CheckpointFailed {
+                self.log.record(Record::CheckpointFailed {
                     step: self.counts.step,
                     error: error.clone(),
                 });
-                self.warnings.push(error);
+                self.log.warnings.push(error);
             }
         }
     }
@@ -525,8 +542,8 @@ impl Run<'_> {
     /// The report, recorded and reported.
     fn finish(mut self, outcome: Outcome, reason: String) -> RunReport {
         tracing::info!(%outcome, %reason, steps = self.counts.step, "run finished");
-        if let Some(failure) = self.transcript.as_ref().and_then(Transcript::failure) {
-            self.warnings.push(failure.to_owned());
+        if let Some(failure) = self.log.transcript.as_ref().and_then(Transcript::failure) {
+            self.log.warnings.push(failure.to_owned());
         }
         let report = RunReport {
             outcome,
@@ -549,11 +566,11 @@ impl Run<'_> {
                 }),
             checkpoints: self.counts.checkpoints_taken,
             final_text: self.final_text.clone(),
-            transcript: self.transcript.as_ref().map(|t| t.path().to_owned()),
-            warnings: self.warnings.clone(),
+            transcript: self.log.transcript.as_ref().map(|t| t.path().to_owned()),
+            warnings: self.log.warnings.clone(),
         };
-        self.record(Record::Outcome(report.clone()));
-        self.observer.on_event(&Event::Finished { report: &report });
+        self.log.record(Record::Outcome(report.clone()));
+        self.log.event(&Event::Finished { report: &report });
         report
     }
 }
