@@ -4,7 +4,6 @@
 use super::{Attempt, Checks, Run, Steering, Work};
 use crate::event::Event;
 use crate::outcome::Outcome;
-use crate::record::Record;
 
 impl Run<'_> {
     /// After an attempt that ended `outcome`, whether another begins: when attempts are
@@ -50,12 +49,6 @@ impl Run<'_> {
             of: self.setup.budgets.attempts,
             previous: outcome,
             reason,
-            reverted,
-        });
-        self.log.record(Record::Attempt {
-            attempt: self.attempt.number,
-            previous: outcome,
-            reason: reason.to_owned(),
             reverted,
         });
         self.messages.clear();

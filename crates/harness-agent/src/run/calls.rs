@@ -12,7 +12,6 @@ use crate::event::Event;
 use crate::model::{Message, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
-use crate::record::Record;
 use crate::verify;
 
 impl Run<'_> {
@@ -152,17 +151,8 @@ impl Run<'_> {
             detail: detail.clone(),
             is_error: result.is_error(),
             output: result.text(),
-        });
-        self.log.record(Record::Tool {
-            step: self.counts.step,
-            id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: call.arguments.clone(),
-            origin: call.origin,
-            summary: result.summary().to_string(),
-            is_error: result.is_error(),
-            may_have_changed_workspace: result.may_have_changed_workspace(),
-            result: result.text().to_owned(),
+            call,
+            result: &result,
             seconds: took.as_secs_f64(),
         });
         tracing::debug!(step = self.counts.step, tool = %call.name, summary = %result.summary(), "tool call");
@@ -220,11 +210,6 @@ impl Run<'_> {
             step: self.counts.step,
             command,
             findings: &findings,
-        });
-        self.log.record(Record::Tampered {
-            step: self.counts.step,
-            command: command.to_owned(),
-            findings: findings.clone(),
         });
         self.log.warnings.push(format!(
             "step {}: {command} changed what undo relies on: {}",

@@ -13,7 +13,6 @@ use crate::event::{CheckReason, Event};
 use crate::model::{CallOrigin, Message, Role, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
-use crate::record::Record;
 use crate::verify::{self, Verification};
 
 impl Run<'_> {
@@ -223,16 +222,8 @@ impl Run<'_> {
             detail: detail.clone(),
             output: result.text(),
             changed: &changed,
-        });
-        self.log.record(Record::Verification {
-            attempt,
-            command: verification.command().to_owned(),
-            argv: verification.argv().to_vec(),
-            passed,
-            detail,
-            output: result.text().to_owned(),
+            verification,
             reason,
-            changed: changed.clone(),
         });
         self.checks.inputs_changed = changed;
         self.checkpoint(&format!("step {}: verification", self.counts.step));

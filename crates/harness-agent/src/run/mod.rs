@@ -37,7 +37,7 @@ use crate::event::{CheckReason, Event, Observer};
 use crate::model::Message;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
-use crate::record::{FORMAT as TRANSCRIPT_FORMAT, Record, RecordedBudgets};
+use crate::record::Record;
 use crate::repeat::Repeats;
 use crate::stop::StopSignal;
 use crate::transcript::Transcript;
@@ -110,8 +110,12 @@ struct Log<'a> {
 }
 
 impl Log<'_> {
-    /// Shows `event` to the observer.
+    /// Records `event` in the transcript, if it is one the transcript keeps, and shows it
+    /// to the observer: one call for both, so that neither can miss a fact the other has.
     fn event(&mut self, event: &Event<'_>) {
+        if let Some(record) = Record::of_event(event) {
+            self.record(record);
+        }
         self.observer.on_event(event);
     }
 
@@ -335,30 +339,12 @@ impl Run<'_> {
     fn start(&mut self, task: &str) -> Result<u32, ChatError> {
         let context_window = self.setup.chat.context_window()?;
         let workspace = self.setup.toolbox.workspace().root().to_string();
-        let verification_command = self
-            .setup
-            .verification
-            .as_ref()
-            .map(|v| v.command().to_owned());
         self.log.event(&Event::Started {
             task,
             workspace: &workspace,
             context_window,
-            verification: verification_command.as_deref(),
-        });
-        self.log.record(Record::Run {
-            format: TRANSCRIPT_FORMAT,
-            task: task.to_owned(),
-            workspace: workspace.clone(),
-            context_window: Some(context_window),
-            verification: verification_command.clone(),
-            budgets: Some(RecordedBudgets {
-                max_steps: self.setup.budgets.max_steps,
-                max_seconds: self.setup.budgets.max_duration.as_secs_f64(),
-                max_failed_calls: self.setup.budgets.max_failed_calls,
-                max_tokens: self.setup.budgets.max_tokens,
-                attempts: self.setup.budgets.attempts,
-            }),
+            verification: self.setup.verification.as_ref().map(Verification::command),
+            budgets: &self.setup.budgets,
         });
         Ok(context_window)
     }
@@ -383,10 +369,6 @@ impl Run<'_> {
                     step: self.counts.step,
                     elided,
                 });
-                self.log.record(Record::Trim {
-                    step: self.counts.step,
-                    elided,
-                });
             }
             let (reply, took) = match self.ask() {
                 Answer::Reply(reply, took) => (reply, took),
@@ -408,15 +390,7 @@ impl Run<'_> {
                 prompt_tokens: reply.prompt_tokens,
                 completion_tokens: reply.completion_tokens,
                 seconds: took.as_secs_f64(),
-            });
-            self.log.record(Record::Reply {
-                step: self.counts.step,
-                content: reply.text.clone(),
-                tool_calls: reply.tool_calls.clone(),
-                cut_off: reply.cut_off,
-                prompt_tokens: reply.prompt_tokens,
-                completion_tokens: reply.completion_tokens,
-                seconds: took.as_secs_f64(),
+                reply: &reply,
             });
             if self.empty_answer(&reply) {
                 continue;
@@ -481,10 +455,6 @@ impl Run<'_> {
             step: self.counts.step,
             message: &message,
         });
-        self.log.record(Record::Nudge {
-            step: self.counts.step,
-            content: message.clone(),
-        });
         self.messages.push(Message::user(message));
     }
 
@@ -497,10 +467,6 @@ impl Run<'_> {
     /// Reports a failure of the undo record that does not end the run.
     fn warn(&mut self, error: String) {
         self.log.event(&Event::CheckpointFailed {
-            step: self.counts.step,
-            error: error.clone(),
-        });
-        self.log.record(Record::CheckpointFailed {
             step: self.counts.step,
             error: error.clone(),
         });
@@ -517,20 +483,11 @@ impl Run<'_> {
                     number,
                     label,
                 });
-                self.log.record(Record::Checkpoint {
-                    step: self.counts.step,
-                    number,
-                    label: label.to_owned(),
-                });
             }
             Ok(None) => {}
             Err(error) => {
                 let error = format!("checkpoint after step {} failed: {error}", self.counts.step);
                 self.log.event(&Event::CheckpointFailed {
-                    step: self.counts.step,
-                    error: error.clone(),
-                });
-                self.log.record(Record::CheckpointFailed {
                     step: self.counts.step,
                     error: error.clone(),
                 });
@@ -569,7 +526,6 @@ impl Run<'_> {
             transcript: self.log.transcript.as_ref().map(|t| t.path().to_owned()),
             warnings: self.log.warnings.clone(),
         };
-        self.log.record(Record::Outcome(report.clone()));
         self.log.event(&Event::Finished { report: &report });
         report
     }
