@@ -9,9 +9,13 @@ use std::time::{Duration, Instant};
 use super::steering::MAX_RESAMPLE;
 use super::{Answer, Run, count};
 use crate::chat::{ChatError, Reply};
+use crate::context;
 use crate::event::Event;
 use crate::outcome::Outcome;
 use crate::plain;
+
+/// The system prompt and the task: never elided.
+const KEPT_HEAD: usize = 2;
 
 /// How often the loop looks at the stop signal and the clock while the model is answering.
 const POLL: Duration = Duration::from_millis(50);
@@ -83,6 +87,38 @@ impl Run<'_> {
                 }
             }
         }
+    }
+
+    /// Keeps the conversation inside `limit` tokens ([`context::fit`]), telling when older
+    /// results were elided.
+    pub(super) fn fit_context(&mut self, limit: usize) {
+        let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
+        if elided > 0 {
+            self.log.event(&Event::ContextTrimmed {
+                step: self.counts.step,
+                elided,
+            });
+        }
+    }
+
+    /// Counts and reports the answer `reply`, which took `took`.
+    pub(super) fn answered(&mut self, reply: &Reply, took: Duration) {
+        tracing::debug!(
+            step = self.counts.step,
+            tool_calls = reply.tool_calls.len(),
+            seconds = took.as_secs_f64(),
+            "the model answered"
+        );
+        self.counts.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+        self.counts.completion_tokens += reply.completion_tokens.unwrap_or(0);
+        self.log.event(&Event::Replied {
+            step: self.counts.step,
+            tool_calls: reply.tool_calls.len(),
+            prompt_tokens: reply.prompt_tokens,
+            completion_tokens: reply.completion_tokens,
+            seconds: took.as_secs_f64(),
+            reply,
+        });
     }
 
     /// The outcome of a budget that ran out or a stop that was asked for, if any.

@@ -31,7 +31,6 @@ use serde_json::Value;
 use crate::budget::Budgets;
 use crate::chat::{ChatClient, ChatError, Reply};
 use crate::checkpoint::Checkpoints;
-use crate::context;
 use crate::edit_format::EditFormat;
 use crate::event::{CheckReason, Event, Observer};
 use crate::model::Message;
@@ -42,9 +41,6 @@ use crate::repeat::Repeats;
 use crate::stop::StopSignal;
 use crate::transcript::Transcript;
 use crate::verify::Verification;
-
-/// The system prompt and the task: never elided.
-const KEPT_HEAD: usize = 2;
 
 /// What a run is given, as its [`Agent`](crate::Agent) was built: the model, the tools and
 /// the rules. It does not change while the run goes on.
@@ -275,6 +271,16 @@ enum TurnEnd {
     Ended(Outcome, String),
 }
 
+impl From<Option<(Outcome, String)>> for TurnEnd {
+    /// An end, if there is one; going on otherwise.
+    fn from(end: Option<(Outcome, String)>) -> TurnEnd {
+        match end {
+            Some((outcome, reason)) => TurnEnd::Ended(outcome, reason),
+            None => TurnEnd::Continue,
+        }
+    }
+}
+
 impl<'a> Run<'a> {
     /// A run of `setup`, writing `transcript`, reporting each event to `observer` and taking
     /// `checkpoints`.
@@ -363,90 +369,80 @@ impl Run<'_> {
                 return end;
             }
             self.counts.step += 1;
-            let elided = context::fit(&mut self.messages, KEPT_HEAD, self.tools_chars, limit);
-            if elided > 0 {
-                self.log.event(&Event::ContextTrimmed {
-                    step: self.counts.step,
-                    elided,
-                });
-            }
-            let (reply, took) = match self.ask() {
-                Answer::Reply(reply, took) => (reply, took),
+            self.fit_context(limit);
+            let reply = match self.ask() {
+                Answer::Reply(reply, took) => {
+                    self.answered(&reply, took);
+                    reply
+                }
                 Answer::Failed(error) => return (Outcome::ModelError, error.to_string()),
                 Answer::Stopped => return self.interrupted(),
                 Answer::OutOfTime => return self.out_of_time(),
             };
-            tracing::debug!(
-                step = self.counts.step,
-                tool_calls = reply.tool_calls.len(),
-                seconds = took.as_secs_f64(),
-                "the model answered"
-            );
-            self.counts.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
-            self.counts.completion_tokens += reply.completion_tokens.unwrap_or(0);
-            self.log.event(&Event::Replied {
-                step: self.counts.step,
-                tool_calls: reply.tool_calls.len(),
-                prompt_tokens: reply.prompt_tokens,
-                completion_tokens: reply.completion_tokens,
-                seconds: took.as_secs_f64(),
-                reply: &reply,
-            });
             if self.empty_answer(&reply) {
                 continue;
             }
-            if !reply.text.trim().is_empty() {
-                self.final_text = reply.text.trim().to_owned();
-            }
-            self.note_repeated_answer(&reply);
-            self.messages.push(reply.to_message());
-            if let Some(end) = self.same_answer_again(&reply) {
-                return end;
-            }
-            if reply.tool_calls.is_empty() {
-                if reply.cut_off {
-                    self.nudge(prompt::cut_off(self.setup.edit_format).to_owned());
-                    continue;
-                }
-                match self.written_calls(&reply.text) {
-                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
-                    Some(TurnEnd::Continue) => continue,
-                    None => {}
-                }
-                if self.checks.failure_stands {
-                    if let Some(end) = self.done_while_failure_stands() {
-                        return end;
-                    }
-                    continue;
-                }
-                if let Some(end) = self.done(CheckReason::Done) {
-                    return end;
-                }
-                continue;
-            }
-            if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
+            if let TurnEnd::Ended(outcome, reason) = self.turn(&reply) {
                 return (outcome, reason);
             }
-            // Every call failed, and the answer also wrote its change out as code: that is
-            // the model's other statement of the same change, so it is made. (Measured with
-            // Qwen2.5-Coder-1.5B: answers show the fixed file, then a call as JSON whose
-            // `old_text` is not in the file; 6 of 22 answers with calls in one suite run.)
-            if self.every_call_failed(reply.tool_calls.len()) {
-                match self.edit_blocks(&reply.text, Blocks::BesideFailedCalls) {
-                    Some(TurnEnd::Ended(outcome, reason)) => return (outcome, reason),
-                    Some(TurnEnd::Continue) => continue,
-                    None => {}
-                }
-            }
-            // The model's own run of the verification command passed after its edits: it
-            // may go on (small models loop on), but the run's measure of done is met, so
-            // the harness checks, as if the model had said it was done.
-            if std::mem::take(&mut self.checks.passed_after_edit)
-                && let Some(end) = self.done(CheckReason::ModelRanIt)
-            {
-                return end;
-            }
         }
+    }
+
+    /// The turn on an answer: it goes into the conversation, then its calls run, or, with
+    /// none, it is taken for what it says (an edit, a call that did not run, or "done").
+    fn turn(&mut self, reply: &Reply) -> TurnEnd {
+        if !reply.text.trim().is_empty() {
+            self.final_text = reply.text.trim().to_owned();
+        }
+        self.note_repeated_answer(reply);
+        self.messages.push(reply.to_message());
+        if let Some((outcome, reason)) = self.same_answer_again(reply) {
+            return TurnEnd::Ended(outcome, reason);
+        }
+        if reply.tool_calls.is_empty() {
+            self.without_calls(reply)
+        } else {
+            self.with_calls(reply)
+        }
+    }
+
+    /// An answer that calls no tool: cut off, it is continued; holding edits or a call
+    /// spelled out, those are made or told; otherwise the model says it is done.
+    fn without_calls(&mut self, reply: &Reply) -> TurnEnd {
+        if reply.cut_off {
+            self.nudge(prompt::cut_off(self.setup.edit_format).to_owned());
+            return TurnEnd::Continue;
+        }
+        if let Some(end) = self.written_calls(&reply.text) {
+            return end;
+        }
+        if self.checks.failure_stands {
+            return TurnEnd::from(self.done_while_failure_stands());
+        }
+        TurnEnd::from(self.done(CheckReason::Done))
+    }
+
+    /// An answer that calls tools: they run, and then what the turn showed may end it.
+    fn with_calls(&mut self, reply: &Reply) -> TurnEnd {
+        if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
+            return TurnEnd::Ended(outcome, reason);
+        }
+        // Every call failed, and the answer also wrote its change out as code: that is
+        // the model's other statement of the same change, so it is made. (Measured with
+        // Qwen2.5-Coder-1.5B: answers show the fixed file, then a call as JSON whose
+        // `old_text` is not in the file; 6 of 22 answers with calls in one suite run.)
+        if self.every_call_failed(reply.tool_calls.len())
+            && let Some(end) = self.edit_blocks(&reply.text, Blocks::BesideFailedCalls)
+        {
+            return end;
+        }
+        // The model's own run of the verification command passed after its edits: it
+        // may go on (small models loop on), but the run's measure of done is met, so
+        // the harness checks, as if the model had said it was done.
+        if std::mem::take(&mut self.checks.passed_after_edit) {
+            return TurnEnd::from(self.done(CheckReason::ModelRanIt));
+        }
+        TurnEnd::Continue
     }
 
     /// Tells the model something about how it is working.
