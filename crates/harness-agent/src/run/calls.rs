@@ -38,48 +38,9 @@ impl Run<'_> {
                 );
                 break;
             }
-            self.counts.tool_calls += 1;
-            let tool = ToolName::parse(&call.name);
-            let edits = tool.is_some_and(ToolName::changes_files);
-            let unsaved = if edits { self.protect(call) } else { None };
-            if tool == Some(ToolName::RunCommand)
-                && let Err(error) = self.checkpoints.before_command()
-            {
-                self.warn(format!(
-                    "keeping the pre-run state before step {} failed: {error}",
-                    self.counts.step
-                ));
-            }
-            let result = match unsaved {
-                Some(refusal) => self.refuse_call(call, refusal),
-                None => self.call_tool(call),
-            };
-            let mut framed =
-                prompt::tool_result(&call.name, result.summary().target(), result.text());
-            if tool == Some(ToolName::RunCommand)
-                && let Some(note) = self.verify_after(result.summary().target(), result.put_back())
-            {
-                framed.push_str(&note);
-            }
-            self.messages.push(Message::tool_result(call, framed));
-            if edits && !result.is_error() {
-                self.work.edited = true;
-                self.checks.passed_after_edit = false;
-            }
-            let ran_the_verification =
-                tool == Some(ToolName::RunCommand) && self.runs_the_verification(call);
-            if ran_the_verification && self.work.edited && verify::passed(&result) {
-                self.checks.passed_after_edit = true;
-            }
+            let result = self.run_call(call);
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
-            }
-            // The model's own run of the check tells as much as the harness's; any other
-            // call that may have changed a file may have changed the check's outcome.
-            if ran_the_verification {
-                self.checks.failure_stands = !verify::passed(&result);
-            } else if result.may_have_changed_workspace() {
-                self.checks.failure_stands = false;
             }
             if repeats == self.setup.budgets.repeat_nudge {
                 nudge = Some(prompt::repeat_nudge(
@@ -116,6 +77,51 @@ impl Run<'_> {
             self.nudge(message);
         }
         end
+    }
+
+    /// Runs one call of a turn, saving the file it writes first, and notes what its result
+    /// tells of the model's work: an edit made, the verification's own run passed or failed.
+    fn run_call(&mut self, call: &ToolCall) -> ToolResult {
+        self.counts.tool_calls += 1;
+        let tool = ToolName::parse(&call.name);
+        let edits = tool.is_some_and(ToolName::changes_files);
+        let unsaved = if edits { self.protect(call) } else { None };
+        if tool == Some(ToolName::RunCommand)
+            && let Err(error) = self.checkpoints.before_command()
+        {
+            self.warn(format!(
+                "keeping the pre-run state before step {} failed: {error}",
+                self.counts.step
+            ));
+        }
+        let result = match unsaved {
+            Some(refusal) => self.refuse_call(call, refusal),
+            None => self.call_tool(call),
+        };
+        let mut framed = prompt::tool_result(&call.name, result.summary().target(), result.text());
+        if tool == Some(ToolName::RunCommand)
+            && let Some(note) = self.verify_after(result.summary().target(), result.put_back())
+        {
+            framed.push_str(&note);
+        }
+        self.messages.push(Message::tool_result(call, framed));
+        if edits && !result.is_error() {
+            self.work.edited = true;
+            self.checks.passed_after_edit = false;
+        }
+        let ran_the_verification =
+            tool == Some(ToolName::RunCommand) && self.runs_the_verification(call);
+        if ran_the_verification && self.work.edited && verify::passed(&result) {
+            self.checks.passed_after_edit = true;
+        }
+        // The model's own run of the check tells as much as the harness's; any other
+        // call that may have changed a file may have changed the check's outcome.
+        if ran_the_verification {
+            self.checks.failure_stands = !verify::passed(&result);
+        } else if result.may_have_changed_workspace() {
+            self.checks.failure_stands = false;
+        }
+        result
     }
 
     /// Calls one tool, reporting and recording it.
