@@ -103,10 +103,11 @@
 //!
 //! # The record
 //!
-//! Every message, tool call, result, timing and token count goes to a [`Transcript`] (JSON
-//! lines, every string redacted), and every step is reported to an [`Observer`] as an
-//! [`Event`], which is how the command line shows a run. This crate never writes to the
-//! terminal.
+//! Every step is reported to an [`Observer`] as an [`Event`], which is how the command line
+//! shows a run, and every message, tool call, result, timing and token count goes to a
+//! [`Transcript`] (JSON lines, every string redacted): the transcript's [`Record`]s of what
+//! the observer is shown are made from those same events, so the two cannot disagree. This
+//! crate never writes to the terminal.
 //!
 //! # What this crate does not do
 //!
@@ -130,7 +131,9 @@
 //!   `repeat.rs`).
 //! - What the model is told: `prompt.rs`, and `plain.rs` for a model offered no tools; the
 //!   context window: `context.rs`.
-//! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`]), `transcript.rs`.
+//! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`], and the record of each
+//!   event), `transcript.rs`; the run emits each event once, through its `Log` in
+//!   `run/mod.rs`.
 
 mod agent;
 mod anchor;

@@ -30,7 +30,7 @@ pub struct Line {
 /// What one line of a transcript records. Serialized as a JSON object tagged by `"type"`.
 ///
 /// Where the loop also reports the same moment as an [`Event`], the record is made from the
-/// event ([`Record::of_event`]): it holds every field of the event under the same name (a
+/// event (`Record::of_event`): it holds every field of the event under the same name (a
 /// test runs a loop and checks it), and more: the transcript is what a run can be replayed
 /// from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
