@@ -77,7 +77,7 @@ impl Run<'_> {
     /// calls' errors are what the model reads.
     pub(super) fn edit_blocks(&mut self, text: &str, blocks: Blocks) -> Option<TurnEnd> {
         let workspace = self.setup.toolbox.workspace();
-        let found = blocks::edits(
+        let mut found = blocks::edits(
             text,
             self.setup.edit_format,
             &blocks::Files::new(workspace.root().as_str(), |path| {
@@ -85,31 +85,9 @@ impl Run<'_> {
             }),
             &self.work.read,
         );
-        self.steering.repeated = found.repeated;
+        self.steering.repeated = std::mem::take(&mut found.repeated);
         if found.calls.is_empty() {
-            if found.problems.is_empty() || blocks == Blocks::BesideFailedCalls {
-                return None;
-            }
-            if found.changes_nothing && self.another_attempt_left() {
-                let why = if found.unplaced {
-                    UNPLACED
-                } else {
-                    CHANGED_NOTHING
-                };
-                return Some(TurnEnd::Ended(Outcome::Stuck, why.to_owned()));
-            }
-            self.steering.failed_in_row += 1;
-            if self.steering.failed_in_row >= self.setup.budgets.max_failed_calls {
-                return Some(TurnEnd::Ended(
-                    Outcome::Stuck,
-                    format!(
-                        "{} in a row failed (the last, an edit written into the answer, could not be applied)",
-                        count(u64::from(self.steering.failed_in_row), "tool call")
-                    ),
-                ));
-            }
-            self.nudge(found.problems.join("\n"));
-            return Some(TurnEnd::Continue);
+            return self.no_block_made(&found, blocks);
         }
         let calls: Vec<ToolCall> = found
             .calls
@@ -148,9 +126,36 @@ impl Run<'_> {
         if !applied && (!found.problems.is_empty() || self.steering.failed_in_row > 0) {
             return Some(TurnEnd::Continue);
         }
-        match self.done(CheckReason::Done) {
-            Some((outcome, reason)) => Some(TurnEnd::Ended(outcome, reason)),
-            None => Some(TurnEnd::Continue),
+        Some(TurnEnd::from(self.done(CheckReason::Done)))
+    }
+
+    /// An answer whose blocks (`found`) made no call. `None` when no block was a problem, or
+    /// beside failed calls (their errors are what the model reads); otherwise the end of
+    /// the attempt when its code is what the files already hold and another attempt is
+    /// left, or one failed call, the model told what went wrong.
+    fn no_block_made(&mut self, found: &blocks::Edits, blocks: Blocks) -> Option<TurnEnd> {
+        if found.problems.is_empty() || blocks == Blocks::BesideFailedCalls {
+            return None;
         }
+        if found.changes_nothing && self.another_attempt_left() {
+            let why = if found.unplaced {
+                UNPLACED
+            } else {
+                CHANGED_NOTHING
+            };
+            return Some(TurnEnd::Ended(Outcome::Stuck, why.to_owned()));
+        }
+        self.steering.failed_in_row += 1;
+        if self.steering.failed_in_row >= self.setup.budgets.max_failed_calls {
+            return Some(TurnEnd::Ended(
+                Outcome::Stuck,
+                format!(
+                    "{} in a row failed (the last, an edit written into the answer, could not be applied)",
+                    count(u64::from(self.steering.failed_in_row), "tool call")
+                ),
+            ));
+        }
+        self.nudge(found.problems.join("\n"));
+        Some(TurnEnd::Continue)
     }
 }
