@@ -11,6 +11,7 @@ mod eval;
 mod local_model;
 mod mutate;
 mod reap;
+mod structure;
 
 use std::process::ExitCode;
 
@@ -108,6 +109,16 @@ const TASKS: &[(&str, &str)] = &[
                 is stale\n",
     ),
     (
+        "structure",
+        "\
+\x20 structure [--check] [--root DIR]
+                measure the structure targets of issue #46 over the workspace:
+                production lines per crate (harness-cli at most 3000), files over 800
+                lines, import circles between a crate's modules (builder pairs aside),
+                functions over 60 lines in harness-cli's commands; --check fails when
+                a target is missed\n",
+    ),
+    (
         "reap",
         "\
 \x20 reap PROGRAM [ARGS]...
@@ -143,6 +154,7 @@ fn main() -> ExitCode {
         "demo" => Ok(demo::run(rest)),
         "docs" => docs::run(rest),
         "reap" => reap::run(rest),
+        "structure" => structure::run(rest),
         "eval" => eval::run(rest),
         "eval-task" => eval::run_task(rest),
         "eval-report" => eval::run_report(rest),

@@ -13,6 +13,7 @@ const TASKS: &[&str] = &[
     "eval",
     "eval-task",
     "eval-report",
+    "structure",
     "reap",
     "help",
 ];

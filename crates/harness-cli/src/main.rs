@@ -1,13 +1,12 @@
 //! `harness`: a coding agent confined to a workspace, and the tools it uses, by hand.
 //!
-//! This binary is thin: it parses arguments, builds the library objects and prints what they
-//! return. Each subcommand lives in its own file under `commands/`; the terminal display of a
-//! run is in `display`, settings (files and flags) in `config` (which says what a
-//! repository's `harness.toml` may choose without the user's trust, recorded by `trust`),
-//! the toolbox that
-//! `harness run` and `harness tool` both build in `toolbox`, the undo session as the
-//! loop's checkpoints in `checkpoints`, and the model server's client as the loop's model in
-//! `model`.
+//! This binary is thin: it parses arguments, calls `harness-app` and prints what it returns.
+//! Settings, the confinement plan and toolbox, the model probe, preparing, running and
+//! finishing a run and the operations on recorded runs are `harness-app`'s: this binary and
+//! its MCP server (`commands/mcp/`) are front ends over it. Each subcommand lives in its own
+//! file under `commands/`; the terminal display of a run is in `display`, the words of a
+//! run's review (diff stat, what an undo restored) in `review`, how commands are isolated,
+//! in words, in `isolation`, and what is sanitized before it is shown in `shown`.
 //!
 //! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
@@ -17,20 +16,15 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod boundary;
-mod checkpoints;
 mod cli;
 mod commands;
-mod config;
 mod display;
 mod exit;
-mod guard;
-mod model;
-mod probe;
+mod isolation;
 mod program;
+mod review;
 mod shown;
 mod signals;
-mod toolbox;
-mod trust;
 
 fn main() -> ExitCode {
     // Usage errors exit here with status 2, `--help` with 0.
@@ -98,6 +92,9 @@ fn is_disk_full(error: &anyhow::Error) -> bool {
             || cause
                 .downcast_ref::<harness_undo::Error>()
                 .is_some_and(harness_undo::Error::is_disk_full)
+            || cause
+                .downcast_ref::<harness_app::Error>()
+                .is_some_and(harness_app::Error::is_disk_full)
     })
 }
 

@@ -53,7 +53,7 @@ fn invocation(exe: &Path, path: Option<OsString>) -> String {
     {
         return NAME.to_owned();
     }
-    crate::commands::run::quote(&exe.display().to_string())
+    harness_app::quote(&exe.display().to_string())
 }
 
 /// The `harness` the shell would run: the first executable file of that name in an absolute

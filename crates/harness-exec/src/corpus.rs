@@ -15,8 +15,18 @@
 //! test listens on, outside the workspace), `{victim}` (a process the test
 //! started outside, with `HARNESS_VICTIM=outside` in its environment),
 //! `{harness_pid}` (the test process).
+//!
+//! The rows on `harness.toml` stand for the configuration of the program that
+//! runs the commands: this crate protects no name of its own but `.git`, so
+//! the test protects [`PROTECTED_NAME`] with
+//! [`Confinement::protect_in_workspace`](crate::Confinement::protect_in_workspace),
+//! as the harness CLI protects its `harness.toml`.
 
-use crate::isolation::Tier;
+use crate::tier::Tier;
+
+/// The name at the top of the workspace the rows expect the caller to protect
+/// ([`Confinement::protect_in_workspace`](crate::Confinement::protect_in_workspace)).
+pub const PROTECTED_NAME: &str = "harness.toml";
 
 /// One hostile (or legitimate) command and its expected result per tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

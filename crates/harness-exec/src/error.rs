@@ -1,11 +1,13 @@
-//! Why a command could not be run.
+//! Why a command could not be run: [`Error`], and [`Unavailable`], why an isolation tier
+//! cannot run on this machine. This module uses no other but the policy's refusal and the
+//! tier's name, so every module can return its errors.
 
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::policy::Refusal;
-use crate::preflight::Unavailable;
+use crate::tier::Tier;
 
 /// Why a command could not be run.
 ///
@@ -92,6 +94,40 @@ impl Error {
 
     pub(crate) fn io(context: &'static str) -> impl FnOnce(io::Error) -> Error {
         move |source| Error::Io { context, source }
+    }
+}
+
+/// Why a tier cannot run on this machine, and how to make it run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the {tier} sandbox cannot run here: {reason}; to fix: {fix}")]
+pub struct Unavailable {
+    tier: Tier,
+    reason: String,
+    fix: String,
+}
+
+impl Unavailable {
+    pub(crate) fn new(tier: Tier, reason: impl Into<String>, fix: impl Into<String>) -> Self {
+        Unavailable {
+            tier,
+            reason: reason.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// The tier that cannot run.
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    /// Why it cannot run.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// How to make it run.
+    pub fn fix(&self) -> &str {
+        &self.fix
     }
 }
 

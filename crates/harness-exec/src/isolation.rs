@@ -5,6 +5,7 @@
 //! IPC and UTS namespaces); `landlock` restricts the child itself before
 //! `exec`; `none` runs the program as it is.
 
+mod aside;
 mod bwrap;
 mod hidden;
 mod landlock;
@@ -13,22 +14,21 @@ mod repair;
 mod seccomp;
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
+use crate::tier::Tier;
 
 #[cfg(test)]
 pub(crate) use self::bwrap::no_bwrap;
 pub(crate) use self::bwrap::trusted_bwrap;
 pub use self::hidden::{Hidden, WALK_LIMIT, hidden_in_workspace};
-pub(crate) use self::landlock::kernel_abi;
+pub(crate) use self::landlock::{kernel_abi, no_landlock};
 pub use self::protected::SetAside;
 pub(crate) use self::protected::set_aside;
 pub(crate) use self::repair::repair;
@@ -54,66 +54,11 @@ pub const HOME_SECRETS: &[&str] = &[
     ".pypirc",
 ];
 
-/// The names at the top of the workspace that commands may not write under a
-/// confining tier: the undo path and the harness's own configuration.
-const PROTECTED: [&str; 2] = [".git", "harness.toml"];
-
-/// A kernel isolation tier, strongest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Tier {
-    /// bubblewrap: the command runs in new mount, PID, network, IPC and UTS
-    /// namespaces, with the root filesystem read-only.
-    Bwrap,
-    /// Landlock, applied in the child before `exec`: filesystem writes only
-    /// to the workspace and a private temporary directory, no TCP, no signals
-    /// to processes outside.
-    Landlock,
-    /// No isolation: the command runs as the user, with everything the user
-    /// can reach.
-    None,
-}
-
-impl Tier {
-    /// Every tier, strongest first: the order in which `auto` tries them.
-    pub const ALL: [Tier; 3] = [Tier::Bwrap, Tier::Landlock, Tier::None];
-
-    /// The tier's name as the CLI and the configuration spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tier::Bwrap => "bwrap",
-            Tier::Landlock => "landlock",
-            Tier::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for Tier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A tier name that is none of `bwrap`, `landlock`, `none` (or `auto` where
-/// a choice is parsed).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown sandbox {given:?}: use one of auto, bwrap, landlock, none")]
-pub struct UnknownTier {
-    /// The name given.
-    pub given: String,
-}
-
-impl FromStr for Tier {
-    type Err = UnknownTier;
-
-    fn from_str(name: &str) -> Result<Tier, UnknownTier> {
-        Tier::ALL
-            .into_iter()
-            .find(|tier| tier.name() == name)
-            .ok_or_else(|| UnknownTier {
-                given: name.to_owned(),
-            })
-    }
-}
+/// The name at the top of the workspace that commands may not write under a confining
+/// tier, whatever the caller protects besides: the repository, whose history is the undo
+/// path and whose configuration git reads (names of the caller's own, such as its
+/// configuration file, come through [`Confinement::protect_in_workspace`]).
+const GIT: &str = ".git";
 
 /// What a confining tier lets a command reach: the workspace, extra writable
 /// paths, the network or not, and the paths it hides.
@@ -130,7 +75,7 @@ impl FromStr for Tier {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Confinement {
-    /// Writable, except `.git` and `harness.toml` in it.
+    /// Writable, except its `.git` and the names in `protected_names`.
     workspace: PathBuf,
     /// Extra writable paths (build caches).
     writable: Vec<PathBuf>,
@@ -142,6 +87,9 @@ pub struct Confinement {
     hidden: Vec<PathBuf>,
     /// Further paths kept read-only (an undo store).
     read_only: Vec<PathBuf>,
+    /// Paths relative to the workspace kept as its `.git` is (a program's own
+    /// configuration file there), joined to the workspace as given.
+    protected_names: Vec<PathBuf>,
     /// Further paths kept as they are (the git directories of repositories
     /// in the workspace, the user's configuration).
     protected: Vec<PathBuf>,
@@ -152,9 +100,10 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// Confines commands to `workspace`: writable there (but not its `.git`
-    /// and `harness.toml`) and in a private temporary directory; no network;
-    /// the secret locations of this process's `$HOME` hidden.
+    /// Confines commands to `workspace`: writable there (but not its `.git`,
+    /// nor what [`protect_in_workspace`](Confinement::protect_in_workspace) names)
+    /// and in a private temporary directory; no network; the secret locations of
+    /// this process's `$HOME` hidden.
     pub fn new(workspace: impl Into<PathBuf>) -> Confinement {
         Confinement {
             workspace: workspace.into(),
@@ -163,6 +112,7 @@ impl Confinement {
             home: std::env::var_os("HOME").map(PathBuf::from),
             hidden: Vec::new(),
             read_only: Vec::new(),
+            protected_names: Vec::new(),
             protected: Vec::new(),
             untrusted: Vec::new(),
         }
@@ -214,6 +164,24 @@ impl Confinement {
         self
     }
 
+    /// Protects `name`, a path relative to the workspace, as the workspace's `.git` is
+    /// (see [`protect`](Confinement::protect)): for a file of the program that runs the
+    /// commands, such as the configuration that decides how its next run's commands are
+    /// confined (the harness CLI protects its `harness.toml` so). The `.git` is always
+    /// protected; this crate knows no other name of its own, as `harness-sandbox`'s
+    /// `deny_write` rules come from its caller.
+    ///
+    /// ```
+    /// use harness_exec::Confinement;
+    ///
+    /// let confinement = Confinement::new("/home/me/project").protect_in_workspace("app.toml");
+    /// # let _ = confinement;
+    /// ```
+    pub fn protect_in_workspace(mut self, name: impl Into<PathBuf>) -> Confinement {
+        self.protected_names.push(name.into());
+        self
+    }
+
     /// Hides every path in the workspace that `is_denied` refuses, as it is
     /// now, with every other name (hard link) there of a file so hidden or of
     /// a file in this confinement's home secrets: [`hidden_in_workspace`] over
@@ -260,8 +228,8 @@ impl Confinement {
     }
 
     /// The existing paths that stay read-only even inside the workspace or a
-    /// writable path: the workspace's undo path (`.git`), the harness's own
-    /// configuration, and those given to [`Confinement::read_only`].
+    /// writable path: the protected ones ([`Confinement::protected`]) and those
+    /// given to [`Confinement::read_only`].
     pub(crate) fn read_only_paths(&self) -> Vec<PathBuf> {
         existing(self.protected().chain(self.read_only.iter().cloned()))
     }
@@ -308,11 +276,13 @@ impl Confinement {
         protected::kept(self.protected(), &self.workspace)
     }
 
-    /// The workspace's undo path, the harness's own configuration, and those
-    /// given to [`Confinement::protect`].
+    /// The workspace's `.git`, the names given to
+    /// [`Confinement::protect_in_workspace`] in it, and the paths given to
+    /// [`Confinement::protect`], in that order.
     fn protected(&self) -> impl Iterator<Item = PathBuf> + '_ {
-        PROTECTED
-            .into_iter()
+        std::iter::once(GIT)
+            .map(PathBuf::from)
+            .chain(self.protected_names.iter().cloned())
             .map(|name| self.workspace.join(name))
             .chain(self.protected.iter().cloned())
     }
@@ -628,6 +598,24 @@ mod tests {
         assert_eq!(
             Confinement::new(root.join("work")).pinned_dirs(),
             Vec::<PathBuf>::new()
+        );
+    }
+
+    #[test]
+    fn only_git_is_protected_unless_the_caller_names_more() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join(".git")).expect("mkdir");
+        std::fs::write(root.join("harness.toml"), "").expect("write");
+        assert_eq!(
+            Confinement::new(&root).read_only_paths(),
+            [root.join(".git")]
+        );
+        assert_eq!(
+            Confinement::new(&root)
+                .protect_in_workspace("harness.toml")
+                .read_only_paths(),
+            [root.join(".git"), root.join("harness.toml")]
         );
     }
 

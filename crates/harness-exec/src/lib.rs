@@ -116,9 +116,13 @@
 //! # Isolation
 //!
 //! A [`Tier`] confines what a command can reach, to a [`Confinement`]: the
-//! workspace (writable, but not its `.git` and `harness.toml`), a private
+//! workspace (writable, but not its `.git` and the names the caller protects
+//! in it with [`Confinement::protect_in_workspace`], such as its own
+//! configuration: the harness CLI protects its `harness.toml`), a private
 //! temporary directory, extra writable paths, the network or not; the secret
 //! locations of `$HOME` ([`HOME_SECRETS`]) and the deny rules are hidden.
+//! This crate names no file of any program but git's: what else is kept,
+//! hidden or read-only, the caller says.
 //!
 //! The git directories of other repositories in the workspace (submodules,
 //! vendored clones) are kept as its own `.git` is: those
@@ -144,8 +148,8 @@
 //! ```
 //!
 //! - [`Tier::Bwrap`] runs the program through bubblewrap: root filesystem
-//!   read-only, the workspace bound writable with `.git` and `harness.toml`
-//!   read-only on top, an empty private `/tmp`, new PID (fresh `/proc`,
+//!   read-only, the workspace bound writable with `.git` and the protected
+//!   names read-only on top, an empty private `/tmp`, new PID (fresh `/proc`,
 //!   read-only), network (loopback only), IPC and UTS namespaces, a new
 //!   session, killed with its parent, a minimal `/dev`, the hidden paths
 //!   covered, no capability.
@@ -157,7 +161,7 @@
 //!   processes outside from ABI 6. Landlock grants by hierarchy and cannot take
 //!   a subtree back, so for commands to make, rename and remove entries at the
 //!   top of the workspace the top is granted that, and with it `.git` and
-//!   `harness.toml` below it: the runner records those before each command and
+//!   the protected names below it: the runner records those before each command and
 //!   puts back what the command changed once it has ended
 //!   ([`Outcome::repaired`]; the object store is held open, not copied), and a
 //!   name a command gives a hidden file is removed or renamed back. Reading and
@@ -172,7 +176,7 @@
 //! the network is allowed, to create a Unix socket (a service outside
 //! listening on one, a D-Bus or `docker.sock`, would act for it), any socket
 //! of a family other than IP and netlink, under Landlock any IP socket but
-//! TCP, and `io_uring`. And a `.git` or `harness.toml` that a command creates
+//! TCP, and `io_uring`. And a `.git` or protected name that a command creates
 //! where there was none, which no tier can bind over, is moved aside once
 //! the command has ended ([`Outcome::set_aside`]), and so is every `.git` it
 //! makes anywhere in the workspace (a repository of its own, whose
@@ -182,6 +186,24 @@
 //!
 //! What each tier blocks and lets through is the table in [`corpus`], which
 //! the tests assert row by row.
+//!
+//! # Where each guarantee is kept
+//!
+//! | guarantee | file (under `src/`) |
+//! |---|---|
+//! | the command is checked before it starts: the policy, the launchers looked through | `policy.rs`, `wrappers.rs` |
+//! | the program is found as `execvp` would, on the command's `PATH` | `resolve.rs` |
+//! | the environment is scrubbed, the run's marker set | `env.rs`, `runner.rs` (`child_env`) |
+//! | a command is confined, and under which tier | the plan: `isolation.rs` ([`Confinement`], [`Isolation`]); each tier: `isolation/bwrap.rs`, `isolation/landlock.rs`, with `isolation/seccomp.rs` under both; the names: `tier.rs`; which tier works here: `preflight.rs` |
+//! | what the child does between `fork` and `exec` (session, limits, Landlock, seccomp) | `pre_exec.rs`, `limits.rs` |
+//! | a time limit is enforced: `SIGTERM` at the deadline, then `SIGKILL` | `supervise.rs` (the deadline and the grace, in the one loop that watches a command), then `tree.rs` |
+//! | a process tree is killed | `tree.rs` alone finds and kills a run's processes (`Tree::kill`, `kill_descendants`); the others call it: `runner.rs` (`Running::drop`, at the end of every run), `supervise.rs` (`SIGTERM` at the deadline), `interrupt.rs` (Ctrl-C, [`Interrupter::kill`]), `reaper.rs` (what a program killed with `SIGKILL` left) |
+//! | output is bounded | `capture.rs` (head, tail ring, count), `ansi.rs` (escape sequences) |
+//! | redaction happens | `redact/mod.rs` ([`Redactor`]), the table in `redact/rules.rs`, names with values in `redact/assignment.rs`, the markers in `redact/markers.rs`; applied in `runner.rs` (`Runner::outcome`) |
+//! | a protected path a command made or replaced is moved aside | `isolation/protected.rs`, moved by `isolation/aside.rs` |
+//! | Landlock's damage is repaired | `isolation/repair.rs`: recorded before the command, put back after it, one file per step below it |
+//! | the paths to hide in a workspace are found | `isolation/hidden.rs` |
+//! | why a command could not run, and what it did | `error.rs`, `outcome.rs` |
 //!
 //! # What this crate does not do
 //!
@@ -217,22 +239,24 @@ mod redact;
 mod resolve;
 mod runner;
 mod supervise;
+mod tier;
 mod tree;
 mod wrappers;
 
 pub use env::{EnvPolicy, is_secret_name};
-pub use error::Error;
+pub use error::{Error, Unavailable};
 pub use interrupt::Interrupter;
 pub use isolation::{
     Change, Confinement, HELD_OBJECTS, HOME_SECRETS, Hidden, Isolation, RECORD_BYTES,
-    RECORD_ENTRIES, Repaired, SetAside, Tier, UnknownTier, WALK_LIMIT, hidden_in_workspace,
+    RECORD_ENTRIES, Repaired, SetAside, WALK_LIMIT, hidden_in_workspace,
 };
 pub use limits::Limits;
 pub use outcome::{Outcome, Status};
 pub use policy::{Policy, Refusal};
-pub use preflight::{Sandbox, Unavailable};
+pub use preflight::Sandbox;
 pub use reaper::run_under_reaper;
 pub use redact::{REDACTED, RULES, Redactor, Restored, Rule, has_marker, plain_markers, redact};
 pub use runner::{RunOptions, Runner};
+pub use tier::{Tier, UnknownTier};
 pub use tree::enable_subreaper;
 pub use wrappers::LAUNCHERS;

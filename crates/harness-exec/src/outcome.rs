@@ -78,7 +78,7 @@ impl Outcome {
     }
 
     /// What the command created at a protected name of the workspace (`.git`,
-    /// `harness.toml`) where there was nothing when it started, which the
+    /// a name the caller protects such as `harness.toml`) where there was nothing when it started, which the
     /// runner moved aside once every process of the command was gone. Empty
     /// without isolation, and whenever the command created no such path.
     pub fn set_aside(&self) -> &[SetAside] {
@@ -87,7 +87,7 @@ impl Outcome {
 
     /// What the command changed where its tier could not refuse it, and the runner put
     /// back once every process of it was gone: under Landlock, the kept paths (`.git`,
-    /// `harness.toml`, the git directories of repositories in the workspace) and the
+    /// the names the caller protects, the git directories of repositories in the workspace) and the
     /// places of hidden paths. Empty under bwrap, which refuses all of it, and without
     /// isolation, which keeps nothing.
     pub fn repaired(&self) -> &[Repaired] {

@@ -12,8 +12,10 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::isolation::{Confinement, Isolation, Tier, UnknownTier, kernel_abi};
+pub use crate::error::Unavailable;
+use crate::isolation::{Confinement, Isolation, kernel_abi, no_landlock};
 use crate::runner::{RunOptions, Runner};
+use crate::tier::{Tier, UnknownTier};
 
 /// The sandbox asked for: a tier, or `auto` for the strongest that works.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,54 +44,6 @@ impl fmt::Display for Sandbox {
             Sandbox::Auto => f.write_str("auto"),
             Sandbox::Only(tier) => tier.fmt(f),
         }
-    }
-}
-
-/// Why a tier cannot run on this machine, and how to make it run.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the {tier} sandbox cannot run here: {reason}; to fix: {fix}")]
-pub struct Unavailable {
-    tier: Tier,
-    reason: String,
-    fix: String,
-}
-
-impl Unavailable {
-    pub(crate) fn new(tier: Tier, reason: impl Into<String>, fix: impl Into<String>) -> Self {
-        Unavailable {
-            tier,
-            reason: reason.into(),
-            fix: fix.into(),
-        }
-    }
-
-    pub(crate) fn no_landlock() -> Unavailable {
-        let lsm = read_trimmed("/sys/kernel/security/lsm");
-        let reason = match &lsm {
-            Some(list) => format!("Landlock is not in the kernel's LSM list ({list})"),
-            None => "the kernel has no Landlock (it needs Linux 5.13 or newer)".to_owned(),
-        };
-        Unavailable::new(
-            Tier::Landlock,
-            reason,
-            "boot a kernel built with CONFIG_SECURITY_LANDLOCK=y and `landlock` in its `lsm=` \
-             list, or use --sandbox bwrap",
-        )
-    }
-
-    /// The tier that cannot run.
-    pub fn tier(&self) -> Tier {
-        self.tier
-    }
-
-    /// Why it cannot run.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-
-    /// How to make it run.
-    pub fn fix(&self) -> &str {
-        &self.fix
     }
 }
 
@@ -288,7 +242,7 @@ fn missing_before_probing(
     bwrap: Result<PathBuf, Unavailable>,
 ) -> Option<Unavailable> {
     match tier {
-        Tier::Landlock if abi == 0 => Some(Unavailable::no_landlock()),
+        Tier::Landlock if abi == 0 => Some(no_landlock()),
         Tier::Bwrap => bwrap.err(),
         _ => None,
     }

@@ -1,5 +1,12 @@
 //! Finding and killing every process a run started, wherever it went.
 //!
+//! Every signal the crate sends to a command's processes is sent from here; the others
+//! only call in: the runner kills what is left at the end of every run (`Tree::kill`, in
+//! `runner.rs`'s `Running::drop`), the watcher sends `SIGTERM` at the deadline
+//! (`Tree::signal`, in `supervise.rs`), the [`Interrupter`](crate::Interrupter) sends
+//! `SIGINT` or kills (`interrupt.rs`), and the reaper kills what a program killed with
+//! `SIGKILL` left ([`kill_descendants`], in `reaper.rs`).
+//!
 //! Killing the direct child is not enough: `sh -c 'server &'` leaves the
 //! server running, and a daemon escapes the process group with `setsid` or a
 //! double fork. On Linux's `/proc`, a process is the run's when it is:
@@ -257,10 +264,7 @@ impl Tree {
             .into_iter()
             .filter_map(|(pid, started)| open_same(pid, Some(started)))
             .collect();
-        for _ in 0..KILL_PASSES {
-            // Stopped first, all of them, then killed: a process whose child
-            // is killed before it cannot react (a shell would run its next
-            // command in the moment between the two kills).
+        kill_in_passes(|| {
             self.signal_group(Signal::STOP);
             for pidfd in &earlier {
                 // ESRCH: it has exited since, which is what was wanted.
@@ -273,12 +277,8 @@ impl Tree {
                 .collect();
             victims.append(&mut earlier);
             self.signal_group(Signal::KILL);
-            if victims.is_empty() {
-                return;
-            }
-            // Adopted victims become zombies: the next pass reaps them.
-            kill_and_wait(&victims);
-        }
+            victims
+        });
     }
 
     /// Signals every live process of the run, reaps adopted zombies, and
@@ -353,7 +353,7 @@ impl Tree {
 /// Each pass stops every descendant it finds, then kills them, as
 /// [`Tree::kill`] does; it ends at a pass that finds none, or after 16.
 pub(crate) fn kill_descendants() {
-    for _ in 0..KILL_PASSES {
+    kill_in_passes(|| {
         let processes: HashMap<Pid, Stat> = all_pids()
             .filter_map(|pid| Some((pid, Stat::read(pid)?)))
             .collect();
@@ -364,13 +364,28 @@ pub(crate) fn kill_descendants() {
             .into_iter()
             .filter_map(|pid| open_same(pid, processes.get(&pid).map(|seen| seen.started)))
             .collect();
-        if victims.is_empty() {
-            break;
-        }
         for victim in &victims {
             // ESRCH: it has exited meanwhile.
             let _ = pidfd_send_signal(victim, Signal::STOP);
         }
+        victims
+    });
+}
+
+/// The killing both [`Tree::kill`] and [`kill_descendants`] do: at most 16 passes, each
+/// one `stop` call that stops every process it finds and returns a pidfd of each, then
+/// `SIGKILL` to all of them and a wait until they are gone; it ends at a pass that finds
+/// none. Stopped first, all of them, then killed: a process whose child is killed before
+/// it cannot react (a shell would run its next command in the moment between the two
+/// kills), and each pass finds what the one before did not (a fork storm is down after a
+/// few).
+fn kill_in_passes(mut stop: impl FnMut() -> Vec<OwnedFd>) {
+    for _ in 0..KILL_PASSES {
+        let victims = stop();
+        if victims.is_empty() {
+            return;
+        }
+        // Adopted victims become zombies: the next pass reaps them.
         kill_and_wait(&victims);
     }
 }

@@ -422,6 +422,7 @@ impl Fixture {
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", toolchain_bin().display());
         // As the command line confines: with the workspace walked for what to hide and protect.
         let (confinement, _) = Confinement::new(&self.workspace)
+            .protect_in_workspace(harness_exec::corpus::PROTECTED_NAME)
             .home(&self.home)
             .hide_denied(|_| false);
         let runner = Runner::new()

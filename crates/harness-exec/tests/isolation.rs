@@ -112,7 +112,10 @@ fn what_a_command_creates_at_a_protected_name_is_moved_aside_where_nothing_reads
         let workspace = root.join("workspace");
         let script =
             "mkdir .git; echo 'ref: x' > .git/HEAD; echo 'verify = \"true\"' > harness.toml";
-        let outcome = runner(tier, Confinement::new(&workspace).home(root.join("home")))
+        let confinement = Confinement::new(&workspace)
+            .protect_in_workspace("harness.toml")
+            .home(root.join("home"));
+        let outcome = runner(tier, confinement)
             .run(&["sh", "-c", script], &RunOptions::new(&workspace))
             .expect("runs");
         assert!(!workspace.join("harness.toml").exists(), "{tier}");
@@ -634,9 +637,11 @@ fn history(workspace: &std::path::Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// The confinement `harness run` builds for such a workspace: `.env` hidden.
+/// The confinement `harness run` builds for such a workspace: `harness.toml` protected,
+/// `.env` hidden.
 fn hiding_env(workspace: &std::path::Path, root: &std::path::Path) -> Confinement {
     let (confinement, _) = Confinement::new(workspace)
+        .protect_in_workspace("harness.toml")
         .home(root.join("home"))
         .hide_denied(|path| path.file_name().is_some_and(|name| name == ".env"));
     confinement

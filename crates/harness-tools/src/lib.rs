@@ -110,6 +110,19 @@
 //! When a listing is capped, the shallowest entries are kept, so one large subdirectory
 //! cannot hide its siblings.
 //!
+//! # Where each part is done
+//!
+//! | what | file (under `src/`) |
+//! |---|---|
+//! | a call is read (schema, forgiving coercions) and dispatched; its result redacted | `toolbox.rs` ([`Toolbox::call`]) |
+//! | a toolbox is configured; the caps of one call | `builder.rs` ([`ToolboxBuilder`]), `limits.rs` ([`Limits`]) |
+//! | `read_file`, `write_file`, `edit_file`; markers written back as their values | `files.rs` |
+//! | `list_dir`, `search_text`, and the walk they share | `list.rs`, `search.rs`, `walk.rs` |
+//! | `run_command` (and its refusal of markers) | `command.rs` |
+//! | what a result says, and its summary | `result.rs`, `failure.rs` |
+//! | which code is test code, refused to the file tools | `test_code.rs` ([`TestCode`]), with the Python files a runner loads its own code from in `python_modules.rs` |
+//! | what a verification loads, judged against a run's changes | `verification_inputs.rs` ([`VerificationInputs`]) |
+//!
 //! # What this crate does not do
 //!
 //! It does not decide what is safe: confinement is the workspace's, the command policy the
@@ -120,7 +133,9 @@ mod builder;
 mod command;
 mod failure;
 mod files;
+mod limits;
 mod list;
+mod python_modules;
 mod result;
 mod search;
 mod test_code;
@@ -128,8 +143,9 @@ mod toolbox;
 mod verification_inputs;
 mod walk;
 
-pub use builder::{Limits, ToolboxBuilder};
+pub use builder::ToolboxBuilder;
 pub use harness_exec::Status;
+pub use limits::Limits;
 pub use result::{Detail, Summary, ToolResult};
 pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;

@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 use harness_sandbox::{Access, Workspace};
 use harness_schema::{ListDir, ToolName};
 
-use crate::builder::Limits;
 use crate::failure::{Failure, sandbox};
+use crate::limits::Limits;
 use crate::result::{Detail, Summary, ToolResult};
 use crate::walk::{self, Kind};
 

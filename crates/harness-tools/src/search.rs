@@ -8,8 +8,8 @@ use harness_sandbox::{Access, Error as SandboxError, Workspace};
 use harness_schema::{SearchText, ToolName};
 use regex::Regex;
 
-use crate::builder::Limits;
 use crate::failure::{Failure, sandbox};
+use crate::limits::Limits;
 use crate::result::{Detail, Summary, ToolResult};
 use crate::walk::{self, Kind};
 

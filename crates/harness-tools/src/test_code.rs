@@ -11,8 +11,9 @@ use camino::Utf8Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use harness_edit::WriteGuard;
 
-use crate::verification_inputs::runner_file_by_name;
 use regex::Regex;
+
+use crate::python_modules::runner_file_by_name;
 
 /// Test files by each runner's own discovery rules, matched against the path relative to
 /// the workspace root at any depth: what a runner would run as a test, and the snapshots,

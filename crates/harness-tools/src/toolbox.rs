@@ -12,7 +12,8 @@ use harness_schema::{
 };
 use serde_json::Value;
 
-use crate::builder::{Limits, ToolboxBuilder};
+use crate::builder::ToolboxBuilder;
+use crate::limits::Limits;
 use crate::result::ToolResult;
 use crate::{command, files, list, search};
 

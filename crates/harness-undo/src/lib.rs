@@ -211,6 +211,42 @@
 //! whole tree. Paths are handled as bytes on Unix; the crate is tested on
 //! Linux.
 //!
+//! # Where each guarantee is
+//!
+//! A [`Session`] is in `session/`, one file per operation (`session/mod.rs` lists them);
+//! the steps they take are the modules beside it.
+//!
+//! - **Where a snapshot is stored**: the store, a bare repository outside the workspace,
+//!   is `store.rs` (the copy of a state into it runs in a thread there); a state's
+//!   commits are made by `state.rs`; `fill.rs` writes into the workspace's `.git` the
+//!   objects its refs need. The run's metadata and directory: `record.rs`; run ids:
+//!   `run_id.rs`.
+//! - **Where the pre-run state is recorded**: `session/begin.rs`, after the clean-tree
+//!   check of `clean.rs`; the workspace's copy without hidden paths is `public.rs`.
+//! - **Checkpoints**: `session/checkpoint.rs`, over the scan of the working tree in
+//!   `scan.rs` and the change notes of `watch.rs`; the largest file recorded is in
+//!   `limits.rs`; `session/protect.rs` saves an ignored file a file tool is about to
+//!   write.
+//! - **Where undo restores**: `session/undo.rs` and `session/redo.rs`, through
+//!   `session/replace.rs` (the state replaced is saved first), which has `restore.rs`
+//!   plan and write the files and the index.
+//! - **Where ignored files are saved and restored**: `ignored/` (`list.rs` lists what
+//!   git ignores, `save.rs` saves within the budget, `compare.rs` tells what changed and
+//!   whose change it is, `put_back.rs` puts it back), driven by
+//!   `session/ignored_changes.rs`, `session/reset.rs` (around a verification) and
+//!   undo and redo. The file system's clock, which tells the run's changes from later
+//!   ones: `clock.rs`.
+//! - **Where the store is made private**: `private.rs` (directories 0700, files 0600),
+//!   applied where `store.rs`, `record.rs` and `scan.rs` make them, and to every store
+//!   by [`make_stores_private`] in `housekeeping.rs`.
+//! - **Where a live run is protected from pruning**: `live.rs` (the `flock` a session
+//!   holds), checked by [`prune`] and [`remove_store`] in `housekeeping.rs`.
+//! - **What a command changed in `.git`**: put back by `session/verify.rs`; the access a
+//!   command took (`chmod`) is given back by `access.rs`.
+//! - **Diff, accept, the end of a run**: `diff.rs` (read from `session/diff.rs`),
+//!   `session/accept.rs`, `session/finish.rs` (and [`Session::discard`]). Errors:
+//!   `error.rs`; paths as bytes: `paths.rs`; opening the repository: `open.rs`.
+//!
 //! # What this crate does not do
 //!
 //! It does not isolate the agent: a command the agent runs can still change
@@ -222,12 +258,14 @@
 
 mod access;
 mod clean;
+mod clock;
 mod diff;
 mod error;
 mod fill;
 mod hidden;
 mod housekeeping;
 mod ignored;
+mod limits;
 mod live;
 mod open;
 mod paths;
@@ -252,13 +290,17 @@ pub use housekeeping::{
 pub use ignored::{
     IGNORED_SAVE_BUDGET, LARGEST_SAVED_IGNORED_FILE, MOST_LISTED_IGNORED, MOST_SAVED_IGNORED,
 };
+pub use limits::LARGEST_RECORDED_FILE;
 pub use record::{CommitId, Outcome, RunInfo};
 pub use run_id::RunId;
-pub use scan::{LARGEST_RECORDED_FILE, Tracking};
-pub use session::{
-    Accepted, BeginOptions, Checkpoint, DiffTarget, Force, IgnoredChange, IgnoredChanges,
-    IgnoredRestore, Restored, Session, Tampering,
-};
+pub use scan::Tracking;
+pub use session::accept::Accepted;
+pub use session::begin::BeginOptions;
+pub use session::diff::DiffTarget;
+pub use session::ignored_changes::{IgnoredChange, IgnoredChanges};
+pub use session::replace::{Force, IgnoredRestore, Restored};
+pub use session::verify::Tampering;
+pub use session::{Checkpoint, Session};
 
 /// Where the working tree at `root` holds, or may come to hold, a submodule's
 /// `.git` (a file naming its git directory, or the directory itself): `path/.git`

@@ -111,7 +111,7 @@ fn was_there_before(path: &Path, started: SystemTime) -> bool {
     fs::symlink_metadata(path).is_ok_and(|metadata| {
         born_before(
             metadata.created(),
-            crate::session::last_change(&metadata),
+            crate::clock::last_change(&metadata),
             started,
         )
     })

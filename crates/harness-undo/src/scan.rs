@@ -23,6 +23,7 @@ use git2::build::CheckoutBuilder;
 use git2::{Delta, DiffOptions, Index, IndexEntry, IndexTime, Oid, Repository};
 
 use crate::error::GitContext;
+use crate::limits::LARGEST_RECORDED_FILE;
 use crate::watch::{Changes, Watcher};
 use crate::{Error, access, paths};
 
@@ -101,17 +102,6 @@ struct Unread {
 /// nested deeper than 100 levels (its own limit), and git itself cannot check
 /// out paths longer than the system allows, so nothing deeper could be undone.
 pub(crate) const MAX_DEPTH: usize = 90;
-
-/// The largest file, in bytes, that a snapshot taken during a run records (64 MiB).
-///
-/// Recording a file costs memory in proportion to its size (libgit2 holds it whole to
-/// store it, and again to count its changed lines), and a command writes a file of any
-/// size in a moment: `truncate -s 100G` takes no disk at all. Without a bound, one command
-/// would have the harness take the machine's memory and stall for an hour. A larger file
-/// is left out of the snapshot as if it were not there: undo puts back what the user had
-/// at its path (its content was recorded before the run) and leaves a new one alone, and
-/// [`Session::too_large`](crate::Session::too_large) names it.
-pub const LARGEST_RECORDED_FILE: u64 = 64 * 1024 * 1024;
 
 impl Scanner {
     /// A scanner of the working tree at `root`, whose private index starts as a

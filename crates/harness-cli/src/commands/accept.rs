@@ -20,7 +20,7 @@ pub(crate) struct AcceptCommand {
 
 pub(crate) fn exec(command: AcceptCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
-    let accepted = session.accept()?;
+    let accepted = harness_app::accept(&mut session)?;
     let subject = accepted.message.lines().next().unwrap_or_default();
     Out::stdout().line(&shown!(
         "committed run {} as {}: {}",

@@ -1,25 +1,26 @@
-//! One module per subcommand, each with its clap definition and an `exec` function that hands
-//! off to the libraries.
+//! One module per subcommand, each with its clap definition and an `exec` function that
+//! parses, calls `harness-app` (or the library that does the job) and displays. No command
+//! reaches into another: what two share is in `harness-app`, or in `crate::review` for the
+//! words of a run's review.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use harness_app::{Overrides, Replies};
 use harness_exec::Sandbox;
-use harness_undo::{RunId, Session};
+use harness_undo::Session;
 
-use crate::config::Overrides;
-use crate::probe::Replies;
-use crate::shown::{Shown, Visible, shown};
+use crate::shown::shown;
 
 mod accept;
 mod completions;
-pub(crate) mod diff;
+mod diff;
 mod man;
 mod mcp;
 mod redo;
-pub(crate) mod run;
+mod run;
 mod runs;
 mod sandbox;
 mod show;
@@ -214,24 +215,14 @@ impl RunSelector {
     /// Opens the selected run.
     pub(crate) fn open(&self) -> anyhow::Result<Session> {
         let root = self.root()?;
-        let id = match &self.run {
-            Some(text) => text.parse::<RunId>()?,
-            None => {
-                Session::latest(&root)?
-                    .with_context(|| {
-                        format!(
-                            "no harness run is recorded in {}; start one with `{}`",
-                            root.display(),
-                            crate::program::command("run")
-                        )
-                    })?
-                    .id
-            }
-        };
-        let mut session = Session::open(&root, &id)?;
-        // What undo and redo save of hidden files stays out of the workspace's `.git`.
-        session.hide(crate::toolbox::hidden_by_configuration(&root));
-        Ok(session)
+        harness_app::open_run(&root, self.run.as_deref()).map_err(|error| match error {
+            harness_app::Error::NoRun { root } => anyhow::anyhow!(
+                "no harness run is recorded in {}; start one with `{}`",
+                root.display(),
+                crate::program::command("run")
+            ),
+            error => error.into(),
+        })
     }
 
     /// The workspace, canonical.
@@ -244,150 +235,4 @@ impl RunSelector {
 pub(crate) fn workspace_root(directory: &Path) -> anyhow::Result<PathBuf> {
     std::fs::canonicalize(directory)
         .with_context(|| format!("{} is not an existing directory", directory.display()))
-}
-
-/// How many paths a line names before it only counts the rest: a command can change any
-/// number of files, and a line naming half a million of them helps nobody.
-pub(crate) const NAMED_PATHS: usize = 20;
-
-/// The first [`NAMED_PATHS`] of `paths`, joined by commas, then ` and N more` for the rest.
-pub(crate) fn named_paths(paths: &[PathBuf]) -> Shown {
-    let named: Vec<Shown> = paths
-        .iter()
-        .take(NAMED_PATHS)
-        .map(|path| path.display().shown())
-        .collect();
-    let mut line = Shown::join(&named, ", ");
-    if paths.len() > named.len() {
-        line.push(&shown!(" and {} more", paths.len() - named.len()));
-    }
-    line
-}
-
-/// The line with which `undo` and the MCP `undo_run` name the files an undo kept
-/// ([`harness_undo::Restored::kept`]); `None` when it kept none.
-pub(crate) fn kept_line(restored: &harness_undo::Restored) -> Option<String> {
-    if restored.kept.is_empty() {
-        return None;
-    }
-    let kept: Vec<String> = restored
-        .kept
-        .iter()
-        .map(|path| path.display().to_string())
-        .collect();
-    Some(format!(
-        "kept, as they were there before the run, when git ignored them (a command made them \
-         visible): {}",
-        kept.join(", ")
-    ))
-}
-
-/// The line naming the paths whose owner got back the access a command took
-/// ([`Session::access_given_back`]); `None` when there are none.
-pub(crate) fn access_line(session: &Session) -> Option<Shown> {
-    let given = session.access_given_back();
-    if given.is_empty() {
-        return None;
-    }
-    Some(shown!(
-        "access:        a command took your access to {}; given back (read, and write on \
-         directories that had to change). Git records no other permission: check them",
-        named_paths(&given)
-    ))
-}
-
-/// What an undo or redo did to ignored files ([`harness_undo::IgnoredRestore`]), in lines:
-/// what it removed and restored, what it could not restore, and what it left as changed
-/// after `since` ("the run" for undo, "the undo" for redo). `harness undo` and `redo` print
-/// them, and the MCP `undo_run` and `redo_run` answer with them.
-pub(crate) fn ignored_lines(ignored: &harness_undo::IgnoredRestore, since: &str) -> Vec<Shown> {
-    let mut lines = Vec::new();
-    let mut done = Vec::new();
-    for (verb, paths) in [
-        ("removed", &ignored.removed),
-        ("restored", &ignored.restored),
-    ] {
-        if !paths.is_empty() {
-            done.push(crate::shown::shown!(
-                "{} {}: {}",
-                verb,
-                paths.len(),
-                named_paths(paths)
-            ));
-        }
-    }
-    if !done.is_empty() {
-        lines.push(crate::shown::shown!(
-            "ignored files (git does not record them): {}",
-            Shown::join(&done, "; ")
-        ));
-    }
-    // The pronoun of `paths`, and with "is".
-    let it = |paths: &[PathBuf]| -> (&'static str, &'static str) {
-        if paths.len() == 1 {
-            ("it", "it is")
-        } else {
-            ("they", "they are")
-        }
-    };
-    if !ignored.not_restored.is_empty() {
-        lines.push(crate::shown::shown!(
-            "warning: NOT restored: {} (ignored; too large to save at the start, changed by a \
-             command, or could not be written): {} as the commands left {}",
-            named_paths(&ignored.not_restored),
-            if ignored.not_restored.len() == 1 {
-                "it stays"
-            } else {
-                "they stay"
-            },
-            it(&ignored.not_restored).0
-        ));
-    }
-    if !ignored.left.is_empty() {
-        lines.push(crate::shown::shown!(
-            "note: {} (ignored) changed after {}, not by it: left as {}",
-            named_paths(&ignored.left),
-            since,
-            it(&ignored.left).1
-        ));
-    }
-    lines
-}
-
-/// Says what an undo or redo found changed in `.git` and put back, and, when the repository
-/// was gone, plainly what could not be restored; `since` as [`ignored_lines`] takes it.
-pub(crate) fn report_limits(
-    restored: &harness_undo::Restored,
-    session: &Session,
-    since: &str,
-) -> anyhow::Result<()> {
-    let mut out = crate::display::Out::stdout();
-    for repair in &restored.repaired {
-        if *repair != harness_undo::Tampering::RepositoryGone {
-            out.line(&crate::shown::shown!("note: {}", repair.to_string()))?;
-        }
-    }
-    for line in ignored_lines(&restored.ignored, since) {
-        out.line(&line)?;
-    }
-    if restored.repository_missing {
-        out.line(&crate::shown::shown!(
-            "warning: {}/.git is gone or is no git repository: only the working tree was \
-             restored, from the harness's store at {}. NOT restored: the index (staged \
-             changes), HEAD, branches and the repository's history, which the store does not \
-             hold; restore .git from a clone or backup",
-            session.root().display(),
-            session.store_dir().display()
-        ))?;
-    }
-    Ok(())
-}
-
-/// `harness <verb> <run> --workspace <root>`, ready to paste.
-pub(crate) fn hint(verb: &str, session: &Session) -> String {
-    crate::program::command(&format!(
-        "{verb} {} --workspace {}",
-        session.id(),
-        run::quote(&session.root().display().to_string())
-    ))
 }

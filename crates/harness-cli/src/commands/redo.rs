@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use harness_undo::Force;
 
-use crate::commands::{RunSelector, hint, report_limits};
+use crate::commands::RunSelector;
 use crate::display::Out;
+use crate::review::{access_line, hint, named_paths, report_limits};
 use crate::shown::shown;
 
 /// Bring back the working tree and index that `harness undo` replaced.
@@ -25,8 +25,7 @@ pub(crate) struct RedoCommand {
 
 pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
-    let force = if command.force { Force::Yes } else { Force::No };
-    let restored = session.redo(force)?;
+    let restored = harness_app::redo(&mut session, command.force)?;
     let mut out = Out::stdout();
     let count = restored.changed.len();
     out.line(&shown!(
@@ -34,10 +33,10 @@ pub(crate) fn exec(command: RedoCommand) -> anyhow::Result<ExitCode> {
         session.id(),
         count,
         if count == 1 { "" } else { "s" },
-        super::named_paths(&restored.changed)
+        named_paths(&restored.changed)
     ))?;
     report_limits(&restored, &session, "the undo")?;
-    if let Some(line) = super::access_line(&session) {
+    if let Some(line) = access_line(&session) {
         out.line(&line)?;
     }
     out.line(&shown!("to undo it again: {}", hint("undo", &session)))?;

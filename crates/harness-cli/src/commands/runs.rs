@@ -2,11 +2,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
-use harness_agent::{Record, Transcript};
-use harness_undo::{Prune, Session};
+use harness_app::StoreState;
 
 use crate::commands::workspace_root;
 use crate::display::Out;
@@ -48,6 +46,7 @@ pub(crate) struct RunsCommand {
     remove_missing: bool,
 }
 
+/// Lists the runs of a workspace, prunes them, or lists every workspace's undo store.
 pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
     if command.stores {
         return list_stores(command.remove_missing);
@@ -55,40 +54,12 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
     let root = workspace_root(&command.workspace)?;
     let mut out = Out::stdout();
     if command.prune {
-        let which = match (command.keep, command.older_than) {
-            (Some(n), _) => Prune::Keep(n),
-            (None, Some(days)) => {
-                Prune::OlderThan(Duration::from_secs(days.saturating_mul(86_400)))
-            }
-            (None, None) => anyhow::bail!("--prune needs --keep N or --older-than DAYS"),
-        };
-        let pruned = harness_undo::prune(&root, which)?;
-        for run in &pruned.in_progress {
-            out.line(&shown!(
-                "kept run {}: it is in progress (a harness process has it open)",
-                run.id
-            ))?;
-        }
-        let ids: Vec<String> = pruned
-            .removed
-            .iter()
-            .map(|run| match run.outcome {
-                Some(_) => run.id.to_string(),
-                // Its process ended before the run did: killed, or the machine stopped.
-                None => format!("{} (unfinished)", run.id),
-            })
-            .collect();
-        out.line(&shown!(
-            "pruned {} run{}{}{}",
-            ids.len(),
-            if ids.len() == 1 { "" } else { "s" },
-            if ids.is_empty() { "" } else { ": " },
-            ids.join(", ")
-        ))?;
+        let pruned = harness_app::prune(&root, command.keep, command.older_than)?;
+        print_pruned(&mut out, &pruned)?;
         print_store_size(&mut out, &root)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runs = Session::runs(&root)?;
+    let runs = harness_app::list(&root)?;
     if runs.is_empty() {
         out.line(&shown!("no harness run is recorded in {}", root.display()))?;
         return Ok(ExitCode::SUCCESS);
@@ -101,25 +72,12 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
         "state"
     ))?;
     for run in runs {
-        // The agent's own outcome ("verification failed") says more than the undo record's
-        // ("failed"); a run without a transcript still has the latter.
-        let outcome = match (agent_outcome(&run.dir), run.outcome) {
-            (Some(outcome), _) => outcome,
-            (None, Some(outcome)) => outcome.to_string(),
-            (None, None) if harness_undo::is_in_progress(&run) => "in progress".to_owned(),
-            (None, None) => "unfinished".to_owned(),
-        };
-        let state = if run.accepted.is_some() {
-            "accepted"
-        } else if run.undone {
-            "undone"
-        } else {
-            ""
-        };
         let steps = run
+            .info
             .steps
             .map_or_else(|| "-".to_owned(), |steps| steps.to_string());
         let task: String = run
+            .info
             .task
             .lines()
             .next()
@@ -129,10 +87,10 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
             .collect();
         out.line(&shown!(
             "{:<19}  {:<19}  {:>5}  {:<8}  {}",
-            run.id,
-            outcome,
+            run.info.id,
+            run.outcome,
             steps,
-            state,
+            run.state,
             task
         ))?;
     }
@@ -140,27 +98,49 @@ pub(crate) fn exec(command: RunsCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `undo store: <dir> (<size>)` for the workspace at `root`.
+/// The runs a prune kept because they are in progress, and those it removed.
+fn print_pruned(out: &mut Out, pruned: &harness_undo::Pruned) -> anyhow::Result<()> {
+    for run in &pruned.in_progress {
+        out.line(&shown!(
+            "kept run {}: it is in progress (a harness process has it open)",
+            run.id
+        ))?;
+    }
+    let ids: Vec<String> = pruned
+        .removed
+        .iter()
+        .map(|run| match run.outcome {
+            Some(_) => run.id.to_string(),
+            // Its process ended before the run did: killed, or the machine stopped.
+            None => format!("{} (unfinished)", run.id),
+        })
+        .collect();
+    out.line(&shown!(
+        "pruned {} run{}{}{}",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        if ids.is_empty() { "" } else { ": " },
+        ids.join(", ")
+    ))?;
+    Ok(())
+}
+
+/// The line naming the workspace's undo store and its size, when it has one.
 fn print_store_size(out: &mut Out, root: &Path) -> anyhow::Result<()> {
-    let Some(bytes) = harness_undo::store_size(root)? else {
-        return Ok(());
-    };
-    let store = harness_undo::stores()?
-        .into_iter()
-        .find(|store| store.workspace == root);
-    if let Some(store) = store {
+    if let Some((dir, bytes)) = harness_app::store_of(root)? {
         out.line(&shown!(
             "undo store: {} ({})",
-            store.dir.display(),
+            dir.display(),
             human_size(bytes)
         ))?;
     }
     Ok(())
 }
 
-/// Lists the stores; with `remove_missing`, removes those whose workspace is gone.
+/// Every workspace's undo store, with its size, runs and state; with `remove_missing`, the
+/// stores of workspaces that are gone removed.
 fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
-    let stores = harness_undo::stores()?;
+    let stores = harness_app::stores(remove_missing)?;
     let mut out = Out::stdout();
     if stores.is_empty() {
         out.line(&shown!("no harness undo store exists yet"))?;
@@ -172,18 +152,12 @@ fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
         "runs",
         "state"
     ))?;
-    for store in &stores {
-        let state = if store.workspace_exists {
-            "in use"
-        } else if remove_missing {
-            match harness_undo::remove_store(store) {
-                Ok(()) => "removed",
-                // Its workspace may be gone for a moment, or moved: the run still needs it.
-                Err(harness_undo::Error::RunInProgress { .. }) => "run in progress",
-                Err(error) => return Err(error.into()),
-            }
-        } else {
-            "workspace gone"
+    for (store, state) in &stores {
+        let state = match state {
+            StoreState::InUse => "in use",
+            StoreState::Removed => "removed",
+            StoreState::RunInProgress => "run in progress",
+            StoreState::WorkspaceGone => "workspace gone",
         };
         out.line(&shown!(
             "{:>9}  {:>4}  {:<16}  {}  ({})",
@@ -194,7 +168,7 @@ fn list_stores(remove_missing: bool) -> anyhow::Result<ExitCode> {
             store.dir.display()
         ))?;
     }
-    if !remove_missing && stores.iter().any(|store| !store.workspace_exists) {
+    if !remove_missing && stores.iter().any(|(store, _)| !store.workspace_exists) {
         out.line(&shown!(
             "remove the stores of workspaces that are gone: {}",
             crate::program::command("runs --stores --remove-missing")
@@ -216,14 +190,5 @@ fn human_size(bytes: u64) -> String {
         format!("{bytes} B")
     } else {
         format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-/// The outcome the agent wrote last in the run's transcript, in words.
-fn agent_outcome(run_dir: &Path) -> Option<String> {
-    let lines = Transcript::read(run_dir.join("transcript.jsonl")).ok()?;
-    match &lines.last()?.record {
-        Record::Outcome(report) => Some(report.outcome.to_string()),
-        _ => None,
     }
 }

@@ -10,7 +10,6 @@ use harness_exec::{Sandbox, Tier};
 
 use crate::boundary;
 use crate::commands::workspace_root;
-use crate::config;
 use crate::display::Out;
 use crate::shown::Shown;
 
@@ -66,12 +65,12 @@ fn explain(
     let root = workspace_root(workspace)?;
     // The settings a run here would have: what a repository's file may not choose on its
     // own is explained as ignored, not as if it applied.
-    let settings = config::Settings::resolve(
+    let settings = harness_app::Settings::resolve(
         &root,
-        &config::Overrides {
+        &harness_app::Overrides {
             allow,
             sandbox,
-            ..config::Overrides::default()
+            ..harness_app::Overrides::default()
         },
     )?;
     let allow = settings.toolbox.allow.clone();
@@ -125,7 +124,7 @@ fn explain(
         settings.files_line(),
         settings.origins_line()
     ));
-    for line in settings.ignored_lines() {
+    for line in settings.ignored_lines(crate::program::command) {
         out.line(format!("  ignored    {line}"));
     }
     out.line(format!(

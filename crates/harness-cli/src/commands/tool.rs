@@ -10,11 +10,11 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::commands::ConfinementFlags;
-use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::exit;
 use crate::shown::Shown;
-use crate::{signals, toolbox};
+use crate::{isolation, signals};
+use harness_app::{Overrides, Settings, toolbox};
 
 /// Call one of the model's tools by hand.
 ///
@@ -88,10 +88,10 @@ pub(crate) fn exec(command: ToolCommand) -> anyhow::Result<ExitCode> {
     let Some(name) = command.name.as_deref() else {
         unreachable!("clap requires NAME unless --list is given");
     };
-    let root = toolbox::workspace_root(&command.workspace)?;
+    let root = harness_app::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
     let (toolbox, choice) = toolbox::build(&root, &settings.toolbox)?;
-    for warning in toolbox::fallback_warnings(&choice) {
+    for warning in isolation::fallback_warnings(&choice) {
         Out::stderr().line(&Shown::line(&warning))?;
     }
     toolbox::adopt_escaping_commands();

@@ -1,16 +1,16 @@
 //! `harness trust`: trust a repository's `harness.toml` by its exact content, say whether
-//! it is trusted, or forget the trust (see the `trust` and `config` modules).
+//! it is trusted, or forget the trust (see `harness_app::trust` and `harness_app::settings`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::commands::{run::quote, workspace_root};
-use crate::config;
+use harness_app::{quote, settings, trust};
+
+use crate::commands::workspace_root;
 use crate::display::Out;
 use crate::shown::Shown;
-use crate::trust;
 
 /// Trust the workspace's harness.toml as it is now, so that its settings that widen access
 /// or send data elsewhere (host, api, model, writable, network, allow_test_edits, a weaker
@@ -35,23 +35,13 @@ pub(crate) fn exec(command: TrustCommand) -> anyhow::Result<ExitCode> {
     let root = workspace_root(&command.workspace)?;
     let mut out = Out::stdout();
     if command.revoke {
-        let line = if trust::revoke(&root)? {
-            format!(
-                "no longer trusted: the harness.toml of {}; its settings that need trust are \
-                 ignored again",
-                root.display()
-            )
-        } else {
-            format!("nothing was trusted in {}", root.display())
-        };
-        out.line(&Shown::line(&line))?;
-        return Ok(ExitCode::SUCCESS);
+        return revoke(&mut out, &root);
     }
-    let loaded = config::load(&root)?;
+    let loaded = settings::load(&root)?;
     let Some(project) = loaded.project else {
         let line = format!(
             "no {} in {}: nothing to trust",
-            config::WORKSPACE_FILE,
+            settings::WORKSPACE_FILE,
             root.display()
         );
         if command.show {
@@ -60,7 +50,7 @@ pub(crate) fn exec(command: TrustCommand) -> anyhow::Result<ExitCode> {
         }
         anyhow::bail!("{line}");
     };
-    let widening = config::needs_trust(&project, &loaded.user)?;
+    let widening = settings::needs_trust(&project, &loaded.user)?;
     let settings: Vec<String> = widening
         .iter()
         .map(|ignored| format!("{} = {}", ignored.key, ignored.value))
@@ -90,5 +80,20 @@ pub(crate) fn exec(command: TrustCommand) -> anyhow::Result<ExitCode> {
         )
     };
     out.line(&Shown::text(&text))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Forgets the trust recorded for the workspace `root`, and says whether there was one.
+fn revoke(out: &mut Out, root: &Path) -> anyhow::Result<ExitCode> {
+    let line = if trust::revoke(root)? {
+        format!(
+            "no longer trusted: the harness.toml of {}; its settings that need trust are \
+             ignored again",
+            root.display()
+        )
+    } else {
+        format!("nothing was trusted in {}", root.display())
+    };
+    out.line(&Shown::line(&line))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use harness_undo::Force;
 
-use crate::commands::{RunSelector, hint, report_limits};
+use crate::commands::RunSelector;
 use crate::display::Out;
+use crate::review::{access_line, hint, kept_line, named_paths, report_limits};
 use crate::shown::{Shown, Visible, shown};
 
 /// Put the workspace back exactly as it was before a run.
@@ -35,8 +35,7 @@ pub(crate) struct UndoCommand {
 
 pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
-    let force = if command.force { Force::Yes } else { Force::No };
-    let restored = session.undo(force)?;
+    let restored = harness_app::undo(&mut session, command.force)?;
     if restored.saved.is_none() {
         // Either undone already, or the run changed nothing: there is nothing to save.
         Out::stdout().line(&shown!(
@@ -53,7 +52,7 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
         session.id(),
         count,
         if count == 1 { "" } else { "s" },
-        super::named_paths(&restored.changed)
+        named_paths(&restored.changed)
     ))?;
     if !restored.displaced.is_empty() {
         let displaced: Vec<Shown> = restored
@@ -66,12 +65,12 @@ pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
             Shown::join(&displaced, ", ")
         ))?;
     }
-    if let Some(kept) = super::kept_line(&restored) {
+    if let Some(kept) = kept_line(&restored) {
         // Made visible as a whole: the paths in it are the workspace's.
         out.line(&shown!("{}", kept))?;
     }
     report_limits(&restored, &session, "the run")?;
-    if let Some(line) = super::access_line(&session) {
+    if let Some(line) = access_line(&session) {
         out.line(&line)?;
     }
     out.line(&shown!(

@@ -2,8 +2,8 @@
 //!
 //! Mounts are stacked in order, later ones on top: the root filesystem
 //! read-only, a minimal `/dev`, a fresh `/proc` of the new PID namespace, an
-//! empty private `/tmp`, the workspace writable, its `.git` and
-//! `harness.toml` read-only again on top, the extra writable paths, and last
+//! empty private `/tmp`, the workspace writable, its `.git` and the
+//! protected names read-only again on top, the extra writable paths, and last
 //! the hidden paths, covered by an empty tmpfs (a directory) or `/dev/null`
 //! (a file).
 
@@ -13,9 +13,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use super::Confinement;
-use crate::error::Error;
-use crate::isolation::Tier;
-use crate::preflight::Unavailable;
+use crate::error::{Error, Unavailable};
+use crate::tier::Tier;
 
 /// The `bwrap` command that runs a program confined to `confinement`, in
 /// `cwd`; the caller appends `--`, the program and its arguments.
@@ -269,6 +268,7 @@ mod tests {
         std::fs::write(ws.join("harness.toml"), "").expect("toml");
         std::fs::write(home.join(".netrc"), "").expect("netrc");
         let confinement = Confinement::new(&ws)
+            .protect_in_workspace("harness.toml")
             .home(&home)
             .writable(&cache)
             .read_only(&store);

@@ -51,9 +51,8 @@ use landlock::{
 };
 
 use super::Confinement;
-use crate::error::Error;
-use crate::isolation::Tier;
-use crate::preflight::Unavailable;
+use crate::error::{Error, Unavailable};
+use crate::tier::Tier;
 
 /// The newest ABI whose rights this tier asks for; the kernel enforces what
 /// it knows of them (best effort).
@@ -86,11 +85,29 @@ pub(crate) fn kernel_abi() -> u32 {
     u32::try_from(version).unwrap_or(0)
 }
 
+/// Why the Landlock tier cannot run on a kernel without Landlock: not built in, or not
+/// in the kernel's list of security modules.
+pub(crate) fn no_landlock() -> Unavailable {
+    let lsm = std::fs::read_to_string("/sys/kernel/security/lsm")
+        .ok()
+        .map(|text| text.trim().to_owned());
+    let reason = match &lsm {
+        Some(list) => format!("Landlock is not in the kernel's LSM list ({list})"),
+        None => "the kernel has no Landlock (it needs Linux 5.13 or newer)".to_owned(),
+    };
+    Unavailable::new(
+        Tier::Landlock,
+        reason,
+        "boot a kernel built with CONFIG_SECURITY_LANDLOCK=y and `landlock` in its `lsm=` \
+         list, or use --sandbox bwrap",
+    )
+}
+
 /// The ruleset of a command confined to `confinement`, with `private_tmp`
 /// as its temporary directory.
 pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<OwnedFd, Error> {
     if kernel_abi() == 0 {
-        return Err(Error::Isolation(Unavailable::no_landlock()));
+        return Err(Error::Isolation(no_landlock()));
     }
     let workspace = confinement.workspace()?;
     let hidden = confinement.hidden_paths();
@@ -159,15 +176,15 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
             .map_err(failed)?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| Error::Isolation(Unavailable::no_landlock()))
+    fd.ok_or_else(|| Error::Isolation(no_landlock()))
 }
 
 /// What a directory of the workspace that [`grants`] splits (the top, and each directory
 /// between it and a kept or hidden path) is granted itself, so that ordinary work there
 /// works: listing it, and making, writing, renaming and removing entries in it. Not reading
 /// or executing a file's content: that would reach the hidden paths below it. Landlock grants
-/// by hierarchy, so these rights reach everything below too, `.git` and `harness.toml`
-/// among it: what a command changes there is put back after it (`repair`).
+/// by hierarchy, so these rights reach everything below too, `.git` and the protected
+/// names among it: what a command changes there is put back after it (`repair`).
 fn at_the_top(abi: ABI) -> landlock::BitFlags<AccessFs> {
     let rights = AccessFs::ReadDir
         | AccessFs::WriteFile

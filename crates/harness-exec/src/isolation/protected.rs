@@ -1,5 +1,6 @@
-//! The workspace's protected paths (its `.git`, `harness.toml`, and the git
-//! directories of the repositories inside it) as they were when a command
+//! The workspace's protected paths (its `.git`, the names the caller protects
+//! such as the harness CLI's `harness.toml`, and the git directories of the
+//! repositories inside it) as they were when a command
 //! started, and what the runner does when a command created or replaced one.
 //!
 //! An existing protected path is bound read-only (bwrap), or recorded before
@@ -31,12 +32,11 @@
 //! which no command can set back: what is left is plain files, which the run's
 //! diff shows and undo removes.
 
-use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::{CWD, RenameFlags, renameat_with};
+use super::aside::move_aside;
 
 /// A protected path a command created, and where the runner moved it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,10 +47,6 @@ pub struct SetAside {
     /// `created`).
     pub moved_to: Result<PathBuf, String>,
 }
-
-/// How many names `<name>.refused-N` are tried before a random one: a
-/// command that made them all first must not keep its file where it is.
-const NUMBERED: u32 = 1000;
 
 /// A protected path as it was when a command started: what stood there, if anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,34 +158,9 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
     Some((metadata.dev(), metadata.ino()))
 }
 
-/// Renames `path` to the first free `<path>.refused-N`, or past
-/// [`NUMBERED`] to `<path>.refused-<random>`, never replacing anything there.
-pub(crate) fn move_aside(path: &Path) -> io::Result<PathBuf> {
-    let numbered = (1..=NUMBERED).map(|n| n.to_string());
-    // 128 random bits: no command can have made that name beforehand.
-    let random = std::iter::from_fn(|| random_hex().ok()).take(3);
-    for suffix in numbered.chain(random) {
-        let mut name = path.as_os_str().to_owned();
-        name.push(format!(".refused-{suffix}"));
-        let to = PathBuf::from(name);
-        match renameat_with(CWD, path, CWD, &to, RenameFlags::NOREPLACE) {
-            Ok(()) => return Ok(to),
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    Err(io::Error::from(io::ErrorKind::AlreadyExists))
-}
-
-/// 16 random bytes from the kernel, in hex.
-fn random_hex() -> io::Result<String> {
-    let mut bytes = [0u8; 16];
-    rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::aside::NUMBERED;
     use super::*;
 
     #[test]
@@ -362,12 +333,5 @@ mod tests {
             std::fs::remove_file(dir.path().join(format!("f{n}"))).expect("rm");
         }
         assert_eq!(git_dirs_in(dir.path()), [dir.path().join("zz/.git")]);
-    }
-
-    #[test]
-    fn a_path_that_cannot_be_moved_says_why() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let error = move_aside(&dir.path().join("gone")).expect_err("nothing to move");
-        assert_eq!(error.kind(), io::ErrorKind::NotFound);
     }
 }

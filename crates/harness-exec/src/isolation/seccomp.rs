@@ -59,7 +59,7 @@ use std::sync::Arc;
 
 use libc::sock_filter;
 
-use crate::isolation::Tier;
+use crate::tier::Tier;
 
 /// The network a tier gives a command without `--network`, which decides
 /// which sockets it may open.

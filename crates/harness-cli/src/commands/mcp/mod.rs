@@ -7,19 +7,21 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
+use harness_app::{Overrides, Recorder, Settings, toolbox};
 use harness_mcp::{Backend, Call, Reply, Server, ToolDef};
 use harness_tools::{ToolResult, Toolbox};
 use serde_json::Value;
 
-mod record;
 mod runs;
+mod scope;
+
+use self::scope::Scope;
 
 use crate::boundary;
 use crate::commands::{ConfinementFlags, ModelFlags};
-use crate::config::{Overrides, Settings};
 use crate::display::Out;
 use crate::shown::{Shown, shown};
-use crate::{exit, signals, toolbox};
+use crate::{exit, isolation, signals};
 
 /// Serve the model's tools over one workspace to an MCP client, on stdin and stdout.
 ///
@@ -95,13 +97,13 @@ impl McpCommand {
 
 /// Checks the workspace, says what is active on stderr, and serves until the client is done.
 pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
-    let root = toolbox::workspace_root(&command.workspace)?;
+    let root = harness_app::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
     let (toolbox, choice) = toolbox::build(&root, &settings.toolbox)?;
     if !command.allow_dirty {
         harness_undo::check_clean(&root)?;
     }
-    let recorder = record::Recorder::begin(&root, command.allow_dirty)?;
+    let recorder = Recorder::begin(&root, command.allow_dirty)?;
     let run = recorder.id();
     let served = Served::new(
         toolbox,
@@ -119,31 +121,7 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(PoisonError::into_inner)
         .toolbox
         .interrupter();
-    let mut err = Out::stderr();
-    err.line(&shown!(
-        "harness mcp: serving {} on stdin/stdout\n\
-         \x20 recorded:   as run {} ({} / {})\n\
-         \x20 policy:     {}\n\
-         \x20 isolation:  {}\n\
-         \x20 config:     {}\n\
-         \x20 settings:   {}\n\
-         {}",
-        root.display().to_string(),
-        run,
-        crate::program::command(&format!("show {run}")),
-        crate::program::command(&format!("undo {run}")),
-        boundary::policy(&settings.toolbox.allow),
-        toolbox::isolation_summary(&choice, &settings.toolbox),
-        Shown::line(&settings.files_line()),
-        Shown::line(&settings.origins_line()),
-        Shown::text(boundary::STATEMENT),
-    ))?;
-    for line in settings.ignored_lines() {
-        err.line(&shown!("  ignored:    {}", Shown::line(&line)))?;
-    }
-    for warning in toolbox::fallback_warnings(&choice) {
-        err.line(&Shown::line(&warning))?;
-    }
+    announce(&root, &run, &settings, &choice)?;
     toolbox::adopt_escaping_commands();
     // Stopped from outside, the server ends at once and so does every command it runs; the
     // session's run keeps what it recorded, for `harness undo`.
@@ -169,6 +147,42 @@ pub(crate) fn exec(command: McpCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Says on stderr what is served and how: the workspace, the run the session is recorded
+/// as, the policy, the isolation, the configuration and what of it was ignored.
+fn announce(
+    root: &std::path::Path,
+    run: &str,
+    settings: &Settings,
+    choice: &harness_exec::preflight::Choice,
+) -> anyhow::Result<()> {
+    let mut err = Out::stderr();
+    err.line(&shown!(
+        "harness mcp: serving {} on stdin/stdout\n\
+         \x20 recorded:   as run {} ({} / {})\n\
+         \x20 policy:     {}\n\
+         \x20 isolation:  {}\n\
+         \x20 config:     {}\n\
+         \x20 settings:   {}\n\
+         {}",
+        root.display().to_string(),
+        run,
+        crate::program::command(&format!("show {run}")),
+        crate::program::command(&format!("undo {run}")),
+        boundary::policy(&settings.toolbox.allow),
+        isolation::isolation_summary(choice, &settings.toolbox),
+        Shown::line(&settings.files_line()),
+        Shown::line(&settings.origins_line()),
+        Shown::text(boundary::STATEMENT),
+    ))?;
+    for line in settings.ignored_lines(crate::program::command) {
+        err.line(&shown!("  ignored:    {}", Shown::line(&line)))?;
+    }
+    for warning in isolation::fallback_warnings(choice) {
+        err.line(&Shown::line(&warning))?;
+    }
+    Ok(())
+}
+
 /// What `harness mcp` serves: the toolbox `harness run` and `harness tool` build, and the
 /// run tools over it.
 struct Served {
@@ -181,11 +195,7 @@ struct Served {
 }
 
 impl Served {
-    fn new(
-        toolbox: Toolbox,
-        recorder: record::Recorder,
-        runs: runs::Runs,
-    ) -> anyhow::Result<Served> {
+    fn new(toolbox: Toolbox, recorder: Recorder, runs: runs::Runs) -> anyhow::Result<Served> {
         let mut tools = toolbox
             .specs()
             .iter()
@@ -213,7 +223,12 @@ impl Served {
         let started = Instant::now();
         if let Some(reply) = self.runs.call(name, arguments, &state.toolbox, &scope) {
             if let Some(recorder) = &state.recorder {
-                recorder.record_run_tool(name, arguments, &reply, started.elapsed().as_secs_f64());
+                recorder.record_run_tool(
+                    name,
+                    arguments,
+                    (reply.text(), reply.is_error()),
+                    started.elapsed().as_secs_f64(),
+                );
             }
             return reply;
         }
@@ -249,7 +264,7 @@ impl Served {
 struct State {
     toolbox: Toolbox,
     /// The session's run; `None` once it is finished.
-    recorder: Option<record::Recorder>,
+    recorder: Option<Recorder>,
 }
 
 impl State {
@@ -258,47 +273,6 @@ impl State {
         if let Some(recorder) = self.recorder.take() {
             recorder.finish();
         }
-    }
-}
-
-/// The part of a call that holds the toolbox: what a cancellation does acts only within
-/// it. The interrupter reaches every command of the toolbox, so a late cancellation must
-/// not interrupt the next call's command.
-pub(super) struct Scope<'a> {
-    call: &'a Call,
-    /// True until the scope ends; a stop runs only while it is true.
-    active: Arc<Mutex<bool>>,
-}
-
-impl<'a> Scope<'a> {
-    fn new(call: &'a Call) -> Scope<'a> {
-        Scope {
-            call,
-            active: Arc::new(Mutex::new(true)),
-        }
-    }
-
-    /// Runs `stop` when the client cancels the call, if the scope has not ended.
-    pub(super) fn on_cancel(&self, stop: impl FnOnce() + Send + 'static) {
-        let active = Arc::clone(&self.active);
-        self.call.on_cancel(move || {
-            // Held while stopping, so the scope cannot end meanwhile.
-            let active = active.lock().unwrap_or_else(PoisonError::into_inner);
-            if *active {
-                stop();
-            }
-        });
-    }
-
-    /// Tells the client how the call is going.
-    pub(super) fn progress(&self, message: String) {
-        self.call.progress(message);
-    }
-}
-
-impl Drop for Scope<'_> {
-    fn drop(&mut self) {
-        *self.active.lock().unwrap_or_else(PoisonError::into_inner) = false;
     }
 }
 

@@ -3,24 +3,22 @@
 //! each what `harness run`, `harness diff`, `harness undo`, `harness redo` and `harness runs`
 //! do, through the same code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
-use harness_agent::{Agent, Event, Observer, Outcome, StopSignal, Transcript};
+use harness_agent::{Event, Observer, Outcome, StopSignal, Transcript};
+use harness_app::{Overrides, Request, Settings};
 use harness_mcp::{Reply, ToolDef};
 use harness_tools::Toolbox;
-use harness_undo::{BeginOptions, DiffTarget, Force, RunId, Session};
+use harness_undo::{DiffTarget, Session};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Scope;
-use crate::checkpoints::SessionCheckpoints;
-use crate::commands::{diff, run};
-use crate::config::{Overrides, Settings};
-use crate::model::ServerChat;
+use super::scope::Scope;
+use crate::review;
 
 /// How often a cancelled run's commands are interrupted until it has stopped.
 const INTERRUPT_INTERVAL: Duration = Duration::from_millis(50);
@@ -126,55 +124,22 @@ impl Runs {
         overrides.max_steps = args.max_steps.or(overrides.max_steps);
         overrides.model = args.model.or(overrides.model);
         let settings = Settings::resolve(&self.root, &overrides)?;
-        run::verify::refuse_unrunnable_verification(&settings)?;
-        let (client, model) = crate::probe::probe(&settings)?;
-        let mut session = Session::begin(
-            &self.root,
-            BeginOptions {
-                allow_dirty: self.allow_dirty,
-                task: args.task.clone(),
-                model: settings.model.clone(),
-                hidden: crate::toolbox::hidden(&self.root, &settings.toolbox.deny),
-                ..BeginOptions::default()
-            },
-        )?;
+        harness_app::refuse_unrunnable_verification(&settings)?;
+        let (client, model) = harness_app::probe::probe(&settings)?;
+        let request = Request {
+            task: args.task.clone(),
+            allow_dirty: self.allow_dirty,
+            init: false,
+        };
+        let mut session = harness_app::begin(&self.root, &settings, &request)?;
         let transcript = Transcript::create(session.transcript_path())?;
         let stop = StopSignal::new();
-        let stopper = stop.clone();
-        let interrupter = toolbox.interrupter();
         let running = Arc::new(AtomicBool::new(true));
-        let still_running = Arc::clone(&running);
-        // As Ctrl-C: the run stops after the current tool call, and its command is
-        // interrupted. The loop looks at the stop signal only between steps, so a command
-        // that starts after the cancellation (the step's next call) is interrupted too,
-        // until the run has stopped.
-        call.on_cancel(move || {
-            stopper.request();
-            std::thread::spawn(move || {
-                while still_running.load(Ordering::SeqCst) {
-                    interrupter.interrupt();
-                    std::thread::sleep(INTERRUPT_INTERVAL);
-                }
-            });
-        });
-        let mut agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
-            .budgets(settings.budgets())
-            .transcript(transcript)
-            .edit_format(model.edit_format)
-            .stop_signal(stop);
-        if let Some(verification) = settings.verification.clone() {
-            agent = agent.verification(verification).verification_inputs(
-                settings.toolbox.verification_inputs(),
-                settings.toolbox.allow_test_edits,
-            );
-        }
-        let report = agent.run(
-            &args.task,
-            &mut Progress { call },
-            &mut SessionCheckpoints(&mut session),
-        );
+        interrupt_on_cancel(call, &stop, toolbox, &running);
+        let agent = harness_app::agent(client, &model, toolbox, &settings, transcript, stop);
+        let report = harness_app::run(agent, &args.task, &mut Progress { call }, &mut session);
         running.store(false, Ordering::SeqCst);
-        let finished = session.finish(run::undo_outcome(report.outcome), report.steps);
+        let finished = harness_app::finish(&mut session, &report);
         let diff = session.diff(DiffTarget::WorkingTree)?;
         let mut warnings = report.warnings.clone();
         warnings.extend(finished.err().map(|error| error.to_string()));
@@ -210,7 +175,7 @@ impl Runs {
         Ok(Reply::success(if diff.is_empty() {
             format!("run {} changed nothing", session.id())
         } else if args.stat {
-            diff::stat(&diff).as_str().to_owned()
+            review::stat(&diff).as_str().to_owned()
         } else {
             diff.to_string()
         }))
@@ -218,7 +183,7 @@ impl Runs {
 
     fn undo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
         let mut session = self.open(args.run.as_deref())?;
-        let restored = session.undo(Force::No)?;
+        let restored = harness_app::undo(&mut session, false)?;
         Ok(Reply::success(restored_text(
             "undid", &session, &restored, "the run",
         )))
@@ -226,7 +191,7 @@ impl Runs {
 
     fn redo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
         let mut session = self.open(args.run.as_deref())?;
-        let restored = session.redo(Force::No)?;
+        let restored = harness_app::redo(&mut session, false)?;
         Ok(Reply::success(restored_text(
             "redid", &session, &restored, "the undo",
         )))
@@ -251,29 +216,36 @@ impl Runs {
 
     /// The run `id`, or the latest.
     fn open(&self, id: Option<&str>) -> anyhow::Result<Session> {
-        open_run(&self.root, id)
+        Ok(harness_app::open_run(&self.root, id)?)
     }
 }
 
-/// The run `id` of the workspace `root`, or its latest run.
-fn open_run(root: &Path, id: Option<&str>) -> anyhow::Result<Session> {
-    let id = match id {
-        Some(text) => text.parse::<RunId>()?,
-        None => {
-            Session::latest(root)?
-                .ok_or_else(|| anyhow!("no harness run is recorded in {}", root.display()))?
-                .id
-        }
-    };
-    let mut session = Session::open(root, &id)?;
-    // What undo and redo save of hidden files stays out of the workspace's `.git`.
-    session.hide(crate::toolbox::hidden_by_configuration(root));
-    Ok(session)
+/// As Ctrl-C: the run stops after the current tool call, and its command is interrupted.
+/// The loop looks at the stop signal only between steps, so a command that starts after
+/// the cancellation (the step's next call) is interrupted too, while `running` holds.
+fn interrupt_on_cancel(
+    call: &Scope<'_>,
+    stop: &StopSignal,
+    toolbox: &Toolbox,
+    running: &Arc<AtomicBool>,
+) {
+    let stopper = stop.clone();
+    let interrupter = toolbox.interrupter();
+    let still_running = Arc::clone(running);
+    call.on_cancel(move || {
+        stopper.request();
+        std::thread::spawn(move || {
+            while still_running.load(Ordering::SeqCst) {
+                interrupter.interrupt();
+                std::thread::sleep(INTERRUPT_INTERVAL);
+            }
+        });
+    });
 }
 
 /// What an undo or redo did, in lines: the files it restored, and what it did to ignored
-/// files in the words `harness undo` prints ([`crate::commands::ignored_lines`]; `since` as
-/// that takes it).
+/// files in the words `harness undo` prints ([`review::ignored_lines`]; `since` as that
+/// takes it).
 fn restored_text(
     verb: &str,
     session: &Session,
@@ -281,7 +253,7 @@ fn restored_text(
     since: &str,
 ) -> String {
     let mut text = restored_files_text(verb, session, restored);
-    for line in crate::commands::ignored_lines(&restored.ignored, since) {
+    for line in review::ignored_lines(&restored.ignored, since) {
         text.push('\n');
         text.push_str(line.as_str());
     }
@@ -302,9 +274,9 @@ fn restored_files_text(verb: &str, session: &Session, restored: &harness_undo::R
         session.id(),
         count,
         if count == 1 { "" } else { "s" },
-        crate::commands::named_paths(&restored.changed).as_str()
+        review::named_paths(&restored.changed).as_str()
     );
-    if let Some(kept) = crate::commands::kept_line(restored) {
+    if let Some(kept) = review::kept_line(restored) {
         text.push('\n');
         text.push_str(&kept);
     }

@@ -5,12 +5,12 @@ use harness_agent::{EditFormat, Verification};
 use harness_exec::preflight::Choice;
 use serde_json::json;
 
-use crate::boundary;
-use crate::config::Settings;
+use harness_app::Settings;
+use harness_app::probe::ModelProbe;
+
 use crate::display::{Out, Style};
-use crate::probe::ModelProbe;
 use crate::shown::{Shown, shown};
-use crate::toolbox;
+use crate::{boundary, isolation, program};
 
 /// What is active, printed before the first step.
 pub(super) struct Header<'a> {
@@ -42,7 +42,7 @@ impl Header<'_> {
         // What a repository's file set that does not apply, each on its own line: quoted
         // from the file, so sanitized as one line each.
         let mut ignored = Shown::default();
-        for line in settings.ignored_lines() {
+        for line in settings.ignored_lines(program::command) {
             ignored.push(&shown!("\x20 ignored:    {}\n", Shown::line(&line)));
         }
         let _ = Out::stdout().line(&shown!(
@@ -62,7 +62,7 @@ impl Header<'_> {
             style.yellow(&Shown::text(boundary::STATEMENT)),
             self.root,
             self.policy(),
-            toolbox::isolation_summary(self.isolation, &settings.toolbox),
+            isolation::isolation_summary(self.isolation, &settings.toolbox),
             settings.model,
             settings.api,
             self.base_url,
@@ -101,7 +101,7 @@ impl Header<'_> {
                 .iter()
                 .map(|origin| (origin.key.to_owned(), json!(origin.from)))
                 .collect::<serde_json::Map<_, _>>(),
-            "ignored": settings.ignored_lines(),
+            "ignored": settings.ignored_lines(program::command),
         })
     }
 }

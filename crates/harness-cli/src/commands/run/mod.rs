@@ -1,38 +1,28 @@
 //! `harness run`: give a task to the model, in a workspace it cannot leave, and report how
 //! it went.
 //!
-//! [`exec`] reads as the steps of a run; each step's detail is beside it: the settings in
-//! `config` (files and flags, the budgets and the model client), what makes a verification
-//! count in [`verify`], the header shown before the first step in `header`, and the
-//! summary shown after the last in `summary`.
+//! [`exec`] reads as the steps of a run, each done by `harness-app` (settings, preparing,
+//! running and finishing the run); beside it are what this front end shows: the header
+//! before the first step in `header`, and the summary after the last in `summary`.
 
 mod header;
 mod summary;
-pub(crate) mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::thread;
 
 use clap::Args;
-use harness_agent::{Agent, EditFormat, Observer, Outcome, StopSignal, Transcript};
-use harness_exec::preflight::Choice;
-use harness_ollama::Client;
+use harness_agent::{EditFormat, Observer, StopSignal, Transcript};
+use harness_app::{Finished, Overrides, Prepared, Request, Settings, toolbox};
 use harness_tools::Toolbox;
-use harness_undo::{BeginOptions, Session};
 
 use self::header::Header;
 use self::summary::Summary;
-use crate::checkpoints::SessionCheckpoints;
 use crate::commands::{ConfinementFlags, ModelFlags};
-use crate::config::{Overrides, Settings};
 use crate::display::{JsonLines, Out, Style, Terminal};
 use crate::exit;
-use crate::model::ServerChat;
-use crate::probe::{self, ModelProbe};
 use crate::shown::{Shown, shown};
-use crate::{signals, toolbox};
+use crate::{isolation, signals};
 
 /// Give a task to the model and let it work in a git repository, confined to it.
 ///
@@ -128,22 +118,24 @@ pub(crate) struct RunCommand {
 
 /// Runs the task and reports; the exit status says how it ended.
 pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
-    let root = toolbox::workspace_root(&command.workspace)?;
+    let root = harness_app::workspace_root(&command.workspace)?;
     let settings = Settings::resolve(&root, &command.overrides())?;
-    verify::refuse_unrunnable_verification(&settings)?;
+    harness_app::refuse_unrunnable_verification(&settings)?;
     tracing::info!(
         workspace = %root.display(),
         config_files = ?settings.files,
         allow = ?settings.toolbox.allow,
         "settings resolved"
     );
+    // The toolbox built, the state before the run recorded and the model server asked, side
+    // by side; a run begun beside a failure is discarded.
     let Prepared {
         toolbox,
         isolation,
         mut session,
         client,
         model,
-    } = command.prepare(&root, &settings)?;
+    } = harness_app::prepare(&root, &settings, &command.request())?;
     let transcript = Transcript::create(session.transcript_path())?;
     let stop = prepare_to_stop(&toolbox, &root);
 
@@ -157,15 +149,13 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     };
     let view = View::new(command.json);
     let mut observer = view.start(&header)?;
-    let report = agent(client, &model, &toolbox, &settings, transcript, stop).run(
-        &command.task,
-        observer.as_mut(),
-        &mut SessionCheckpoints(&mut session),
-    );
+    let agent = harness_app::agent(client, &model, &toolbox, &settings, transcript, stop);
+    let report = harness_app::run(agent, &command.task, observer.as_mut(), &mut session);
     drop(observer);
 
-    let finished = session.finish(undo_outcome(report.outcome), report.steps);
-    let summary = Summary::new(&report, &mut session, finished, &root, &settings);
+    let recorded = harness_app::finish(&mut session, &report);
+    let finished = Finished::of(&mut session, &settings);
+    let summary = Summary::new(&report, recorded, finished, &root);
     view.finish(&summary);
     Ok(ExitCode::from(summary.exit_code()))
 }
@@ -184,143 +174,13 @@ impl RunCommand {
         }))
     }
 
-    /// Checks the toolbox's refusals, then records the state before the run while the
-    /// toolbox is built and the model server asked, side by side: on a large repository
-    /// each takes a noticeable part of the time to the first model request (the clean
-    /// check, as long as a `git status`; the probe of bwrap and the walk for the paths the
-    /// deny rules hide from commands; the server's answer), and none needs another.
-    ///
-    /// The errors come in the order of the steps run one after another: the toolbox's (a
-    /// workspace that holds the harness, found before anything is recorded; an isolation
-    /// tier that cannot run here); then the tree's (dirty, or no repository), whatever the
-    /// state of the server and without waiting for it; then the server's. A run begun
-    /// beside a toolbox or server that failed is discarded, so it leaves nothing to list
-    /// or undo. With `--init` the server is asked before the begin, which changes the
-    /// directory.
-    fn prepare(&self, root: &Path, settings: &Settings) -> anyhow::Result<Prepared> {
-        let plan = toolbox::Plan::check(root, &settings.toolbox)?;
-        if self.init {
-            let (toolbox, isolation) = plan.build()?;
-            let (client, model) = ask_the_model_server(settings)?;
-            let session = self.begin(root, settings)?;
-            return Ok(Prepared {
-                toolbox,
-                isolation,
-                session,
-                client,
-                model,
-            });
+    /// What the run is asked to do, and on what tree it may start.
+    fn request(&self) -> Request {
+        Request {
+            task: self.task.clone(),
+            allow_dirty: self.allow_dirty,
+            init: self.init,
         }
-        // Not scoped: a tree that cannot be begun is reported at once, without waiting for
-        // a server that takes its time to answer (or never does).
-        let asking = {
-            let settings = settings.clone();
-            thread::spawn(move || ask_the_model_server(&settings))
-        };
-        let (built, begun) = thread::scope(|scope| {
-            let building = scope.spawn(|| plan.build());
-            let begun = self.begin(root, settings);
-            (joined(building.join()), begun)
-        });
-        let (toolbox, isolation) = match built {
-            Ok(built) => built,
-            Err(error) => {
-                if let Ok(session) = begun {
-                    discard(session);
-                }
-                return Err(error);
-            }
-        };
-        let session = begun?;
-        match joined(asking.join()) {
-            Ok((client, model)) => Ok(Prepared {
-                toolbox,
-                isolation,
-                session,
-                client,
-                model,
-            }),
-            Err(error) => {
-                discard(session);
-                Err(error)
-            }
-        }
-    }
-
-    /// Records the state of the repository before the run, so it can be undone.
-    fn begin(&self, root: &Path, settings: &Settings) -> anyhow::Result<Session> {
-        let session = Session::begin(
-            root,
-            BeginOptions {
-                allow_dirty: self.allow_dirty,
-                init: self.init,
-                task: self.task.clone(),
-                model: settings.model.clone(),
-                hidden: toolbox::hidden(root, &settings.toolbox.deny),
-                ..BeginOptions::default()
-            },
-        )?;
-        tracing::info!(run = %session.id(), "recorded the state before the run");
-        Ok(session)
-    }
-}
-
-/// What a run needs before its first step ([`RunCommand::prepare`]).
-struct Prepared {
-    toolbox: Toolbox,
-    isolation: Choice,
-    session: Session,
-    client: Client,
-    model: ModelProbe,
-}
-
-/// Removes the run `session` began, which will not take place, so that nothing of it is
-/// left to list or undo.
-fn discard(session: Session) {
-    let run = session.id().clone();
-    if let Err(discarding) = session.discard() {
-        tracing::warn!(%run, "the run could not be discarded: {discarding}");
-    }
-}
-
-/// What a joined thread returned; its panic goes on in this thread.
-fn joined<T>(joined: thread::Result<T>) -> T {
-    joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// The client of the configured model, and what the probe of its server found.
-fn ask_the_model_server(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)> {
-    tracing::info!(model = %settings.model, api = %settings.api, "asking the model server");
-    let (client, model) = probe::probe(settings)?;
-    tracing::info!(
-        context_window = model.context_window,
-        replies = model.replies_name(),
-        "the model server answered"
-    );
-    Ok((client, model))
-}
-
-/// The loop, over the model (as the probe found it), the toolbox and the settings, writing
-/// `transcript`.
-fn agent<'a>(
-    client: Client,
-    model: &ModelProbe,
-    toolbox: &'a Toolbox,
-    settings: &Settings,
-    transcript: Transcript,
-    stop: StopSignal,
-) -> Agent<'a> {
-    let agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
-        .budgets(settings.budgets())
-        .transcript(transcript)
-        .edit_format(model.edit_format)
-        .stop_signal(stop);
-    match settings.verification.clone() {
-        Some(verification) => agent.verification(verification).verification_inputs(
-            settings.toolbox.verification_inputs(),
-            settings.toolbox.allow_test_edits,
-        ),
-        None => agent,
     }
 }
 
@@ -352,7 +212,7 @@ impl View {
     /// Shows the isolation's fallback warnings (on stderr) and the header, and returns what
     /// shows each step of the run.
     fn start(&self, header: &Header<'_>) -> anyhow::Result<Box<dyn Observer>> {
-        for warning in toolbox::fallback_warnings(header.isolation) {
+        for warning in isolation::fallback_warnings(header.isolation) {
             Out::stderr().line(&Shown::line(&warning))?;
         }
         Ok(match self {
@@ -384,17 +244,6 @@ fn parse_edit_format(name: &str) -> Result<EditFormat, String> {
     })
 }
 
-/// How the undo record calls an outcome.
-pub(crate) fn undo_outcome(outcome: Outcome) -> harness_undo::Outcome {
-    match outcome {
-        Outcome::Verified => harness_undo::Outcome::Succeeded,
-        Outcome::VerificationFailed | Outcome::Unverified | Outcome::TestsChanged => {
-            harness_undo::Outcome::Failed
-        }
-        _ => harness_undo::Outcome::Interrupted,
-    }
-}
-
 /// Ctrl-C (or another ending signal, [`signals::ENDING`]) once: forward it to the running command and stop after the
 /// current tool call. Twice: kill the running command and stop at once; the pre-run state
 /// is already recorded, so the run can be undone.
@@ -403,7 +252,7 @@ fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) 
     let interrupter = toolbox.interrupter();
     let undo = crate::program::command(&format!(
         "undo --workspace {}",
-        quote(&root.display().to_string())
+        harness_app::quote(&root.display().to_string())
     ));
     signals::on_ending_signal(move |received| {
         stop.request();
@@ -421,34 +270,4 @@ fn install_interrupt_handler(stop: &StopSignal, toolbox: &Toolbox, root: &Path) 
             signals::kill_commands_and_exit(&interrupter, exit::INTERRUPTED);
         }
     });
-}
-
-/// `text` quoted for a POSIX shell when it needs to be.
-pub(crate) fn quote(text: &str) -> String {
-    shell_words::quote(text).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn outcomes_map_onto_the_undo_record() {
-        assert_eq!(
-            undo_outcome(Outcome::Verified),
-            harness_undo::Outcome::Succeeded
-        );
-        assert_eq!(
-            undo_outcome(Outcome::Unverified),
-            harness_undo::Outcome::Failed
-        );
-        assert_eq!(
-            undo_outcome(Outcome::VerificationFailed),
-            harness_undo::Outcome::Failed
-        );
-        assert_eq!(
-            undo_outcome(Outcome::Stuck),
-            harness_undo::Outcome::Interrupted
-        );
-    }
 }

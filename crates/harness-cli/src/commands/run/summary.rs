@@ -5,12 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_agent::{Outcome, RunReport};
-use harness_undo::{DiffTarget, Session};
+use harness_app::{Finished, quote};
 use serde_json::json;
 
-use super::{quote, verify};
 use crate::boundary;
-use crate::config::Settings;
 use crate::display::{Out, Style};
 use crate::exit;
 use crate::shown::{Shown, Visible, shown};
@@ -38,22 +36,20 @@ pub(super) struct Summary<'a> {
 }
 
 impl<'a> Summary<'a> {
-    /// The summary of the run `session` recorded and has just finished (`finished` says how
-    /// recording its end went): what changed since it began, what no snapshot holds, and the
-    /// test code a command changed.
+    /// The summary of the run that ended as `report` said (`recorded` says how recording
+    /// its end went), from what it left behind.
     pub(super) fn new(
         report: &'a RunReport,
-        session: &mut Session,
-        finished: Result<(), harness_undo::Error>,
+        recorded: Result<(), harness_undo::Error>,
+        finished: Finished,
         root: &'a Path,
-        settings: &Settings,
     ) -> Summary<'a> {
-        let changed = session.diff(DiffTarget::WorkingTree);
         Summary {
             report,
-            run: session.id().to_string(),
+            run: finished.run,
             root,
-            changed: changed
+            changed: finished
+                .changed
                 .as_ref()
                 .map(|diff| {
                     diff.files
@@ -68,13 +64,12 @@ impl<'a> Summary<'a> {
                         .collect()
                 })
                 .map_err(ToString::to_string),
-            finish_error: finished.err().map(|error| error.to_string()),
-            // Best effort: a summary that cannot list them says nothing false.
-            not_undoable: session.unrecorded_ignored_changes().unwrap_or_default(),
-            ignored: session.ignored_changes().map_err(|error| error.to_string()),
-            too_large: session.too_large(),
-            access: crate::commands::access_line(session),
-            tests_changed: verify::tests_changed(settings, changed.as_ref().ok()),
+            finish_error: recorded.err().map(|error| error.to_string()),
+            not_undoable: finished.not_undoable,
+            ignored: finished.ignored.map_err(|error| error.to_string()),
+            too_large: finished.too_large,
+            access: crate::review::access_line_for(&finished.access_given_back),
+            tests_changed: finished.tests_changed,
         }
     }
 
@@ -155,7 +150,7 @@ impl<'a> Summary<'a> {
             Ok(files) => {
                 let named: Vec<Shown> = files
                     .iter()
-                    .take(crate::commands::NAMED_PATHS)
+                    .take(crate::review::NAMED_PATHS)
                     .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
                     .collect();
                 let mut line = Shown::join(&named, ", ");
@@ -207,7 +202,7 @@ impl<'a> Summary<'a> {
                 "too large:     {} {} larger than {} MiB, so no snapshot holds {}: undo puts \
                  back what was there before the run (a new file stays), redo cannot bring {} \
                  back, and accept refuses until {} gone",
-                crate::commands::named_paths(&self.too_large),
+                crate::review::named_paths(&self.too_large),
                 if one { "is" } else { "are" },
                 harness_undo::LARGEST_RECORDED_FILE >> 20,
                 if one { "it" } else { "them" },

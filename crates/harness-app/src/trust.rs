@@ -1,7 +1,7 @@
 //! The user's trust of a repository's `harness.toml`, recorded by its exact content.
 //!
 //! A repository is someone else's code, and so is its `harness.toml`. What a project file
-//! may choose on its own is limited (`config` says which keys and why); the rest applies
+//! may choose on its own is limited (the settings say which keys and why); the rest applies
 //! only once the user has run `harness trust` in that workspace, which records the sha256
 //! of the file's bytes under the workspace's canonical path in the user's trust file,
 //! `$XDG_CONFIG_HOME/harness/trusted.json` (else `~/.config/harness/trusted.json`), mode
@@ -9,10 +9,10 @@
 //! as direnv's and mise's `allow` do: the user trusted that content, not whatever the
 //! repository (or a command of a run) writes there next.
 //!
-//! The bytes hashed are the bytes parsed: `config::load` reads the file once and hands the
+//! The bytes hashed are the bytes parsed: `settings::load` reads the file once and hands the
 //! same buffer to [`digest`] and to the parser, so no file swapped in between is taken for
 //! the trusted one. The trust file itself is kept from commands as the user's configuration
-//! is (`toolbox::Plan::check` protects both), so a command cannot trust a file for the
+//! is (the confinement plan protects both), so a command cannot trust a file for the
 //! next run. This module does not decide what trust allows; it only records and answers.
 
 use std::collections::BTreeMap;
@@ -21,13 +21,15 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::Error;
+use crate::paths;
+
 /// Whether the user trusts a project file's content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Trust {
+pub enum Trust {
     /// `harness trust` recorded exactly this content for this workspace.
     Trusted,
     /// Nothing was recorded for this workspace.
@@ -38,12 +40,12 @@ pub(crate) enum Trust {
 
 impl Trust {
     /// True if and only if the content was trusted as it is.
-    pub(crate) fn is_trusted(self) -> bool {
+    pub fn is_trusted(self) -> bool {
         self == Trust::Trusted
     }
 
     /// How the header and `harness trust --show` name the state.
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Trust::Trusted => "trusted",
             Trust::Untrusted => "untrusted",
@@ -60,13 +62,8 @@ struct Store {
     trusted: BTreeMap<String, String>,
 }
 
-/// The trust file: beside the user's configuration, whose directory it shares.
-pub(crate) fn trust_file() -> Option<PathBuf> {
-    crate::config::user_file().map(|file| file.with_file_name("trusted.json"))
-}
-
 /// The sha256 of `bytes`, in lowercase hex.
-pub(crate) fn digest(bytes: &[u8]) -> String {
+pub fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|byte| format!("{byte:02x}"))
@@ -79,8 +76,8 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
 /// # Errors
 ///
 /// A trust file that cannot be read or is not one, named with how to fix it.
-pub(crate) fn state(root: &Path, sha256: &str) -> anyhow::Result<Trust> {
-    let Some(file) = trust_file() else {
+pub fn state(root: &Path, sha256: &str) -> Result<Trust, Error> {
+    let Some(file) = paths::trust_file() else {
         return Ok(Trust::Untrusted);
     };
     let store = read(&file)?;
@@ -102,11 +99,11 @@ pub(crate) fn state(root: &Path, sha256: &str) -> anyhow::Result<Trust> {
 ///
 /// No home directory, a root that is not UTF-8, or a trust file that cannot be read or
 /// written.
-pub(crate) fn record(root: &Path, sha256: &str) -> anyhow::Result<PathBuf> {
-    let file = trust_file().context("cannot find your configuration directory: set HOME")?;
-    let key = root
-        .to_str()
-        .with_context(|| format!("cannot trust {}: its path is not UTF-8", root.display()))?;
+pub fn record(root: &Path, sha256: &str) -> Result<PathBuf, Error> {
+    let file = paths::trust_file().ok_or(Error::NoConfigDirectory)?;
+    let key = root.to_str().ok_or_else(|| Error::RootNotUtf8 {
+        root: root.to_owned(),
+    })?;
     let mut store = read(&file)?;
     store.trusted.insert(key.to_owned(), sha256.to_owned());
     write(&file, &store)?;
@@ -118,8 +115,8 @@ pub(crate) fn record(root: &Path, sha256: &str) -> anyhow::Result<PathBuf> {
 /// # Errors
 ///
 /// A trust file that cannot be read or written.
-pub(crate) fn revoke(root: &Path) -> anyhow::Result<bool> {
-    let Some(file) = trust_file() else {
+pub fn revoke(root: &Path) -> Result<bool, Error> {
+    let Some(file) = paths::trust_file() else {
         return Ok(false);
     };
     let mut store = read(&file)?;
@@ -133,31 +130,40 @@ pub(crate) fn revoke(root: &Path) -> anyhow::Result<bool> {
 }
 
 /// The trust file's records; none when there is no file.
-fn read(file: &Path) -> anyhow::Result<Store> {
+fn read(file: &Path) -> Result<Store, Error> {
     let text = match fs::read_to_string(file) {
         Ok(text) => text,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Store::default()),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", file.display())),
+        Err(source) => {
+            return Err(Error::Read {
+                path: file.to_owned(),
+                source,
+            });
+        }
     };
-    serde_json::from_str(&text).map_err(|error| {
-        anyhow!(
-            "{} is not a trust file ({error}): remove it, and run `harness trust` again in \
-             each workspace whose harness.toml you trust",
-            file.display()
-        )
+    serde_json::from_str(&text).map_err(|error| Error::NotATrustFile {
+        file: file.to_owned(),
+        message: error.to_string(),
     })
 }
 
 /// Writes `store` to `file`, mode 0600, by renaming a new file over it, in a directory made
 /// 0700 if it is made here: no reader sees half a file, and no other user reads it.
-fn write(file: &Path, store: &Store) -> anyhow::Result<()> {
-    let directory = file.parent().context("the trust file has a directory")?;
+fn write(file: &Path, store: &Store) -> Result<(), Error> {
+    // A file of [`paths::trust_file`] is always in a directory; `.` stands for none.
+    let directory = file.parent().unwrap_or(Path::new("."));
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(directory)
-        .with_context(|| format!("cannot create {}", directory.display()))?;
-    let text = serde_json::to_string_pretty(store).context("the trust file is JSON")?;
+        .map_err(|source| Error::Create {
+            path: directory.to_owned(),
+            source,
+        })?;
+    let text = serde_json::to_string_pretty(store).map_err(|source| Error::Json {
+        what: "the trust file is JSON",
+        source,
+    })?;
     let temporary = directory.join(format!(".trusted.json.{}", std::process::id()));
     let result = (|| -> io::Result<()> {
         let mut out = fs::OpenOptions::new()
@@ -173,7 +179,10 @@ fn write(file: &Path, store: &Store) -> anyhow::Result<()> {
     if result.is_err() {
         let _ = fs::remove_file(&temporary);
     }
-    result.with_context(|| format!("cannot write {}", file.display()))
+    result.map_err(|source| Error::Write {
+        path: file.to_owned(),
+        source,
+    })
 }
 
 #[cfg(test)]

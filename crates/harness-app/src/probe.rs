@@ -6,61 +6,31 @@
 //! final answer by construction ([`ReplyFormat::Constrained`]), so a malformed call cannot
 //! happen. The choice and its reason are shown in the run's header.
 
-use anyhow::{Context, anyhow, bail};
 use harness_agent::EditFormat;
 use harness_ollama::{Client, ConstraintSupport, ModelInfo, ReplyFormat};
 
-use crate::config::Settings;
-
-/// How replies are asked for: `--replies` and `replies` in the configuration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Replies {
-    /// Native tool calls where the model's template takes tools (or the server does not
-    /// say); constrained replies where it takes none and the server can constrain them.
-    #[default]
-    Auto,
-    /// Native tool calls (and calls written as JSON text, read when they can be).
-    Native,
-    /// Replies constrained to a JSON schema; refused if the server cannot.
-    Constrained,
-}
-
-impl Replies {
-    /// Every value, by the name the flag and the configuration take.
-    pub(crate) const ALL: [(&'static str, Replies); 3] = [
-        ("auto", Replies::Auto),
-        ("native", Replies::Native),
-        ("constrained", Replies::Constrained),
-    ];
-
-    /// The value called `name`.
-    pub(crate) fn parse(name: &str) -> Option<Replies> {
-        Replies::ALL
-            .iter()
-            .find(|(known, _)| *known == name)
-            .map(|(_, replies)| *replies)
-    }
-}
+use crate::Error;
+use crate::settings::{Replies, Settings};
 
 /// What the probe found and chose.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ModelProbe {
+pub struct ModelProbe {
     /// The context window, in tokens, the run works with.
-    pub(crate) context_window: u32,
+    pub context_window: u32,
     /// How replies are asked for.
-    pub(crate) replies: ReplyFormat,
+    pub replies: ReplyFormat,
     /// Why, in words, for the header.
-    pub(crate) why: String,
+    pub why: String,
     /// Which edits written into answers are applied: the configured format, except that
     /// `auto` comes to `whole` for a model that can only write its calls as JSON text.
-    pub(crate) edit_format: EditFormat,
+    pub edit_format: EditFormat,
     /// True if and only if `auto` was asked for and `edit_format` is what it came to.
-    pub(crate) edit_format_chosen: bool,
+    pub edit_format_chosen: bool,
 }
 
 impl ModelProbe {
     /// `native` or `constrained`, for `--json`.
-    pub(crate) fn replies_name(&self) -> &'static str {
+    pub fn replies_name(&self) -> &'static str {
         match self.replies {
             ReplyFormat::Constrained => "constrained",
             _ => "native",
@@ -74,15 +44,21 @@ impl ModelProbe {
 ///
 /// A server that cannot be reached or does not have the model, and `--replies constrained`
 /// on a server that does not constrain replies.
-pub(crate) fn probe(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)> {
+pub fn probe(settings: &Settings) -> Result<(Client, ModelProbe), Error> {
     let client = settings.model_client()?;
-    let ask = "asking the model server about the model";
-    let info = client.model_info().context(ask)?;
-    let context_window = client.context_length().context(ask)?;
+    let ask = |source: harness_ollama::Error| Error::ModelServer {
+        asking: "asking the model server about the model",
+        source,
+    };
+    let info = client.model_info().map_err(ask)?;
+    let context_window = client.context_length().map_err(ask)?;
     let (replies, why) = choose(settings.replies, &info, || {
         client
             .probe_constrained_replies()
-            .context("asking the model server whether it constrains replies")
+            .map_err(|source| Error::ModelServer {
+                asking: "asking the model server whether it constrains replies",
+                source,
+            })
     })?;
     let edit_format = edit_format(settings.edit_format, &info, replies);
     let probe = ModelProbe {
@@ -99,7 +75,9 @@ pub(crate) fn probe(settings: &Settings) -> anyhow::Result<(Client, ModelProbe)>
     config.reply_format = replies;
     // Settled once: the constrained client need not ask again.
     config.context_length = Some(context_window);
-    let client = Client::new(config).map_err(|error| anyhow!("{error}"))?;
+    let client = Client::new(config).map_err(|error| Error::ModelAddress {
+        message: error.to_string(),
+    })?;
     Ok((client, probe))
 }
 
@@ -122,8 +100,8 @@ fn edit_format(asked: EditFormat, info: &ModelInfo, replies: ReplyFormat) -> Edi
 fn choose(
     asked: Replies,
     info: &ModelInfo,
-    constrains: impl FnOnce() -> anyhow::Result<ConstraintSupport>,
-) -> anyhow::Result<(ReplyFormat, String)> {
+    constrains: impl FnOnce() -> Result<ConstraintSupport, Error>,
+) -> Result<(ReplyFormat, String), Error> {
     let native = |why: &str| Ok((ReplyFormat::Free, why.to_owned()));
     match (asked, info.supports_tools()) {
         (Replies::Native, _) => native("native tool calls, as asked (--replies native)"),
@@ -155,16 +133,13 @@ fn choose(
                  (--replies constrained)"
                     .to_owned(),
             )),
-            ConstraintSupport::Refused { message } => bail!(
-                "--replies constrained: the model server refused a reply constrained to a JSON \
-                 schema ({message}); use --replies auto or native"
-            ),
-            ConstraintSupport::Ignored { reply } => bail!(
-                "--replies constrained: the model server ignores a JSON schema for replies (it \
-                 answered {:?}); use --replies auto or native",
-                reply.chars().take(60).collect::<String>()
-            ),
-            other => bail!("--replies constrained: the model server answered {other:?}"),
+            ConstraintSupport::Refused { message } => Err(Error::ConstrainedRefused { message }),
+            ConstraintSupport::Ignored { reply } => Err(Error::ConstrainedIgnored {
+                reply: reply.chars().take(60).collect(),
+            }),
+            other => Err(Error::ConstrainedUnknown {
+                answer: format!("{other:?}"),
+            }),
         },
     }
 }
@@ -183,7 +158,7 @@ mod tests {
     fn server(
         support: ConstraintSupport,
         asked: &mut u32,
-    ) -> impl FnOnce() -> anyhow::Result<ConstraintSupport> + '_ {
+    ) -> impl FnOnce() -> Result<ConstraintSupport, Error> + '_ {
         move || {
             *asked += 1;
             Ok(support)

@@ -1,10 +1,9 @@
 //! Run ids: the start time of a run, readable, sortable, and unique per repository.
 
-use std::fmt;
-use std::str::FromStr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod parse;
 
-use crate::Error;
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The id of one run: when it started, in UTC, to the millisecond, as
 /// `YYYYMMDD-HHMMSS-mmm` (for example `20250131-235959-042`).
@@ -76,32 +75,6 @@ impl RunId {
     }
 }
 
-impl FromStr for RunId {
-    type Err = Error;
-
-    fn from_str(text: &str) -> Result<RunId, Error> {
-        let invalid = || Error::InvalidRunId {
-            text: text.to_string(),
-        };
-        let shape_ok = text.len() == 19
-            && text.bytes().enumerate().all(|(i, b)| match i {
-                8 | 15 => b == b'-',
-                _ => b.is_ascii_digit(),
-            });
-        if !shape_ok {
-            return Err(invalid());
-        }
-        let candidate = RunId(text.to_string());
-        // A real date and time formats back to the same text; 20251301 or
-        // 25:00 do not.
-        if RunId::from_unix_millis(candidate.unix_millis()) == candidate {
-            Ok(candidate)
-        } else {
-            Err(invalid())
-        }
-    }
-}
-
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -167,6 +140,7 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use proptest::prelude::*;
 
     macro_rules! formats {

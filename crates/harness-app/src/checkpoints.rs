@@ -1,6 +1,6 @@
-//! The undo session as the loop's [`Checkpoints`]: `harness run` and `harness mcp`'s
-//! `run_task` hand the agent a [`SessionCheckpoints`], so each step the model takes is a
-//! checkpoint `harness diff` and `harness undo` work with.
+//! The undo session as the loop's [`Checkpoints`]: every run hands the agent a
+//! [`SessionCheckpoints`], so each step the model takes is a checkpoint `harness diff` and
+//! `harness undo` work with.
 //!
 //! It lives here, where both the loop and the undo session are known, so that
 //! `harness-agent` does not depend on `harness-undo` (nor on libgit2). A newtype, because

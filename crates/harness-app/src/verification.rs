@@ -2,25 +2,26 @@
 //! run starts (the run could never be verified), and a pass is not counted when a command
 //! changed the test code the file tools were kept from changing.
 
-use anyhow::anyhow;
 use harness_undo::Diff;
 
-use crate::config::Settings;
+use crate::Error;
+use crate::settings::Settings;
 
 /// Refuses a verification command the command policy would refuse: the run could never be
 /// verified.
-pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Result<()> {
+///
+/// # Errors
+///
+/// [`Error::UnrunnableVerification`], naming the command and the refusal.
+pub fn refuse_unrunnable_verification(settings: &Settings) -> Result<(), Error> {
     if let Some(verification) = &settings.verification {
         settings
             .toolbox
             .policy()
             .check(verification.argv())
-            .map_err(|refusal| {
-                anyhow!(
-                    "the verification command `{}` would be refused ({refusal}); allow its \
-                     program with --allow",
-                    verification.command()
-                )
+            .map_err(|refusal| Error::UnrunnableVerification {
+                command: verification.command().to_owned(),
+                refusal,
             })?;
     }
     Ok(())
@@ -28,7 +29,7 @@ pub(crate) fn refuse_unrunnable_verification(settings: &Settings) -> anyhow::Res
 
 /// The test files the run changed, when the tools were kept from changing test code: a
 /// command changed them, so a passing verification may not mean the code was fixed.
-pub(super) fn tests_changed(settings: &Settings, diff: Option<&Diff>) -> Vec<String> {
+pub(crate) fn tests_changed(settings: &Settings, diff: Option<&Diff>) -> Vec<String> {
     let (Ok(Some(tests)), Some(diff)) = (settings.toolbox.test_code(), diff) else {
         return Vec::new();
     };

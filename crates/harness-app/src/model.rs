@@ -2,7 +2,7 @@
 //! [`harness_ollama::Client`] (Ollama's API and OpenAI-compatible servers) to the seam
 //! `harness-agent` defines, converting the loop's messages and calls to the client's and its
 //! answers back. `harness-agent` does not depend on the HTTP client; this is the one place
-//! the two meet.
+//! the two meet, wired in by [`agent`](crate::agent).
 
 use harness_agent::{CallOrigin, ChatClient, ChatError, Message, Reply, Role, ToolCall};
 use harness_ollama::{ChatResponse, Client, FinishReason};

@@ -1,33 +1,21 @@
-//! The toolbox a model calls, built one way for `harness run` and `harness tool`: the same
-//! workspace checks, deny rules, protected files, command policy, timeouts, environment and
+//! The confinement plan, and the toolbox built from it: what the model's tools and commands
+//! may not touch, assembled once ([`Plan::check`]) from the settings' deny rules and what
+//! the other parts know must be kept from commands (the undo stores, the user's
+//! configuration and trust file, where git takes each submodule's configuration, hooks and
+//! file system monitor from). Every front end builds its toolbox here: the same workspace
+//! checks, deny rules, protected files, command policy, timeouts, environment and
 //! redaction, so a call made by hand is refused exactly when the model's would be.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use harness_exec::preflight::{self, Choice, Sandbox};
 use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, Runner};
 use harness_sandbox::Workspace;
 use harness_tools::{TestCode, Toolbox};
 
-use crate::config::{self, Settings, ToolboxSettings};
-use crate::guard;
-
-/// The workspace directory `given`, canonical, unless it is one no command may work in:
-/// not an existing directory, the root of the filesystem, or the home directory.
-pub(crate) fn workspace_root(given: &Path) -> anyhow::Result<PathBuf> {
-    let root = guard::canonical_workspace(given)?;
-    // Before the configuration is looked for in it, which would fail less clearly.
-    if !root.is_dir() {
-        anyhow::bail!(
-            "cannot use {} as the workspace: it is not a directory",
-            given.display()
-        );
-    }
-    guard::refuse_broad(&root, std::env::var_os("HOME").as_deref().map(Path::new))?;
-    Ok(root)
-}
+use crate::settings::{Overrides, Settings, ToolboxSettings, WORKSPACE_FILE};
+use crate::{Error, guard, paths};
 
 /// What the harness hides from the model and its commands in the workspace `root`, for
 /// the undo records ([`harness_undo::BeginOptions::hidden`], [`harness_undo::Session::hide`]):
@@ -55,21 +43,21 @@ pub(crate) fn hidden(root: &Path, deny: &[String]) -> harness_undo::Hidden {
 
 /// [`hidden`] with the deny rules of the configuration of `root` (flags add none); the
 /// built-in rules alone when it cannot be read (the command that needs it says why).
-pub(crate) fn hidden_by_configuration(root: &Path) -> harness_undo::Hidden {
-    let deny = Settings::resolve(root, &config::Overrides::default())
+pub fn hidden_by_configuration(root: &Path) -> harness_undo::Hidden {
+    let deny = Settings::resolve(root, &Overrides::default())
         .map(|settings| settings.toolbox.deny)
         .unwrap_or_default();
     hidden(root, &deny)
 }
 
-/// The toolbox over the workspace `root` (from [`workspace_root`]), confined by `settings`,
+/// The toolbox over the workspace `root` (from [`crate::workspace_root`]), confined by `settings`,
 /// and the isolation tier its commands (the verification command's too) run under:
 /// [`Plan::check`], then [`Plan::build`].
 ///
 /// # Errors
 ///
 /// Those of [`Plan::check`] and [`Plan::build`].
-pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(Toolbox, Choice)> {
+pub fn build(root: &Path, settings: &ToolboxSettings) -> Result<(Toolbox, Choice), Error> {
     Plan::check(root, settings)?.build()
 }
 
@@ -77,7 +65,7 @@ pub(crate) fn build(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<(
 /// left is to choose the tier (which starts bwrap, to see that it works) and to walk for
 /// the paths the deny rules hide from commands, which on a large tree take long enough that
 /// `harness run` does them beside its clean-tree check.
-pub(crate) struct Plan {
+pub struct Plan {
     workspace: Workspace,
     sandbox: Sandbox,
     confinement: Confinement,
@@ -94,53 +82,13 @@ impl Plan {
     ///
     /// A deny rule that is not valid, a root that cannot be opened, one that holds the
     /// harness itself, or a `tests` glob that is not valid.
-    pub(crate) fn check(root: &Path, settings: &ToolboxSettings) -> anyhow::Result<Plan> {
-        let mut builder = Workspace::builder(root);
-        // The model may not rewrite the configuration of its own next run.
-        builder.deny_write(config::WORKSPACE_FILE);
-        for rule in &settings.deny {
-            builder.deny(rule.clone());
-        }
-        // A list of its own: a repository's `!` rule lifts none of the user's refusals.
-        builder.deny_list(settings.project_deny.iter().cloned());
-        let workspace = builder
-            .build()
-            .with_context(|| format!("cannot use {} as the workspace", root.display()))?;
+    pub fn check(root: &Path, settings: &ToolboxSettings) -> Result<Plan, Error> {
+        let workspace = workspace(root, settings)?;
         guard::refuse_own_harness(&workspace)?;
-        let mut confinement = Confinement::new(root).network(settings.network);
-        for path in &settings.writable {
-            confinement = confinement.writable(path);
-        }
-        // The undo store stays read-only even inside a writable path (`--writable ~`).
-        if let Some(stores) = harness_undo::stores_dir() {
-            confinement = confinement.read_only(stores);
-        }
-        // So does your configuration, which says how the next run's commands are confined
-        // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
-        if let Some(file) = config::user_file() {
-            confinement = confinement.protect(file);
-        }
-        // And the trust file, which says which repository's `harness.toml` may choose the
-        // model server and widen the confinement: a command must not trust one.
-        if let Some(file) = crate::trust::trust_file() {
-            confinement = confinement.protect(file);
-        }
-        // So does where git finds each submodule's configuration, checked out or not (the
-        // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
-        // there would run as the user at their next `git status`. Without a repository
-        // there are none; the run itself says why it cannot start.
-        for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
-            confinement = confinement.protect(path);
-        }
-        // And where git's configuration has it take hooks and a file system monitor
-        // from (husky's `.husky/_` in the workspace): a `post-index-change` hook there
-        // runs at the user's next `git status`.
-        for path in harness_undo::configured_program_paths(root).unwrap_or_default() {
-            confinement = confinement.protect(path);
-        }
+        let confinement = confinement(root, settings);
         let tests = settings
             .test_code()
-            .context("in the configuration's `tests`")?;
+            .map_err(|source| Error::Tests { source })?;
         Ok(Plan {
             workspace,
             sandbox: settings.sandbox,
@@ -159,7 +107,7 @@ impl Plan {
     /// # Errors
     ///
     /// An explicitly asked-for isolation tier that cannot run here.
-    pub(crate) fn build(self) -> anyhow::Result<(Toolbox, Choice)> {
+    pub fn build(self) -> Result<(Toolbox, Choice), Error> {
         let Plan {
             mut workspace,
             sandbox,
@@ -205,64 +153,71 @@ impl Plan {
     }
 }
 
-/// The lines that say how commands are isolated: the tier, what it allows beyond the
-/// workspace, and why `auto` passed over a stronger tier.
-pub(crate) fn isolation_summary(choice: &Choice, settings: &ToolboxSettings) -> String {
-    let mut text = match choice.tier {
-        harness_exec::Tier::None if choice.skipped.is_empty() => {
-            format!(
-                "none: commands run as you ({})",
-                crate::program::command("sandbox explain")
-            )
-        }
-        harness_exec::Tier::None => {
-            format!(
-                "none: NO working sandbox here, commands run as you ({})",
-                crate::program::command("sandbox doctor")
-            )
-        }
-        tier => format!(
-            "{tier} ({})",
-            crate::program::command(&format!("sandbox explain --sandbox {tier}"))
-        ),
-    };
-    if choice.tier != harness_exec::Tier::None {
-        if settings.network {
-            text.push_str("; network: allowed");
-        } else {
-            text.push_str("; network: none");
-        }
-        for path in &settings.writable {
-            text.push_str(&format!("; writable: {}", path.display()));
-        }
-    }
-    text
-}
-
-/// One warning line per stronger tier `auto` fell back from.
-pub(crate) fn fallback_warnings(choice: &Choice) -> Vec<String> {
-    choice
-        .skipped
-        .iter()
-        .map(|unavailable| {
-            format!(
-                "warning: sandbox {} unavailable ({}); using {}. Fix: {}",
-                unavailable.tier(),
-                unavailable.reason(),
-                choice.tier,
-                unavailable.fix()
-            )
-        })
-        .collect()
-}
-
 /// Makes this process adopt the commands that leave their process group (a daemon,
 /// `setsid`), so they are still found and stopped. Without it they are found through their
 /// environment only: cleanup is weaker, but the command still runs.
-pub(crate) fn adopt_escaping_commands() {
+pub fn adopt_escaping_commands() {
     if let Err(error) = harness_exec::enable_subreaper() {
         tracing::warn!("cannot become a child subreaper ({error}); cleanup relies on /proc");
     }
+}
+
+/// The workspace the file tools work in, with what they may not read or write: the deny
+/// rules (the project's as a list of their own) and the project's configuration file.
+fn workspace(root: &Path, settings: &ToolboxSettings) -> Result<Workspace, Error> {
+    let mut builder = Workspace::builder(root);
+    // The model may not rewrite the configuration of its own next run.
+    builder.deny_write(WORKSPACE_FILE);
+    for rule in &settings.deny {
+        builder.deny(rule.clone());
+    }
+    // A list of its own: a repository's `!` rule lifts none of the user's refusals.
+    builder.deny_list(settings.project_deny.iter().cloned());
+    builder.build().map_err(|source| Error::Workspace {
+        root: root.to_owned(),
+        source,
+    })
+}
+
+/// What commands may reach beyond the workspace, and what they may not touch even there:
+/// each piece the other parts know must be kept from commands, assembled here once.
+fn confinement(root: &Path, settings: &ToolboxSettings) -> Confinement {
+    // The configuration of the next run in this workspace stays as the user left it,
+    // as its `.git` does: a command must not choose its own `verify` or `sandbox`.
+    let mut confinement = Confinement::new(root)
+        .protect_in_workspace(WORKSPACE_FILE)
+        .network(settings.network);
+    for path in &settings.writable {
+        confinement = confinement.writable(path);
+    }
+    // The undo store stays read-only even inside a writable path (`--writable ~`).
+    if let Some(stores) = harness_undo::stores_dir() {
+        confinement = confinement.read_only(stores);
+    }
+    // So does your configuration, which says how the next run's commands are confined
+    // (`sandbox = "none"`), inside `--writable ~`; one a command makes is moved aside.
+    if let Some(file) = paths::user_file() {
+        confinement = confinement.protect(file);
+    }
+    // And the trust file, which says which repository's `harness.toml` may choose the
+    // model server and widen the confinement: a command must not trust one.
+    if let Some(file) = paths::trust_file() {
+        confinement = confinement.protect(file);
+    }
+    // So does where git finds each submodule's configuration, checked out or not (the
+    // walk that hides denied paths finds those that exist): a `core.fsmonitor` written
+    // there would run as the user at their next `git status`. Without a repository
+    // there are none; the run itself says why it cannot start.
+    for path in harness_undo::submodule_git_paths(root).unwrap_or_default() {
+        confinement = confinement.protect(path);
+    }
+    // And where git's configuration has it take hooks and a file system monitor
+    // from (husky's `.husky/_` in the workspace): a `post-index-change` hook there
+    // runs at the user's next `git status`.
+    for path in harness_undo::configured_program_paths(root).unwrap_or_default() {
+        confinement = confinement.protect(path);
+    }
+    confinement
 }
 
 /// The runner of every command: a scrubbed environment.

@@ -1,7 +1,7 @@
-//! The record of an MCP session: the client's own tool calls, kept as a run of their own
-//! (the pre-session state, a checkpoint after each call that may have changed the
-//! workspace, a transcript), so `harness show` replays what the client did and `harness
-//! undo` takes it back, as for a model's run.
+//! The record of a session of a client's own tool calls (an MCP client's), kept as a run
+//! of their own (the pre-session state, a checkpoint after each call that may have changed
+//! the workspace, a transcript), so `harness show` replays what the client did and
+//! `harness undo` takes it back, as for a model's run.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -9,10 +9,11 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use harness_agent::{CallOrigin, Outcome, Record, RunReport, TRANSCRIPT_FORMAT, Transcript};
-use harness_mcp::Reply;
 use harness_tools::ToolResult;
 use harness_undo::{BeginOptions, Session};
 use serde_json::Value;
+
+use crate::Error;
 
 /// The task an MCP session's run is recorded with.
 const TASK: &str = "MCP session: the tool calls of an MCP client";
@@ -20,7 +21,7 @@ const TASK: &str = "MCP session: the tool calls of an MCP client";
 /// An MCP session's run, while the server serves. The run's [`Session`] lives on a thread
 /// of its own (git's handles stay on the thread that opened them); each call is handed to
 /// it and recorded, checkpoint included, before the next call starts.
-pub(super) struct Recorder {
+pub struct Recorder {
     /// Where calls go; closed to end the run.
     calls: mpsc::Sender<Message>,
     /// The thread that records them.
@@ -61,7 +62,12 @@ struct Recorded {
 impl Recorder {
     /// Records the state of `root` before the session (a dirty tree is refused unless
     /// `allow_dirty`, and snapshotted with it) and starts the transcript.
-    pub(super) fn begin(root: &Path, allow_dirty: bool) -> anyhow::Result<Recorder> {
+    ///
+    /// # Errors
+    ///
+    /// A tree that cannot be begun (dirty without `allow_dirty`, no repository), or a
+    /// transcript that cannot be made.
+    pub fn begin(root: &Path, allow_dirty: bool) -> Result<Recorder, Error> {
         let root = root.to_owned();
         let (started, start) = mpsc::channel();
         let (calls, received) = mpsc::channel::<Message>();
@@ -89,20 +95,18 @@ impl Recorder {
             }
             log.finish();
         });
-        let id = start.recv().map_err(|_| {
-            anyhow::anyhow!("the recorder of the MCP session stopped at its start")
-        })??;
+        let id = start.recv().map_err(|_| Error::RecorderStopped)??;
         Ok(Recorder { calls, thread, id })
     }
 
     /// The run's id.
-    pub(super) fn id(&self) -> String {
+    pub fn id(&self) -> String {
         self.id.clone()
     }
 
     /// Records the call of `tool` with `arguments` that returned `result` after `seconds`;
     /// returns when it is recorded.
-    pub(super) fn record(&self, tool: &str, arguments: &Value, result: ToolResult, seconds: f64) {
+    pub fn record(&self, tool: &str, arguments: &Value, result: ToolResult, seconds: f64) {
         self.send(Recorded {
             tool: tool.to_owned(),
             arguments: arguments.clone(),
@@ -114,24 +118,24 @@ impl Recorder {
         });
     }
 
-    /// Records a call of one of the run tools (`run_task`, `undo_run`, ...), so that the
-    /// session's transcript shows everything the client did, in order. No checkpoint
-    /// follows: a run is recorded as a run of its own, and undo and redo put back states
-    /// other runs recorded.
-    pub(super) fn record_run_tool(
+    /// Records a call of one of the run tools (`run_task`, `undo_run`, ...) that answered
+    /// `text` (an error if `is_error`), so that the session's transcript shows everything
+    /// the client did, in order. No checkpoint follows: a run is recorded as a run of its
+    /// own, and undo and redo put back states other runs recorded.
+    pub fn record_run_tool(
         &self,
         tool: &str,
         arguments: &Value,
-        reply: &Reply,
+        (text, is_error): (&str, bool),
         seconds: f64,
     ) {
         self.send(Recorded {
             tool: tool.to_owned(),
             arguments: arguments.clone(),
-            summary: format!("{tool}{}", if reply.is_error() { "  error" } else { "" }),
-            is_error: reply.is_error(),
+            summary: format!("{tool}{}", if is_error { "  error" } else { "" }),
+            is_error,
             changing: false,
-            text: reply.text().to_owned(),
+            text: text.to_owned(),
             seconds,
         });
     }
@@ -148,7 +152,7 @@ impl Recorder {
 
     /// Saves the file at `path` (as the client gave it) before a tool writes it, as a
     /// model's run does; returns when it is saved.
-    pub(super) fn protect(&self, path: &str) -> Result<(), String> {
+    pub fn protect(&self, path: &str) -> Result<(), String> {
         let (done, saved) = mpsc::channel();
         let message = Message::Protect {
             path: path.to_owned(),
@@ -160,7 +164,7 @@ impl Recorder {
     }
 
     /// Ends the run when the client is done.
-    pub(super) fn finish(self) {
+    pub fn finish(self) {
         drop(self.calls);
         if self.thread.join().is_err() {
             tracing::warn!("the MCP session's recorder failed at the end");
@@ -178,7 +182,7 @@ struct Log {
 }
 
 impl Log {
-    fn begin(root: &Path, allow_dirty: bool) -> anyhow::Result<Log> {
+    fn begin(root: &Path, allow_dirty: bool) -> Result<Log, Error> {
         let session = Session::begin(
             root,
             BeginOptions {

@@ -3,55 +3,67 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use harness_sandbox::Workspace;
 
+use crate::Error;
+
+/// The workspace directory `given`, canonical, unless it is one no command may work in:
+/// not an existing directory, the root of the filesystem, or the home directory.
+///
+/// # Errors
+///
+/// Each of those, naming the directory.
+pub fn workspace_root(given: &Path) -> Result<PathBuf, Error> {
+    let root = canonical_workspace(given)?;
+    // Before the configuration is looked for in it, which would fail less clearly.
+    if !root.is_dir() {
+        return Err(Error::NotADirectory {
+            given: given.to_owned(),
+        });
+    }
+    refuse_broad(&root, std::env::var_os("HOME").as_deref().map(Path::new))?;
+    Ok(root)
+}
+
 /// The canonical form of the workspace directory `given`.
-pub(crate) fn canonical_workspace(given: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::canonicalize(given).with_context(|| {
-        format!(
-            "cannot use {} as the workspace: it must be an existing directory",
-            given.display()
-        )
+fn canonical_workspace(given: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(given).map_err(|source| Error::NoWorkspace {
+        given: given.to_owned(),
+        source,
     })
 }
 
 /// Refuses `root` when it is `/` or the home directory.
-pub(crate) fn refuse_broad(root: &Path, home: Option<&Path>) -> anyhow::Result<()> {
+fn refuse_broad(root: &Path, home: Option<&Path>) -> Result<(), Error> {
     if root.parent().is_none() {
-        bail!(
-            "refusing {} as the workspace: it is the root of the filesystem; point --workspace \
-             at the repository to work on",
-            root.display()
-        );
+        return Err(Error::FilesystemRoot {
+            root: root.to_owned(),
+        });
     }
     let home = home.and_then(|home| std::fs::canonicalize(home).ok());
     if home.as_deref() == Some(root) {
-        bail!(
-            "refusing {} as the workspace: it is your home directory, with your keys and \
-             configuration; point --workspace at the repository to work on",
-            root.display()
-        );
+        return Err(Error::HomeDirectory {
+            root: root.to_owned(),
+        });
     }
     Ok(())
 }
 
 /// Refuses a workspace that contains the harness's source tree or its executable.
-pub(crate) fn refuse_own_harness(workspace: &Workspace) -> anyhow::Result<()> {
+pub(crate) fn refuse_own_harness(workspace: &Workspace) -> Result<(), Error> {
     let mut own = vec![("its own source tree", source_root())];
     if let Ok(executable) = std::env::current_exe() {
         own.push(("its own executable", executable));
     }
     for (what, path) in own {
-        workspace.ensure_not_within(&path).with_context(|| {
-            format!(
-                "refusing {} as the workspace: it contains the harness ({what}, {}), which a \
-                 model could then change; copy the project elsewhere, as `cargo xtask demo` \
-                 does",
-                workspace.root(),
-                path.display()
-            )
-        })?;
+        if let Err(source) = workspace.ensure_not_within(&path) {
+            return Err(Error::OwnHarness {
+                root: workspace.root().to_string(),
+                what,
+                path,
+                source,
+            });
+        }
     }
     Ok(())
 }
@@ -59,7 +71,7 @@ pub(crate) fn refuse_own_harness(workspace: &Workspace) -> anyhow::Result<()> {
 /// The root of the harness's source tree: the Cargo workspace this crate was built in.
 fn source_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // crates/harness-cli -> the workspace root.
+    // crates/harness-app -> the workspace root.
     manifest.ancestors().nth(2).unwrap_or(manifest).to_owned()
 }
 
@@ -84,7 +96,7 @@ mod tests {
     fn the_source_root_holds_this_crate() {
         assert!(
             source_root()
-                .join("crates/harness-cli/Cargo.toml")
+                .join("crates/harness-app/Cargo.toml")
                 .is_file()
         );
     }

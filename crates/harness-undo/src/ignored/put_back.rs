@@ -1,0 +1,207 @@
+//! Putting ignored paths back as a manifest has them: what the manifest lacks is removed
+//! (a directory only once empty), what it saved is written back as a new file after the
+//! old entry is unlinked, so that a hard link or a symlink a command left is never
+//! written through, and no write goes through a symlinked directory.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use git2::Repository;
+
+use super::compare::Change;
+use super::manifest::{Kind, Manifest, Stat, path_of};
+
+/// What [`put_back`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PutBack {
+    /// Paths written back as the manifest has them, sorted.
+    pub(crate) restored: Vec<PathBuf>,
+    /// Paths removed (the manifest lacks them), sorted.
+    pub(crate) removed: Vec<PathBuf>,
+    /// Paths that differ and could not be put back (not saved, or the write failed),
+    /// sorted.
+    pub(crate) not_restored: Vec<PathBuf>,
+}
+
+/// Puts the paths in `changes` back as `base` has them, reading saved content from
+/// `store`: created ones removed, changed and deleted ones rewritten where saved. Where
+/// not saved, an entry a verification wrote is removed (`remove_unsaved_checks`); any
+/// other is left and named.
+pub(crate) fn put_back(
+    root: &Path,
+    store: &Repository,
+    base: &Manifest,
+    changes: &[(String, Change)],
+    remove_unsaved_checks: bool,
+) -> PutBack {
+    let mut done = PutBack::default();
+    // Removals deepest first, so a directory a command made goes after what it holds.
+    for (path, change) in changes.iter().rev() {
+        if *change != Change::Created {
+            continue;
+        }
+        let relative = path_of(path);
+        let removed = if now_is_dir(root, &relative) {
+            // Only once empty: it may hold what is not listed here (a file the file
+            // tools wrote, which the snapshots restore, or a nested repository).
+            match fs::remove_dir(root.join(&relative)) {
+                Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => continue,
+                removed => removed,
+            }
+        } else {
+            remove(root, &relative)
+        };
+        match removed {
+            Err(e) if e.kind() != ErrorKind::NotFound => done.not_restored.push(relative),
+            _ => done.removed.push(relative),
+        }
+    }
+    // Writes shallowest first, so a directory is made before what goes in it.
+    for (path, change) in changes {
+        if *change == Change::Created {
+            continue;
+        }
+        let relative = path_of(path);
+        let Some(entry) = base.entries.get(path) else {
+            continue;
+        };
+        let written = match (entry.stat.kind, entry.blob) {
+            (Kind::Dir, _) => make_dirs(root, &relative).map(|()| true),
+            (Kind::File | Kind::Symlink, Some(blob)) => store
+                .find_blob(blob)
+                .map_err(|e| std::io::Error::other(e.message().to_owned()))
+                .and_then(|b| write_entry(root, &relative, &entry.stat, b.content()))
+                .map(|()| true),
+            _ if entry.from_check && remove_unsaved_checks => {
+                remove(root, &relative).map(|()| true)
+            }
+            _ => Ok(false),
+        };
+        match written {
+            Ok(true) => done.restored.push(relative),
+            _ => done.not_restored.push(relative),
+        }
+    }
+    done.restored.sort();
+    done.removed.sort();
+    done.not_restored.sort();
+    done
+}
+
+/// True if and only if `relative` is a real directory under real directories now.
+fn now_is_dir(root: &Path, relative: &Path) -> bool {
+    is_under_real_dirs(root, relative)
+        && fs::symlink_metadata(root.join(relative)).is_ok_and(|m| m.is_dir())
+}
+
+/// Removes whatever is at `relative` (a directory with what it holds, never following a
+/// symlink); gone already is done.
+fn remove(root: &Path, relative: &Path) -> std::io::Result<()> {
+    if !is_under_real_dirs(root, relative) {
+        // Reached through a symlink: what is there is not in the workspace, and the
+        // symlink itself is an entry of its own.
+        return Ok(());
+    }
+    let full = root.join(relative);
+    let removed = match fs::symlink_metadata(&full) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(&full),
+        Ok(_) => fs::remove_file(&full),
+        Err(e) => Err(e),
+    };
+    match removed {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// True if and only if every directory above `relative` is a real one.
+fn is_under_real_dirs(root: &Path, relative: &Path) -> bool {
+    relative
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .all(|a| fs::symlink_metadata(root.join(a)).is_ok_and(|m| m.is_dir()))
+}
+
+/// Makes `relative` and every directory above it real directories: a symlink or file in
+/// the way is removed first (a command may have put `.venv/bin -> /elsewhere`, through
+/// which a write would leave the workspace).
+fn make_dirs(root: &Path, relative: &Path) -> std::io::Result<()> {
+    let mut ancestors: Vec<&Path> = relative
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .collect();
+    ancestors.reverse();
+    for dir in ancestors {
+        let full = root.join(dir);
+        match fs::symlink_metadata(&full) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => fs::remove_file(&full)?,
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        fs::create_dir(&full)?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` at `relative` as a new file (or symlink) of `stat`'s mode and
+/// modification time, after removing what is there: never through a hard link or a
+/// symlink a command left.
+fn write_entry(root: &Path, relative: &Path, stat: &Stat, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = relative.parent() {
+        make_dirs(root, parent)?;
+    }
+    remove(root, relative)?;
+    let full = root.join(relative);
+    imp_write::write(&full, stat, bytes)
+}
+
+#[cfg(unix)]
+mod imp_write {
+    use std::fs::{self, OpenOptions};
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::path::Path;
+
+    use super::{Kind, Stat};
+
+    pub(super) fn write(full: &Path, stat: &Stat, bytes: &[u8]) -> std::io::Result<()> {
+        if stat.kind == Kind::Symlink {
+            let target = crate::paths::from_bytes(bytes);
+            return std::os::unix::fs::symlink(target, full);
+        }
+        let permissions = stat.mode & 0o7777;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(full)?;
+        file.write_all(bytes)?;
+        let seconds = stat.mtime_ns.div_euclid(1_000_000_000);
+        let nanos = stat.mtime_ns.rem_euclid(1_000_000_000);
+        let mtime = u64::try_from(seconds)
+            .ok()
+            .zip(u32::try_from(nanos).ok())
+            .map(|(s, n)| std::time::UNIX_EPOCH + std::time::Duration::new(s, n));
+        if let Some(mtime) = mtime {
+            file.set_modified(mtime)?;
+        }
+        fs::set_permissions(full, fs::Permissions::from_mode(permissions))
+    }
+}
+
+// Never compiled where mutation testing runs (Linux): its mutants could not be built.
+#[cfg(not(unix))]
+#[cfg_attr(test, mutants::skip)]
+mod imp_write {
+    use std::path::Path;
+
+    use super::Stat;
+
+    pub(super) fn write(full: &Path, _stat: &Stat, bytes: &[u8]) -> std::io::Result<()> {
+        std::fs::write(full, bytes)
+    }
+}
