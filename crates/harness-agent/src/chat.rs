@@ -1,15 +1,16 @@
 //! The seam between the loop and a model: [`ChatClient`], what it is asked and what it answers.
 
-use harness_ollama::{CallOrigin, Message, ToolCall};
 use serde_json::Value;
+
+use crate::model::{CallOrigin, Message, ToolCall};
 
 /// A model the loop can talk to: a conversation and the tools offered go in, the model's
 /// answer comes out, its text streamed piece by piece as it is generated.
 ///
-/// [`harness_ollama::Client`] implements it for real servers (Ollama's API and
-/// OpenAI-compatible ones); `FakeChat` (feature `test-support`) replays a script for tests. The loop
-/// calls it from a thread of its own, so that a stop request never has to wait for a slow
-/// answer: hence `Send + Sync`.
+/// An adapter over an HTTP client implements it for real servers (the command line's, over
+/// `harness-ollama`: Ollama's API and OpenAI-compatible ones); `FakeChat` (feature
+/// `test-support`) replays a script for tests. The loop calls it from a thread of its own,
+/// so that a stop request never has to wait for a slow answer: hence `Send + Sync`.
 pub trait ChatClient: Send + Sync {
     /// Sends `messages` and the `tools` offered (JSON tool definitions, in the shape both
     /// Ollama and OpenAI-compatible servers take) and returns the complete answer, passing
@@ -138,12 +139,6 @@ impl ChatError {
     /// Wraps the error a model client returned.
     pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ChatError {
         ChatError(error.into())
-    }
-}
-
-impl From<harness_ollama::Error> for ChatError {
-    fn from(error: harness_ollama::Error) -> ChatError {
-        ChatError::new(error)
     }
 }
 

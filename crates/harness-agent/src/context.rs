@@ -6,7 +6,7 @@
 //! tool results, and then older answers, by a short note that keeps their first and last
 //! lines.
 
-use harness_ollama::{Message, Role};
+use crate::model::{Message, Role};
 
 /// Characters per token assumed when estimating. Code and JSON run at 3 to 4 characters per
 /// token in the tokenizers of current coding models; the low end keeps the estimate on the
@@ -131,7 +131,7 @@ fn elided_note(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_ollama::{CallOrigin, ToolCall};
+    use crate::model::{CallOrigin, ToolCall};
     use serde_json::json;
 
     fn call() -> ToolCall {

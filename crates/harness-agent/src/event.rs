@@ -1,9 +1,14 @@
 //! [`Event`]s: what the loop reports as it goes, for a display or a script to follow.
 
+use harness_tools::ToolResult;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::budget::Budgets;
+use crate::chat::Reply;
+use crate::model::ToolCall;
 use crate::outcome::{Outcome, RunReport};
+use crate::verify::Verification;
 
 /// Something that happened in a run, reported to the [`Observer`] as it happens.
 ///
@@ -23,6 +28,9 @@ use crate::outcome::{Outcome, RunReport};
 ///
 /// Step 0 is the head start: the calls the harness makes itself before the model's first
 /// turn.
+///
+/// An event the transcript also records carries all the record needs (see
+/// [`Record`](crate::Record)): the fields a display has no use for are left out of the JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -37,6 +45,9 @@ pub enum Event<'a> {
         context_window: u32,
         /// The verification command, if there is one.
         verification: Option<&'a str>,
+        /// The run's budgets (for the transcript; not serialized).
+        #[serde(skip)]
+        budgets: &'a Budgets,
     },
     /// The model was asked; it has not answered yet.
     Waiting {
@@ -62,6 +73,9 @@ pub enum Event<'a> {
         completion_tokens: Option<u64>,
         /// How long the answer took.
         seconds: f64,
+        /// The answer (for the transcript; not serialized).
+        #[serde(skip)]
+        reply: &'a Reply,
     },
     /// A tool call begins.
     ToolStarted {
@@ -86,6 +100,15 @@ pub enum Event<'a> {
         is_error: bool,
         /// What the model reads: for an edit, the unified diff.
         output: &'a str,
+        /// The call (for the transcript; not serialized).
+        #[serde(skip)]
+        call: &'a ToolCall,
+        /// Its result (for the transcript; not serialized).
+        #[serde(skip)]
+        result: &'a ToolResult,
+        /// How long it took (for the transcript; not serialized).
+        #[serde(skip)]
+        seconds: f64,
     },
     /// The model was told something about how it is working: it repeats a call, or its
     /// answer was cut off.
@@ -153,6 +176,12 @@ pub enum Event<'a> {
         /// began, one line each: a run that exited 0 with any is not verified.
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
         changed: &'a [String],
+        /// The command (for the transcript; not serialized).
+        #[serde(skip)]
+        verification: &'a Verification,
+        /// Why it ran (for the transcript; not serialized).
+        #[serde(skip)]
+        reason: CheckReason,
     },
     /// An attempt at the task ended without success and another begins: the files were
     /// brought back to the state before the run.

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use harness_ollama::Message;
+use crate::model::Message;
 use serde_json::Value;
 
 use crate::chat::{ChatClient, ChatError, Reply};
@@ -17,7 +17,7 @@ use crate::chat::{ChatClient, ChatError, Reply};
 ///
 /// ```
 /// use harness_agent::{ChatClient, FakeChat, Reply};
-/// use harness_ollama::Message;
+/// use harness_agent::Message;
 /// use serde_json::json;
 ///
 /// let chat = FakeChat::new([

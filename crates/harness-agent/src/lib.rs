@@ -1,10 +1,11 @@
 //! The loop of a coding agent: ask the model, run the tools it calls, feed the results back,
 //! until it says it is done and a verification command agrees.
 //!
-//! An [`Agent`] talks to a model through the [`ChatClient`] seam (implemented for
-//! [`harness_ollama::Client`], and, with the `test-support` feature, by `FakeChat` for
-//! tests) and calls the tools of a
-//! [`harness_tools::Toolbox`], which confines, bounds and redacts every call. The run ends
+//! An [`Agent`] talks to a model through the [`ChatClient`] seam (`chat.rs`), in [`Message`]s
+//! and [`ToolCall`]s of its own (`model.rs`): a client of a real server adapts to them (the
+//! command line's adapter wraps `harness-ollama`, which this crate does not depend on), and,
+//! with the `test-support` feature, `FakeChat` replays a script for tests. It calls the tools
+//! of a [`harness_tools::Toolbox`], which confines, bounds and redacts every call. The run ends
 //! with an [`Outcome`] in a [`RunReport`]; only [`Outcome::Verified`] means the verification
 //! command exited 0.
 //!
@@ -102,10 +103,11 @@
 //!
 //! # The record
 //!
-//! Every message, tool call, result, timing and token count goes to a [`Transcript`] (JSON
-//! lines, every string redacted), and every step is reported to an [`Observer`] as an
-//! [`Event`], which is how the command line shows a run. This crate never writes to the
-//! terminal.
+//! Every step is reported to an [`Observer`] as an [`Event`], which is how the command line
+//! shows a run, and every message, tool call, result, timing and token count goes to a
+//! [`Transcript`] (JSON lines, every string redacted): the transcript's [`Record`]s of what
+//! the observer is shown are made from those same events, so the two cannot disagree. This
+//! crate never writes to the terminal.
 //!
 //! # What this crate does not do
 //!
@@ -113,6 +115,25 @@
 //! safe to hand to a model that follows injected instructions (no prompt can), and it does not
 //! undo: [`Checkpoints`] records the steps, `harness-undo` restores them (the command line
 //! implements the one over the other, so this crate does not depend on git).
+//!
+//! # Where each part lives
+//!
+//! - The model seam: `chat.rs` ([`ChatClient`], [`Reply`]) and `model.rs` (the messages and
+//!   calls); the scripted model `fake.rs`.
+//! - The builder, [`Agent`]: `agent.rs`. The run, phase by phase, under `run/`: the step
+//!   loop and the run's state in `run/mod.rs`; the opening and head start in
+//!   `run/opening.rs` (which files it reads: `head_start.rs`); asking the model, the budgets
+//!   and a stop in `run/ask.rs`; the tool calls, saving files before they are written and
+//!   the checkpoints in `run/calls.rs`; edits written into an answer in `run/written.rs`
+//!   (found by `blocks.rs`, placed by `anchor.rs`, accepted by `edit_format.rs`); the
+//!   verification on "done" and what makes a pass count in `run/done.rs`; further attempts
+//!   in `run/attempts.rs`; nudges for a stuck model in `run/steering.rs` (repeated calls:
+//!   `repeat.rs`).
+//! - What the model is told: `prompt.rs`, and `plain.rs` for a model offered no tools; the
+//!   context window: `context.rs`.
+//! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`], and the record of each
+//!   event), `transcript.rs`; the run emits each event once, through its `Log` in
+//!   `run/mod.rs`.
 
 mod agent;
 mod anchor;
@@ -121,29 +142,31 @@ mod budget;
 mod chat;
 mod checkpoint;
 mod context;
+mod edit_format;
 mod event;
 #[cfg(feature = "test-support")]
 mod fake;
 mod head_start;
-mod ollama;
+mod model;
 mod outcome;
 mod plain;
 mod prompt;
 mod record;
 mod repeat;
+mod run;
 mod stop;
 mod transcript;
 mod verify;
 
 pub use agent::Agent;
-pub use blocks::EditFormat;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
 pub use checkpoint::{Checkpoints, NoCheckpoints};
+pub use edit_format::EditFormat;
 pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]
 pub use fake::{FakeChat, Request};
-pub use harness_ollama::{Message, Role, ToolCall};
+pub use model::{CallOrigin, Message, Role, ToolCall};
 pub use outcome::{Outcome, RunReport, VerificationReport};
 pub use record::{FORMAT as TRANSCRIPT_FORMAT, Line, Record, RecordedBudgets};
 pub use stop::StopSignal;

@@ -11,7 +11,7 @@
 //! [`EditFormat::Whole`]: crate::EditFormat::Whole
 //! [`EditFormat::Diff`]: crate::EditFormat::Diff
 
-use harness_ollama::{Message, Role};
+use crate::model::{Message, Role};
 
 /// `messages` without calls: a tool result becomes a user message with the same (framed)
 /// text, an assistant message keeps its text and loses its calls (and goes if that leaves
@@ -43,7 +43,7 @@ pub(crate) fn conversation(messages: &[Message]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_ollama::{CallOrigin, ToolCall};
+    use crate::model::{CallOrigin, ToolCall};
     use serde_json::json;
 
     fn call(id: &str) -> ToolCall {

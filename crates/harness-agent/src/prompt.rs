@@ -6,7 +6,7 @@
 
 use harness_schema::ToolName;
 
-use crate::blocks::EditFormat;
+use crate::edit_format::EditFormat;
 use crate::outcome::Outcome;
 use crate::verify::Verification;
 

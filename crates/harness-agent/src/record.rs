@@ -4,11 +4,12 @@
 //! renamed on one side is a compile error on the other, and a line that does not fit is an
 //! error naming it rather than a field shown as empty.
 
-use harness_ollama::{CallOrigin, Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::event::CheckReason;
+use crate::budget::Budgets;
+use crate::event::{CheckReason, Event};
+use crate::model::{CallOrigin, Message, ToolCall};
 use crate::outcome::{Outcome, RunReport};
 
 /// The transcript format this version writes, carried by the [`Record::Run`] that starts
@@ -28,9 +29,10 @@ pub struct Line {
 
 /// What one line of a transcript records. Serialized as a JSON object tagged by `"type"`.
 ///
-/// Where the loop also reports the same moment as an [`Event`](crate::Event), the record
-/// holds every field of the event under the same name (a test runs a loop and checks it),
-/// and more: the transcript is what a run can be replayed from.
+/// Where the loop also reports the same moment as an [`Event`], the record is made from the
+/// event (`Record::of_event`): it holds every field of the event under the same name (a
+/// test runs a loop and checks it), and more: the transcript is what a run can be replayed
+/// from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -189,7 +191,138 @@ pub struct RecordedBudgets {
     pub attempts: u32,
 }
 
+impl RecordedBudgets {
+    /// `budgets` as a transcript records them.
+    fn of(budgets: &Budgets) -> RecordedBudgets {
+        RecordedBudgets {
+            max_steps: budgets.max_steps,
+            max_seconds: budgets.max_duration.as_secs_f64(),
+            max_failed_calls: budgets.max_failed_calls,
+            max_tokens: budgets.max_tokens,
+            attempts: budgets.attempts,
+        }
+    }
+}
+
 impl Record {
+    /// The record of `event`, for the events a transcript keeps; `None` for those only a
+    /// live view shows (waiting, streamed text, a tool or a check starting: their record is
+    /// written when the call or the check ends).
+    pub(crate) fn of_event(event: &Event<'_>) -> Option<Record> {
+        Some(match *event {
+            Event::Started {
+                task,
+                workspace,
+                context_window,
+                verification,
+                budgets,
+            } => Record::Run {
+                format: FORMAT,
+                task: task.to_owned(),
+                workspace: workspace.to_owned(),
+                context_window: Some(context_window),
+                verification: verification.map(str::to_owned),
+                budgets: Some(RecordedBudgets::of(budgets)),
+            },
+            Event::Replied {
+                step,
+                prompt_tokens,
+                completion_tokens,
+                seconds,
+                reply,
+                ..
+            } => Record::Reply {
+                step,
+                content: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                cut_off: reply.cut_off,
+                prompt_tokens,
+                completion_tokens,
+                seconds,
+            },
+            Event::ToolFinished {
+                step,
+                call,
+                result,
+                seconds,
+                ..
+            } => Record::Tool {
+                step,
+                id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                origin: call.origin,
+                summary: result.summary().to_string(),
+                is_error: result.is_error(),
+                may_have_changed_workspace: result.may_have_changed_workspace(),
+                result: result.text().to_owned(),
+                seconds,
+            },
+            Event::Nudged { step, message } => Record::Nudge {
+                step,
+                content: message.to_owned(),
+            },
+            Event::ContextTrimmed { step, elided } => Record::Trim { step, elided },
+            Event::Checkpoint {
+                step,
+                number,
+                label,
+            } => Record::Checkpoint {
+                step,
+                number,
+                label: label.to_owned(),
+            },
+            Event::Tampered {
+                step,
+                command,
+                findings,
+            } => Record::Tampered {
+                step,
+                command: command.to_owned(),
+                findings: findings.to_vec(),
+            },
+            Event::CheckpointFailed { step, ref error } => Record::CheckpointFailed {
+                step,
+                error: error.clone(),
+            },
+            Event::VerificationFinished {
+                attempt,
+                passed,
+                ref detail,
+                output,
+                changed,
+                verification,
+                reason,
+            } => Record::Verification {
+                attempt,
+                command: verification.command().to_owned(),
+                argv: verification.argv().to_vec(),
+                passed,
+                detail: detail.clone(),
+                output: output.to_owned(),
+                reason,
+                changed: changed.to_vec(),
+            },
+            Event::NextAttempt {
+                attempt,
+                previous,
+                reason,
+                reverted,
+                ..
+            } => Record::Attempt {
+                attempt,
+                previous,
+                reason: reason.to_owned(),
+                reverted,
+            },
+            Event::Finished { report } => Record::Outcome(report.clone()),
+            Event::Waiting { .. }
+            | Event::Text { .. }
+            | Event::ToolStarted { .. }
+            | Event::VerificationStarted { .. } => return None,
+        })
+    }
+
     /// The `"type"` the record is tagged with, e.g. `tool`.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -22,7 +22,7 @@ use crate::record::{self, FORMAT, Line, Record};
 ///
 /// ```
 /// use harness_agent::{Record, Transcript};
-/// use harness_ollama::Message;
+/// use harness_agent::Message;
 ///
 /// # let directory = tempfile::tempdir()?;
 /// let path = directory.path().join("transcript.jsonl");
@@ -278,7 +278,7 @@ fn redact_strings(value: &mut Value, redactor: &Redactor) {
 
 #[cfg(test)]
 mod tests {
-    use harness_ollama::Message;
+    use crate::model::Message;
     use serde_json::json;
 
     use super::*;
@@ -323,7 +323,7 @@ mod tests {
             id: "call_0".to_owned(),
             tool: "run_command".to_owned(),
             arguments: json!({"argv": ["echo", "hunter2-secret"]}),
-            origin: harness_ollama::CallOrigin::Structured,
+            origin: crate::model::CallOrigin::Structured,
             summary: "run_command echo".to_owned(),
             is_error: false,
             may_have_changed_workspace: true,

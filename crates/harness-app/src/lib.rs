@@ -14,7 +14,8 @@
 //! - **What commands and tools may not touch** (deny rules, the undo stores, the user's
 //!   configuration and trust file, git's hooks and submodule configuration), assembled once
 //!   into the confinement plan: `toolbox.rs` ([`toolbox::Plan`]).
-//! - **The model probe** (context window, how replies are asked for): `probe.rs`.
+//! - **The model probe** (context window, how replies are asked for): `probe.rs`; **the
+//!   model called**: `model.rs` adapts `harness-ollama`'s client to the loop's `ChatClient`.
 //! - **A run**: prepared (toolbox, recorded state and probe side by side; discarded on
 //!   failure) in `prepare.rs`; run over the undo session's checkpoints
 //!   (`checkpoints.rs`) and finished in `run.rs`; a verification the policy would refuse,
@@ -48,6 +49,7 @@ mod checkpoints;
 mod diff;
 mod error;
 mod guard;
+mod model;
 mod open;
 mod paths;
 mod prepare;

@@ -8,8 +8,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use harness_agent::{Outcome, Record, RunReport, TRANSCRIPT_FORMAT, Transcript};
-use harness_ollama::CallOrigin;
+use harness_agent::{CallOrigin, Outcome, Record, RunReport, TRANSCRIPT_FORMAT, Transcript};
 use harness_tools::ToolResult;
 use harness_undo::{BeginOptions, Session};
 use serde_json::Value;

@@ -12,6 +12,7 @@ use harness_tools::Toolbox;
 use harness_undo::{Diff, DiffTarget, IgnoredChanges, Session};
 
 use crate::checkpoints::SessionCheckpoints;
+use crate::model::ServerChat;
 use crate::probe::ModelProbe;
 use crate::settings::Settings;
 use crate::verification;
@@ -26,7 +27,7 @@ pub fn agent<'a>(
     transcript: Transcript,
     stop: StopSignal,
 ) -> Agent<'a> {
-    let agent = Agent::new(Arc::new(client), toolbox)
+    let agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
         .budgets(settings.budgets())
         .transcript(transcript)
         .edit_format(model.edit_format)

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use harness_agent::{Record, Transcript};
-use harness_ollama::Role;
+use harness_agent::{Record, Role, Transcript};
 
 use crate::commands::RunSelector;
 use crate::display::{Out, Style};

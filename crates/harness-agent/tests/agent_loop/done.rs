@@ -1,0 +1,476 @@
+//! Done is the verification command's word: checks after a "done", a standing failure, the
+//! model's own run of the check, a run that ends on its own, and what a pass must not change.
+
+use super::*;
+
+#[test]
+fn without_a_verification_command_done_is_unverified() {
+    let (_dir, toolbox) = workspace(&[]);
+    let ran = run(&toolbox, vec![Reply::text("All fixed, trust me.")], None);
+    assert_eq!(ran.report.outcome, Outcome::Unverified);
+    assert_eq!(ran.report.verification, None);
+    assert_eq!(ran.report.final_text, "All fixed, trust me.");
+    assert!(ran.events_named("verification_started").is_empty());
+}
+
+#[test]
+fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run(
+        &toolbox,
+        vec![
+            Reply::text("Done already."),
+            Reply::call(
+                "edit_file",
+                json!({"path": "state.txt", "old_text": "bad", "new_text": "good"}),
+            ),
+            Reply::text("Fixed now."),
+        ],
+        Some("grep -c good state.txt"),
+    );
+    assert_eq!(
+        ran.report.outcome,
+        Outcome::Verified,
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.reason, "`grep -c good state.txt` exited 0");
+    let verification = ran.report.verification.clone().unwrap();
+    assert_eq!((verification.runs, verification.passed), (2, true));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+
+    // What the model saw after its first "done": the check's output as a tool result of a
+    // call on its own message, then the harness's word that the task is not done.
+    let second = ran.request(1);
+    let done = &second[second.len() - 3];
+    assert_eq!(done.role, Role::Assistant);
+    assert_eq!(done.content, "Done already.");
+    assert_eq!(done.tool_calls[0].name, "run_command");
+    assert_eq!(
+        done.tool_calls[0].arguments["argv"],
+        json!(["grep", "-c", "good", "state.txt"])
+    );
+    let output = &second[second.len() - 2];
+    assert_eq!(output.role, Role::Tool);
+    assert_eq!(output.tool_call_id.as_deref(), Some("verification_1"));
+    assert!(output.content.contains("exit=1\n0"), "{}", output.content);
+    let told = &second[second.len() - 1];
+    assert_eq!(told.role, Role::User);
+    assert!(
+        told.content.contains("The task is not done"),
+        "{}",
+        told.content
+    );
+    assert!(told.content.contains("check 1 of 3"), "{}", told.content);
+    assert!(
+        told.content.contains("no file has been changed yet"),
+        "{}",
+        told.content
+    );
+    assert!(
+        told.content
+            .contains("answering with the path of the file to fix on a line by itself"),
+        "a model that described a change is shown how to write it, in the run's edit format \
+         (auto: a code block): {}",
+        told.content
+    );
+
+    let finished: Vec<bool> = ran
+        .events_named("verification_finished")
+        .iter()
+        .map(|e| e["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(finished, [false, true]);
+}
+
+#[test]
+fn a_verification_that_keeps_failing_ends_the_run_after_three_checks() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let done = || Reply::text("Done.");
+    let write = |content: &str| {
+        Reply::call(
+            "write_file",
+            json!({"path": "state.txt", "content": content, "overwrite": true}),
+        )
+    };
+    // Each check follows a change: a "done" with nothing changed is not checked again.
+    let ran = run(
+        &toolbox,
+        vec![
+            done(),
+            write("worse\n"),
+            done(),
+            write("still bad\n"),
+            done(),
+            done(),
+        ],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    let reason = &ran.report.reason;
+    assert!(
+        reason.starts_with("`grep -q good state.txt` failed 3 times (exit=1 "),
+        "{reason}"
+    );
+    assert!(reason.ends_with("s the last time)"), "{reason}");
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 3);
+    assert_eq!(ran.chat.remaining(), 1, "no fourth chance");
+}
+
+#[test]
+fn a_done_with_nothing_changed_since_the_check_failed_is_not_checked_again() {
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let done = || Reply::text("Done.");
+    let ran = run(
+        &toolbox,
+        vec![
+            done(),
+            done(),
+            Reply::call(
+                "write_file",
+                json!({"path": "state.txt", "content": "good\n", "overwrite": true}),
+            ),
+            done(),
+        ],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+    let checks = ran.events_named("verification_started");
+    assert_eq!(
+        checks.len(),
+        2,
+        "one check after the first done, one after the write: {checks:?}"
+    );
+    let nudges: Vec<String> = ran
+        .events_named("nudged")
+        .iter()
+        .map(|n| n["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(nudges.len(), 2, "{nudges:?}");
+    assert!(nudges[0].contains("check 1 of 3"), "{}", nudges[0]);
+    assert!(
+        nudges[1].contains("`grep -q good state.txt` fails")
+            && nudges[1].contains("no file has been changed yet")
+            && nudges[1].contains("it was not run again, and this counts as check 2 of 3"),
+        "{}",
+        nudges[1]
+    );
+    // The model is told in the conversation itself, not only in the events.
+    assert!(
+        ran.request(2)
+            .last()
+            .unwrap()
+            .content
+            .contains("it was not run again")
+    );
+}
+
+#[test]
+fn the_head_start_s_failing_check_stands_until_a_file_changes() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![Reply::text("Done."); 4]),
+        Budgets::default(),
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!(
+        ran.report.verification.clone().unwrap().runs,
+        0,
+        "the head start already ran it, and nothing changed"
+    );
+    assert!(
+        ran.report
+            .reason
+            .contains("said it was done 3 times, 3 of them with nothing changed since it failed"),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.chat.remaining(), 1, "no fourth chance");
+}
+
+#[test]
+fn the_model_s_own_run_of_the_check_decides_whether_its_failure_stands() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let check = || {
+        Reply::call(
+            "run_command",
+            json!({"argv": ["grep", "-q", "good", "state.txt"]}),
+        )
+    };
+    // Another command may change files: the failure no longer stands, and done is checked.
+    let other = || Reply::call("run_command", json!({"argv": ["true"]}));
+    let done = || Reply::text("Done.");
+    let ran = run(
+        &toolbox,
+        vec![check(), done(), other(), done(), done()],
+        Some("grep -q good state.txt"),
+    );
+    let checks = ran.events_named("verification_started");
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(ran.chat.remaining(), 0);
+    let nudges = ran.events_named("nudged");
+    let told: Vec<&str> = nudges
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert!(told[0].contains("it was not run again"), "{told:?}");
+    assert!(told[1].contains("check 2 of 3"), "{told:?}");
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert!(
+        ran.report.reason.contains("2 of them with nothing changed"),
+        "{}",
+        ran.report.reason
+    );
+}
+
+#[test]
+fn dones_on_a_standing_failure_share_the_checks_of_the_attempt() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let done = || Reply::text("Done.");
+    let read = || Reply::call("read_file", json!({"path": "state.txt"}));
+    // A check, then two dones with only a read between: three checks of three.
+    let ran = run(
+        &toolbox,
+        vec![done(), done(), read(), done(), done()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 1);
+    assert_eq!(ran.chat.remaining(), 1, "no fourth chance");
+}
+
+#[test]
+fn a_verification_the_policy_refuses_fails_like_any_other() {
+    let (_dir, toolbox) = workspace(&[]);
+    let done = || Reply::text("Done.");
+    let ran = run(&toolbox, vec![done(), done(), done()], Some("sudo true"));
+    assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
+    let output = ran.tool_results(1).pop().unwrap();
+    assert!(output.contains("command refused"), "{output}");
+    assert_eq!(
+        ran.report.verification.clone().unwrap().runs,
+        1,
+        "the refusal stands like any failure while nothing changes"
+    );
+}
+
+/// An edit that makes `grep -q good state.txt` pass.
+fn fix_state() -> Reply {
+    Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "good"}),
+    )
+}
+
+fn check_state() -> Reply {
+    Reply::call(
+        "run_command",
+        json!({"argv": ["grep", "-q", "good", "state.txt"]}),
+    )
+}
+
+fn checks(ran: &Ran) -> Vec<bool> {
+    ran.events_named("verification_finished")
+        .iter()
+        .map(|event| event["passed"] == true)
+        .collect()
+}
+
+#[test]
+fn the_model_s_own_passing_run_of_the_verification_after_an_edit_ends_the_run_verified() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let looping = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), check_state(), looping(), looping()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    // The harness checked at once, after the model's own passing run: it was not asked again.
+    assert_eq!(ran.chat.requests().len(), 2);
+    assert_eq!(ran.chat.remaining(), 2);
+    assert_eq!(checks(&ran), [true]);
+}
+
+#[test]
+fn a_passing_run_of_another_command_or_before_any_edit_is_not_taken_for_done() {
+    for replies in [
+        // The check passes before the model changed anything (the file is already good):
+        // the model may still be looking.
+        vec![check_state(), Reply::text("Done.")],
+        // After the edit, a command that is not the verification passed.
+        vec![
+            fix_state(),
+            Reply::call(
+                "run_command",
+                json!({"argv": ["grep", "-q", "o", "state.txt"]}),
+            ),
+            Reply::text("Done."),
+        ],
+    ] {
+        let (_dir, toolbox) = workspace(&[("state.txt", "good bad\n")]);
+        let ran = run(&toolbox, replies, Some("grep -q good state.txt"));
+        assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+        assert_eq!(ran.chat.remaining(), 0, "every reply was asked for");
+        assert_eq!(checks(&ran), [true]);
+    }
+}
+
+#[test]
+fn a_run_that_ends_stuck_or_out_of_steps_after_an_edit_is_checked_once_on_what_was_left() {
+    let same = || Reply::call("read_file", json!({"path": "state.txt"}));
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run(
+        &toolbox,
+        vec![fix_state(), same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.starts_with(
+            "`grep -q good state.txt` exited 0 on the files as the model left them, after the \
+             run ended: the model called read_file with the same arguments 5 times"
+        ),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(checks(&ran), [true]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("state.txt")).unwrap(),
+        "good\n"
+    );
+
+    // Out of steps, with an edit that did not fix it: checked, and still out of steps.
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let wrong = Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": "worse"}),
+    );
+    let budgets = Budgets {
+        max_steps: 2,
+        ..no_head_start()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![wrong, same(), same()]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::StepLimit, "{:?}", ran.report);
+    assert_eq!(checks(&ran), [false]);
+
+    // Stuck without any edit: nothing the model did to check.
+    let (_dir, toolbox) = workspace(&[("state.txt", "good\n")]);
+    let ran = run(
+        &toolbox,
+        vec![same(), same(), same(), same(), same()],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
+    assert_eq!(checks(&ran), Vec::<bool>::new());
+}
+
+/// Checkpoints whose record of the run's changes is `changes`: a list, or a failure to make
+/// one.
+struct Changed(Result<Vec<harness_tools::Change>, String>);
+
+impl Checkpoints for Changed {
+    fn checkpoint(
+        &mut self,
+        _label: &str,
+    ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(None)
+    }
+
+    fn changes(
+        &mut self,
+    ) -> Result<Option<Vec<harness_tools::Change>>, Box<dyn std::error::Error + Send + Sync>> {
+        self.0.clone().map(Some).map_err(Into::into)
+    }
+}
+
+/// A run whose verification (`true`) passes, judged with `changes`.
+fn judged_run(changes: Result<Vec<harness_tools::Change>, String>, attempts: u32) -> RunReport {
+    let (_dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let chat = Arc::new(FakeChat::new([
+        Reply::text("Done."),
+        Reply::text("Done."),
+        Reply::text("Done."),
+    ]));
+    let inputs =
+        harness_tools::VerificationInputs::new(harness_tools::TestCode::conventional(), &["true"]);
+    Agent::new(chat, &toolbox)
+        .budgets(Budgets {
+            attempts,
+            max_verifications: 1,
+            ..no_head_start()
+        })
+        .verification(Verification::parse("true").expect("a valid command"))
+        .verification_inputs(inputs, false)
+        .run("fix add", &mut (), &mut Changed(changes))
+}
+
+#[test]
+fn a_pass_whose_changes_cannot_be_listed_is_not_verified() {
+    let report = judged_run(Err("the store is gone".to_owned()), 1);
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    assert!(
+        report.reason.contains("the store is gone"),
+        "{}",
+        report.reason
+    );
+    let verification = report.verification.expect("a verification report");
+    assert!(!verification.passed);
+    assert_eq!(verification.changed.len(), 1);
+}
+
+#[test]
+fn a_pass_with_only_code_changed_is_verified_and_one_with_a_test_changed_is_not() {
+    let code = harness_tools::Change::new(
+        "calc.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![code.clone()]), 1);
+    assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![code, test]), 1);
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    assert!(
+        report.reason.ends_with(": tests.py changed"),
+        "{}",
+        report.reason
+    );
+    // Another attempt may differ: the run tries again (and here cannot revert, so stops
+    // with a warning saying so), rather than ending as if nothing could change.
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let report = judged_run(Ok(vec![test]), 2);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("no other attempt was made")),
+        "{report:?}"
+    );
+}
