@@ -12,6 +12,11 @@
 //!    builder and what it builds ([`BUILDER_PAIRS`]).
 //! 4. Every function in `crates/harness-cli/src/commands/**` over [`FUNCTION_LINES`] lines,
 //!    counted from the line of its `fn` to the line of its closing brace.
+//! 5. The crate roots as a map: every file a crate root's `//!` names (a backticked
+//!    `name.rs` or `dir/name.rs`) exists under its `src/`, and the four things a newcomer
+//!    looks for first ([`FIRST_FINDS`]: where a path is confined, a process tree is killed,
+//!    a snapshot is stored, the model is called) are each said in their crate's root, with
+//!    the file right after.
 //!
 //! Comments and the contents of string and character literals are blanked before anything
 //! is looked for, so a path in a doc comment or a brace in a string counts for nothing.
@@ -63,6 +68,19 @@ const BUILDER_PAIRS: &[(&str, &str, &str)] = &[
     ("harness-tools", "builder", "toolbox"),
 ];
 
+/// What a newcomer looks for first, and the crate whose root must say where it is: the
+/// phrase (matched without case, across line breaks), followed within [`FIND_REACH`]
+/// characters by a file it names that exists.
+const FIRST_FINDS: &[(&str, &str)] = &[
+    ("harness-sandbox", "a path is confined"),
+    ("harness-exec", "a process tree is killed"),
+    ("harness-undo", "where a snapshot is stored"),
+    ("harness-agent", "where the model is called"),
+];
+
+/// How far after its phrase a first find's file may be named: a table row or a bullet.
+const FIND_REACH: usize = 300;
+
 /// Runs `cargo xtask structure [--check] [--root DIR]`.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let mut check = false;
@@ -112,6 +130,10 @@ struct Report {
     circles: Vec<(String, Circle)>,
     /// Functions over [`FUNCTION_LINES`] lines in the commands: lines, file, name.
     long_functions: Vec<(usize, String, String)>,
+    /// Files a crate root names that do not exist: crate, file.
+    missing_files: Vec<(String, String)>,
+    /// [`FIRST_FINDS`] a crate root does not say where to find: crate, phrase.
+    missing_finds: Vec<(String, String)>,
 }
 
 impl Report {
@@ -152,6 +174,7 @@ impl Report {
                     None => {}
                 }
             }
+            report.read_root_docs(&name, &src)?;
             let graph = Graph::of(&root_code, &files);
             for circle in graph.circles() {
                 if !is_builder_pair(&name, &circle) {
@@ -164,7 +187,35 @@ impl Report {
         Ok(report)
     }
 
-    /// How many targets are missed: harness-cli's lines, long files, circles, long functions.
+    /// Checks the `//!` docs of the root of crate `name` (`src/lib.rs`, else `src/main.rs`):
+    /// the files they name, and the first finds that are this crate's.
+    fn read_root_docs(&mut self, name: &str, src: &Path) -> Result<()> {
+        let Some(root_file) = ["lib.rs", "main.rs"]
+            .iter()
+            .map(|file| src.join(file))
+            .find(|path| path.is_file())
+        else {
+            return Ok(());
+        };
+        let text = fs::read_to_string(&root_file)
+            .with_context(|| format!("reading {}", root_file.display()))?;
+        let docs = root_docs(&text);
+        for file in named_files(&docs) {
+            if !names_a_file(src, &file)? {
+                self.missing_files.push((name.to_owned(), file));
+            }
+        }
+        for (krate, phrase) in FIRST_FINDS.iter().filter(|(krate, _)| *krate == name) {
+            if !says_where(&docs, phrase, src) {
+                self.missing_finds
+                    .push(((*krate).to_owned(), (*phrase).to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// How many targets are missed: harness-cli's lines, long files, circles, long
+    /// functions, the crate roots as a map.
     fn missed(&self) -> usize {
         let cli = self.crate_lines.get("harness-cli").copied().unwrap_or(0);
         [
@@ -172,6 +223,7 @@ impl Report {
             !self.long_files.is_empty(),
             !self.circles.is_empty(),
             !self.long_functions.is_empty(),
+            !self.missing_files.is_empty() || !self.missing_finds.is_empty(),
         ]
         .into_iter()
         .filter(|missed| *missed)
@@ -222,9 +274,83 @@ impl Report {
         for (lines, path, name) in &self.long_functions {
             let _ = writeln!(text, "  {lines:>6} {path} {name}");
         }
+        let _ = writeln!(
+            text,
+            "\ncrate roots as a map (target: every file they name exists; each says where {}): {} missing",
+            FIRST_FINDS
+                .iter()
+                .map(|(_, phrase)| *phrase)
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.missing_files.len() + self.missing_finds.len()
+        );
+        for (krate, file) in &self.missing_files {
+            let _ = writeln!(text, "  {krate}: names {file}, which is not in its src/");
+        }
+        for (krate, phrase) in &self.missing_finds {
+            let _ = writeln!(
+                text,
+                "  {krate}: does not say {phrase:?} with a file of its own"
+            );
+        }
         text.push('\n');
         text
     }
+}
+
+/// The `//!` lines of a crate root, without their markers, joined by newlines.
+fn root_docs(text: &str) -> String {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The source files `docs` names in backticks: `name.rs` or `dir/name.rs`, relative to
+/// `src/`. A path from elsewhere (`src/main.rs` as an example of a model's path, or
+/// `../tests/x.rs`) is not the crate's map and is left out.
+fn named_files(docs: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for (i, span) in docs.split('`').enumerate() {
+        // The odd pieces are inside backticks.
+        let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.');
+        if i % 2 == 1
+            && span.ends_with(".rs")
+            && span.chars().all(is_name)
+            && !span.starts_with("src/")
+            && !span.contains("..")
+            && !files.iter().any(|file| file == span)
+        {
+            files.push(span.to_owned());
+        }
+    }
+    files
+}
+
+/// Whether `docs` says `phrase` and, within [`FIND_REACH`] characters after it, names a file
+/// that exists under `src` ([`names_a_file`]).
+fn says_where(docs: &str, phrase: &str, src: &Path) -> bool {
+    let flat = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lower = flat.to_lowercase();
+    lower.match_indices(&phrase.to_lowercase()).any(|(at, _)| {
+        let after: String = flat[at..].chars().take(phrase.len() + FIND_REACH).collect();
+        named_files(&after)
+            .iter()
+            .any(|file| names_a_file(src, file).unwrap_or(false))
+    })
+}
+
+/// Whether `file` is a file under `src`: `src/file`, or a file whose path ends with it (a
+/// root that says "`ignored/` (`list.rs` lists …)" names `ignored/list.rs`).
+fn names_a_file(src: &Path, file: &str) -> Result<bool> {
+    if src.join(file).is_file() {
+        return Ok(true);
+    }
+    Ok(rust_files(src)?.iter().any(|path| {
+        path.strip_prefix(src)
+            .is_ok_and(|relative| relative.ends_with(file))
+    }))
 }
 
 /// The crates of the workspace at `root`: each directory under `crates/` with a
@@ -787,6 +913,44 @@ mod tests {
     fn module(path: &str, code: &str) -> (Vec<String>, String) {
         let path = path.split("::").map(str::to_owned).collect();
         (path, blank_comments_and_strings(code))
+    }
+
+    #[test]
+    fn a_crate_root_names_its_files_and_where_the_first_finds_are() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let src = dir.path();
+        fs::create_dir_all(src.join("run")).expect("run/");
+        for file in ["tree.rs", "run/ask.rs"] {
+            fs::write(src.join(file), "").expect("a source file");
+        }
+        let docs = root_docs(
+            "//! A model's path (`src/main.rs`, `../x.rs`) is no file of ours.\n\
+             //! | a process tree is killed | `tree.rs` |\n\
+             //! - Where the model is\n//!   called: under `run/` (`ask.rs`); `gone.rs`, `tree.rs`.\n\
+             fn main() {}\n",
+        );
+        assert_eq!(named_files(&docs), ["tree.rs", "ask.rs", "gone.rs"]);
+        let exists = |file: &str| names_a_file(src, file).expect("src is readable");
+        assert!(exists("tree.rs") && exists("ask.rs") && exists("run/ask.rs"));
+        assert!(!exists("gone.rs") && !exists("un/ask.rs.bak"));
+        assert!(says_where(&docs, "a process tree is killed", src));
+        assert!(says_where(&docs, "where the model is called", src));
+        assert!(!says_where(&docs, "where a snapshot is stored", src));
+        // Said, but with no file of the crate's after it.
+        let vague = root_docs("//! Where a snapshot is stored: in the store (`gone.rs`).\n");
+        assert!(!says_where(&vague, "where a snapshot is stored", src));
+    }
+
+    /// The roots of this workspace's crates are the map a newcomer reads: this holds them to
+    /// it (the other targets are reported by `cargo xtask structure`).
+    #[test]
+    fn the_crate_roots_name_files_that_exist_and_say_where_the_first_finds_are() {
+        let report = Report::measure(&crate::eval::workspace_root()).expect("the workspace");
+        assert!(
+            report.missing_files.is_empty() && report.missing_finds.is_empty(),
+            "{}",
+            report.render()
+        );
     }
 
     #[test]

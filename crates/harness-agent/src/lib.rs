@@ -118,6 +118,7 @@
 //!
 //! # Where each part lives
 //!
+//! - **Where the model is called**: `run/ask.rs` asks it, once per step, through the seam.
 //! - The model seam: `chat.rs` ([`ChatClient`], [`Reply`]) and `model.rs` (the messages and
 //!   calls); the scripted model `fake.rs`.
 //! - The builder, [`Agent`]: `agent.rs`. The run, phase by phase, under `run/`: the step
