@@ -162,7 +162,7 @@ mod verify;
 pub use agent::Agent;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
-pub use checkpoint::{Checkpoints, NoCheckpoints};
+pub use checkpoint::{Checkpoints, NoCheckpoints, PutBack};
 pub use edit_format::EditFormat;
 pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]

@@ -173,7 +173,11 @@ mod tests {
         fs::set_permissions(&existing, fs::Permissions::from_mode(0o755)).unwrap();
         let made = existing.join("state/harness");
         assert!(!create_dir(&made).unwrap());
-        assert_eq!(mode(&existing), 0o755, "an existing parent is left as it was");
+        assert_eq!(
+            mode(&existing),
+            0o755,
+            "an existing parent is left as it was"
+        );
         assert_eq!(mode(&existing.join("state")), 0o700);
         assert_eq!(mode(&made), 0o700);
     }
