@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_agent::{Outcome, RunReport};
-use harness_app::{Finished, quote};
+use harness_app::{ChangedFile, Finished};
 use serde_json::json;
 
 use crate::boundary;
@@ -19,7 +19,7 @@ pub(super) struct Summary<'a> {
     run: String,
     root: &'a Path,
     /// Changed files with lines added and removed, or why they could not be listed.
-    changed: Result<Vec<(String, usize, usize)>, String>,
+    changed: Result<Vec<ChangedFile>, String>,
     finish_error: Option<String>,
     /// Paths commands changed that undo cannot put back (ignored ones too large to save at
     /// the start, directories too deep to record): how many, and the first.
@@ -48,22 +48,7 @@ impl<'a> Summary<'a> {
             report,
             run: finished.run,
             root,
-            changed: finished
-                .changed
-                .as_ref()
-                .map(|diff| {
-                    diff.files
-                        .iter()
-                        .map(|file| {
-                            (
-                                file.path.display().to_string(),
-                                file.additions,
-                                file.deletions,
-                            )
-                        })
-                        .collect()
-                })
-                .map_err(ToString::to_string),
+            changed: ChangedFile::all(&finished.changed),
             finish_error: recorded.err().map(|error| error.to_string()),
             not_undoable: finished.not_undoable,
             ignored: finished.ignored.map_err(|error| error.to_string()),
@@ -83,27 +68,10 @@ impl<'a> Summary<'a> {
         }
     }
 
+    /// The commands that review, undo, keep or show the run, each with its label.
     fn commands(&self) -> [(&'static str, String); 4] {
-        let workspace = quote(&self.root.display().to_string());
-        let run = &self.run;
-        [
-            (
-                "review",
-                crate::program::command(&format!("diff {run} --workspace {workspace}")),
-            ),
-            (
-                "undo",
-                crate::program::command(&format!("undo {run} --workspace {workspace}")),
-            ),
-            (
-                "keep",
-                crate::program::command(&format!("accept {run} --workspace {workspace}")),
-            ),
-            (
-                "transcript",
-                crate::program::command(&format!("show {run} --workspace {workspace}")),
-            ),
-        ]
+        harness_app::follow_ups(&self.run, self.root)
+            .map(|(label, rest)| (label, crate::program::command(&rest)))
     }
 
     fn verification(&self) -> String {
@@ -212,7 +180,7 @@ impl<'a> Summary<'a> {
                 let named: Vec<Shown> = files
                     .iter()
                     .take(crate::review::NAMED_PATHS)
-                    .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
+                    .map(|file| shown!("{} (+{} −{})", file.path, file.added, file.removed))
                     .collect();
                 let mut line = Shown::join(&named, ", ");
                 if files.len() > named.len() {
@@ -354,7 +322,7 @@ impl<'a> Summary<'a> {
             Ok(files) => json!(
                 files
                     .iter()
-                    .map(|(path, added, removed)| json!({"path": path, "added": added, "removed": removed}))
+                    .map(|file| json!({"path": file.path, "added": file.added, "removed": file.removed}))
                     .collect::<Vec<_>>()
             ),
             Err(error) => json!({"error": error}),
