@@ -18,7 +18,8 @@
 //!   model called**: `model.rs` adapts `harness-ollama`'s client to the loop's `ChatClient`.
 //! - **A run**: prepared (toolbox, recorded state and probe side by side; discarded on
 //!   failure) in `prepare.rs`; run over the undo session's checkpoints
-//!   (`checkpoints.rs`) and finished in `run.rs`; a verification the policy would refuse,
+//!   (`checkpoints.rs`) and finished in `run.rs`; what its summary states besides, in
+//!   `summary.rs`; a verification the policy would refuse,
 //!   and test code a command changed, in `verification.rs`.
 //! - **A client's own tool calls** (an MCP session), recorded as a run: `recorder.rs`.
 //! - **Recorded runs**: opened by id or as the latest in `open.rs`; reviewed and taken
@@ -58,6 +59,7 @@ mod recorder;
 mod run;
 mod runs;
 pub mod settings;
+mod summary;
 pub mod toolbox;
 pub mod trust;
 mod undo;
@@ -73,6 +75,7 @@ pub use recorder::Recorder;
 pub use run::{Finished, agent, finish, run};
 pub use runs::{Listed, StoreState, list, prune, store_of, stores};
 pub use settings::{Overrides, Replies, Settings};
+pub use summary::{ChangedFile, follow_ups};
 pub use undo::{redo, undo};
 pub use verification::refuse_unrunnable_verification;
 

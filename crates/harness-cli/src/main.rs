@@ -41,7 +41,7 @@ fn main() -> ExitCode {
             );
         }
     }
-    match commands::run(cli.command) {
+    match commands::run(cli.command, <cli::Cli as clap::CommandFactory>::command) {
         Ok(code) => code,
         // The reader went away (`harness runs | head -1`): nothing more to say.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
