@@ -1,14 +1,12 @@
-//! What the harness protects and what it does not, said the same way everywhere.
+//! What the harness protects and what it does not, said the same way everywhere: the
+//! statement itself is `harness_app::boundary`'s, which the MCP server gives its client too.
 
 use harness_exec::Tier;
 use harness_exec::corpus::{Expect, HOSTILE_COMMANDS};
 use harness_ollama::{Limit, ReplyLimits};
 
-/// Printed at the start and at the end of every run.
-pub(crate) const STATEMENT: &str = "Path confinement and a command policy stop accidents, not \
-    an adversary: a model trying to escape, or following instructions injected through a file \
-    it read, can get out through a command it is allowed to run. Use a container, VM or \
-    separate user for untrusted input.";
+/// Printed at the start and at the end of every run, and given to an MCP client.
+pub(crate) use harness_app::boundary::STATEMENT;
 
 /// What the active configuration does and does not protect, for `harness sandbox explain`:
 /// the boundary statement, the table of what commands can do under `tier` (from the
