@@ -182,4 +182,3 @@ pub fn ignored_lines(ignored: &harness_undo::IgnoredRestore, since: &str) -> Vec
     }
     lines
 }
-
