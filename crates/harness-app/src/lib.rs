@@ -25,7 +25,7 @@
 //!   back in `diff.rs`, `undo.rs` (undo and redo) and `accept.rs`; listed and pruned in
 //!   `runs.rs`.
 //! - **What the front ends say alike**: what the harness protects and what not, in
-//!   `boundary.rs`; the words of a run's review (a diff's stat, what an undo restored or
+//!   `boundary.rs`; how commands are isolated, in `isolation.rs`; the words of a run's review (a diff's stat, what an undo restored or
 //!   kept, what it did to ignored files) in `review.rs`; and text made safe to show, with
 //!   every character a terminal would obey made visible, in `shown.rs` ([`shown::Shown`]).
 //! - **Errors**: [`Error`], whose messages are the words the `harness` command prints.
@@ -54,6 +54,7 @@ mod checkpoints;
 mod diff;
 mod error;
 mod guard;
+pub mod isolation;
 mod open;
 mod paths;
 mod prepare;
