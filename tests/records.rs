@@ -285,6 +285,31 @@ fn issue_45_a_run_whose_process_died_is_pruned_and_said_unfinished() {
         recorded_runs(&repo).len() == 1
     });
     let run = recorded_runs(&repo).remove(0);
+    // The harness itself dies, with SIGKILL, before its reaper: killed first, the reaper
+    // would pass the harness a SIGTERM, and the end of its input when the pipe closes could
+    // then end the session cleanly before the signal did.
+    let children = format!("/proc/{0}/task/{0}/children", server.id());
+    let harness = std::fs::read_to_string(&children).expect("the reaper's child is listed");
+    for pid in harness.split_whitespace() {
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", pid])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success(), "kill -KILL {pid}");
+        // A killed process closes its files (and so lets go of the run's lock) as it
+        // exits, after `kill` returns: gone, or a zombie, it holds none.
+        wait_until("the killed harness has exited", || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                stat.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+            })
+        });
+    }
+    assert!(
+        !harness.trim().is_empty(),
+        "the harness runs under its reaper"
+    );
     server.kill().unwrap();
     server.wait().unwrap();
     repo.harness(&["runs"])
