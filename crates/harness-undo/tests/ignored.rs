@@ -225,6 +225,23 @@ fn a_file_beyond_the_budget_that_a_command_changed_is_named_and_left() {
     assert_eq!(repo.read("small.bin"), "small\n");
 }
 
+/// The budgets are the documented ones: a 3 MiB ignored file (under 4 MiB a file and 64 MiB
+/// in all) is saved at the start, and comes back after a command rewrote it.
+#[test]
+fn an_ignored_file_of_three_mib_is_within_the_budgets_and_comes_back() {
+    let repo = Repo::with_files(&[(".gitignore", "*.bin\n"), ("x", "")]);
+    let weights = vec![b'w'; 3 * 1024 * 1024];
+    repo.write("model.bin", &weights);
+    let mut session = begin(&repo);
+    repo.write("model.bin", "the command's\n");
+    let changes = session.ignored_changes().unwrap();
+    assert_eq!(changes.changed, paths(&["model.bin"]));
+    assert!(changes.not_restorable.is_empty(), "{changes:?}");
+    let undone = session.undo(Force::No).unwrap();
+    assert_eq!(undone.ignored.restored, paths(&["model.bin"]));
+    assert_eq!(fs::read(repo.path("model.bin")).unwrap(), weights);
+}
+
 #[test]
 fn a_hard_link_or_a_symlinked_directory_is_never_written_through() {
     let repo = Repo::with_files(&[(".gitignore", ".venv/\n"), ("x", "")]);
