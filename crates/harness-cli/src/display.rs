@@ -7,11 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use harness_agent::{Event, Observer};
-use harness_schema::ToolName;
+use harness_agent::{Event, Observer, Record};
 use serde_json::Value;
 
 use crate::shown::{self, Shown, shown};
+
+mod facts;
+
+pub(crate) use facts::{Facts, View};
 
 /// Where everything for a person is printed, on stdout or stderr. It takes only [`Shown`]
 /// text, and JSON that [`shown::json`] made safe, so nothing from a model, a file, a
@@ -230,8 +233,14 @@ pub(crate) fn count(n: u64, noun: &str) -> String {
 
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
 /// per tool call, the diff of each edit, the verification, and notes on checkpoints.
+///
+/// Each fact the transcript keeps is rendered from its record by [`Facts`], as `harness show`
+/// renders it; what only a live view shows (waiting for the model, streamed text, a check
+/// starting) is this observer's own.
 pub(crate) struct Terminal {
     style: Style,
+    /// The renderer of each fact, in its live view.
+    facts: Facts,
     /// Whether stdout is a terminal, so a spinner may overwrite its line.
     spin: bool,
     spinner: Option<Spinner>,
@@ -246,16 +255,11 @@ pub(crate) struct Terminal {
 /// 8 MiB), which would bury everything else the run shows.
 pub(crate) const REPLY_SHOWN_BYTES: usize = 64 * 1024;
 
-/// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
-const DIFF_LINES: usize = 40;
-
-/// The most lines of a failed verification's output shown.
-const FAILURE_LINES: usize = 12;
-
 impl Terminal {
     pub(crate) fn new(style: Style) -> Terminal {
         Terminal {
             style,
+            facts: Facts::new(style, View::Live),
             spin: io::stdout().is_terminal(),
             spinner: None,
             at_line_start: true,
@@ -279,134 +283,28 @@ impl Terminal {
         self.at_line_start = true;
     }
 
-    fn tool_line(&mut self, step: u32, tool: &str, target: &str, detail: &str, is_error: bool) {
-        let detail = Shown::line(detail);
-        let detail = if is_error {
-            self.style.red(&detail)
-        } else {
-            self.style.dim(&detail)
-        };
-        let subject = if target.is_empty() {
-            Shown::line(tool)
-        } else {
-            shown!("{} {}", tool, target)
-        };
-        // Step 0 is the harness's own look around, shown to the model before its first turn.
-        let note = if step == 0 {
-            self.style.dim(&shown!("  (head start, for the model)"))
-        } else {
-            Shown::default()
-        };
-        let marker = self.style.cyan(&shown!("▸"));
-        self.line(&shown!("{} {}  {}{}", marker, subject, detail, note));
-    }
-}
-
-impl Observer for Terminal {
-    fn on_event(&mut self, event: &Event<'_>) {
-        if let Event::Waiting { .. } = event {
-            self.reply_shown = 0;
-        }
+    /// What only a live view shows of `event`: the wait for the model, its text as it
+    /// streams, the end of that text, a check starting.
+    fn live_only(&mut self, event: &Event<'_>) {
         match event {
-            Event::Waiting { .. } if self.spin => {
-                if !self.at_line_start {
-                    self.line(&Shown::default());
+            Event::Waiting { .. } => {
+                self.reply_shown = 0;
+                if self.spin {
+                    if !self.at_line_start {
+                        self.line(&Shown::default());
+                    }
+                    self.spinner = Some(Spinner::start());
                 }
-                self.spinner = Some(Spinner::start());
             }
             Event::Text { text, .. } => {
                 self.stop_spinner();
-                let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
-                if room == 0 {
-                    return;
-                }
-                let mut end = text.len().min(room);
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let piece = &text[..end];
-                let _ = Out::stdout().print(&Shown::text(piece));
-                if !piece.is_empty() {
-                    self.at_line_start = piece.ends_with('\n');
-                }
-                self.reply_shown = if end < text.len() {
-                    // Past the limit: say so once, and show nothing more of this reply.
-                    let note = shown!(
-                        "[… the rest of this reply is not shown: over {} KiB]",
-                        REPLY_SHOWN_BYTES / 1024
-                    );
-                    self.line(&self.style.dim(&note));
-                    REPLY_SHOWN_BYTES
-                } else {
-                    self.reply_shown + end
-                };
+                self.stream(text);
             }
             Event::Replied { .. } => {
                 self.stop_spinner();
                 if !self.at_line_start {
                     self.line(&Shown::default());
                 }
-            }
-            Event::ToolFinished {
-                step,
-                tool,
-                target,
-                detail,
-                is_error,
-                output,
-                ..
-            } => {
-                self.tool_line(*step, tool, target, detail, *is_error);
-                if *is_error {
-                    let first = output.lines().next().unwrap_or_default();
-                    let first = self.style.dim(&Shown::line(first));
-                    self.line(&shown!("  {}", first));
-                } else if ToolName::parse(tool).is_some_and(ToolName::changes_files)
-                    && !output.is_empty()
-                {
-                    let shown: Vec<&str> = output.lines().take(DIFF_LINES).collect();
-                    let mut diff = self.style.diff(&Shown::text(&shown.join("\n")));
-                    let total = output.lines().count();
-                    if total > DIFF_LINES {
-                        diff.push(&self.style.dim(&shown!(
-                            "[… {} more lines: {} shows all]\n",
-                            total - DIFF_LINES,
-                            crate::program::command("diff")
-                        )));
-                    }
-                    self.line(&diff.trim_end());
-                }
-            }
-            Event::Nudged { message, .. } => {
-                let note = self
-                    .style
-                    .yellow(&shown!("! harness to model: {}", Shown::text(message)));
-                self.line(&note);
-            }
-            Event::ContextTrimmed { elided, .. } => {
-                let note = shown!(
-                    "· elided {} to fit the model's context window",
-                    count(*elided as u64, "older tool result")
-                );
-                self.line(&self.style.dim(&note));
-            }
-            Event::Checkpoint { number, .. } => {
-                let note = shown!("· checkpoint {}", number);
-                self.line(&self.style.dim(&note));
-            }
-            Event::Tampered {
-                command, findings, ..
-            } => {
-                let note = shown!(
-                    "! the command `{}` changed what undo relies on, which is not allowed: {}",
-                    command,
-                    findings.join("; ")
-                );
-                self.line(&self.style.yellow(&note));
-            }
-            Event::CheckpointFailed { error, .. } => {
-                let note = shown!("! {}", Shown::text(error));
-                self.line(&self.style.yellow(&note));
             }
             Event::VerificationStarted {
                 attempt,
@@ -421,56 +319,49 @@ impl Observer for Terminal {
                 );
                 self.line(&self.style.bold(&note));
             }
-            Event::VerificationFinished {
-                passed,
-                detail,
-                output,
-                changed,
-                ..
-            } => {
-                if !changed.is_empty() {
-                    let line = shown!(
-                        "✘ verification does not count  {}: what it loads besides the code \
-                         under test changed: {}",
-                        detail,
-                        Shown::line(&changed.join("; "))
-                    );
-                    self.line(&self.style.red(&line));
-                } else if *passed {
-                    let line = shown!("✔ verification passed  {}", detail);
-                    self.line(&self.style.green(&line));
-                } else {
-                    let line = shown!("✘ verification failed  {}", detail);
-                    self.line(&self.style.red(&line));
-                    let lines: Vec<&str> = output.lines().collect();
-                    let tail = &lines[lines.len().saturating_sub(FAILURE_LINES)..];
-                    for line in tail {
-                        let line = self.style.dim(&Shown::line(line));
-                        self.line(&shown!("  {}", line));
-                    }
-                }
-            }
-            Event::NextAttempt {
-                attempt,
-                of,
-                previous,
-                reason,
-                reverted,
-            } => {
-                let note = shown!(
-                    "↺ attempt {} of {}: the last one ended {} ({}); its changes were reverted \
-                     ({}), and the model starts again",
-                    attempt,
-                    of,
-                    previous,
-                    Shown::line(reason),
-                    count(*reverted as u64, "path")
-                );
-                self.line(&self.style.bold(&note));
-            }
             Event::Finished { .. } => self.stop_spinner(),
-            // Started is shown by the run's header; the tool line comes when the call ends.
             _ => {}
+        }
+    }
+
+    /// Prints a piece of the reply's text, up to [`REPLY_SHOWN_BYTES`] of the reply.
+    fn stream(&mut self, text: &str) {
+        let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
+        if room == 0 {
+            return;
+        }
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let piece = &text[..end];
+        let _ = Out::stdout().print(&Shown::text(piece));
+        if !piece.is_empty() {
+            self.at_line_start = piece.ends_with('\n');
+        }
+        self.reply_shown = if end < text.len() {
+            // Past the limit: say so once, and show nothing more of this reply.
+            let note = shown!(
+                "[… the rest of this reply is not shown: over {} KiB]",
+                REPLY_SHOWN_BYTES / 1024
+            );
+            self.line(&self.style.dim(&note));
+            REPLY_SHOWN_BYTES
+        } else {
+            self.reply_shown + end
+        };
+    }
+}
+
+impl Observer for Terminal {
+    fn on_event(&mut self, event: &Event<'_>) {
+        self.live_only(event);
+        // The run's start is shown by its header, a tool line when the call ends: the
+        // live view of those facts is empty, or they have no record yet.
+        if let Some(record) = Record::of_event(event) {
+            for line in self.facts.lines(&record) {
+                self.line(&line);
+            }
         }
     }
 }
