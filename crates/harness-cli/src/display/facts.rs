@@ -460,3 +460,247 @@ fn role(role: Role) -> &'static str {
         Role::Tool => "tool",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_agent::RecordedBudgets;
+
+    /// The text of every line `records` render to, without colours.
+    fn shown(view: View, records: &[Record]) -> Vec<String> {
+        let mut facts = Facts::new(Style { color: false }, view);
+        records
+            .iter()
+            .flat_map(|record| facts.lines(record))
+            .map(|line| line.as_str().to_owned())
+            .collect()
+    }
+
+    fn tool(step: u32, tool: &str, summary: &str, is_error: bool, result: &str) -> Record {
+        Record::Tool {
+            step,
+            id: "1".to_owned(),
+            tool: tool.to_owned(),
+            arguments: serde_json::Value::Null,
+            origin: harness_agent::CallOrigin::Structured,
+            summary: summary.to_owned(),
+            is_error,
+            may_have_changed_workspace: false,
+            result: result.to_owned(),
+            seconds: 0.1,
+        }
+    }
+
+    const REPLAY: View = View::Replay { full: false };
+
+    #[test]
+    fn a_tool_call_live_colours_its_detail_and_replayed_its_summary() {
+        let edit = tool(
+            2,
+            "edit_file",
+            "edit_file calc.py  +1 −1",
+            false,
+            "--- a/calc.py\n+++ b/calc.py\n-x\n+y\n",
+        );
+        let failed = tool(
+            0,
+            "run_command",
+            "run_command ls   error",
+            true,
+            "Error: no\nmore",
+        );
+        assert_eq!(
+            shown(View::Live, &[edit.clone(), failed.clone()]),
+            [
+                "▸ edit_file calc.py  +1 −1",
+                "--- a/calc.py\n+++ b/calc.py\n-x\n+y",
+                "▸ run_command ls   error  (head start, for the model)",
+                "  Error: no",
+            ]
+        );
+        assert_eq!(
+            shown(REPLAY, &[edit.clone(), failed]),
+            [
+                "▸ edit_file calc.py  +1 −1",
+                "▹ (head start) run_command ls   error",
+                "    Error: no",
+                "    more",
+            ]
+        );
+        assert_eq!(shown(View::Replay { full: true }, &[edit]).len(), 5);
+        let colored = Facts::new(Style { color: true }, View::Live).lines(&tool(
+            1,
+            "read_file",
+            "read_file a  error",
+            true,
+            "Error: x",
+        ));
+        assert!(
+            colored[0]
+                .as_str()
+                .contains("read_file a  \x1b[31merror\x1b[0m"),
+            "{colored:?}"
+        );
+    }
+
+    #[test]
+    fn a_long_diff_live_is_cut_with_a_note() {
+        let diff: String = (0..45).map(|n| format!("+{n}\n")).collect();
+        let lines = shown(
+            View::Live,
+            &[tool(1, "write_file", "write_file a  +45 −0", false, &diff)],
+        );
+        assert!(lines[1].starts_with("+0\n"), "{lines:?}");
+        assert!(lines[1].contains("+39\n[… 5 more lines: "), "{lines:?}");
+        assert!(lines[1].ends_with(" diff shows all]"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_verification_in_each_view() {
+        let output: String = (1..=14).map(|n| format!("line {n}\n")).collect();
+        let check = |passed: bool, changed: &[&str]| Record::Verification {
+            attempt: 2,
+            command: "pytest -q".to_owned(),
+            argv: vec!["pytest".to_owned(), "-q".to_owned()],
+            passed,
+            detail: "exit=1 0.8s".to_owned(),
+            output: output.clone(),
+            reason: harness_agent::CheckReason::Done,
+            changed: changed.iter().map(|path| (*path).to_owned()).collect(),
+        };
+        let failed = shown(View::Live, &[check(false, &[])]);
+        assert_eq!(failed[0], "✘ verification failed  exit=1 0.8s");
+        assert_eq!(
+            failed[1..],
+            (3..=14).map(|n| format!("  line {n}")).collect::<Vec<_>>()[..]
+        );
+        assert_eq!(
+            shown(View::Live, &[check(true, &[]), check(false, &["a", "b"])]),
+            [
+                "✔ verification passed  exit=1 0.8s",
+                "✘ verification does not count  exit=1 0.8s: what it loads besides the code under test changed: a; b",
+            ]
+        );
+        let replayed = shown(REPLAY, &[check(true, &[]), check(false, &["a"])]);
+        assert_eq!(
+            replayed[0],
+            "verification 2: `pytest -q` passed (exit=1 0.8s)"
+        );
+        assert_eq!(
+            replayed[1],
+            "verification 2: `pytest -q` does not count: what it loads besides the code under test changed: a (exit=1 0.8s)"
+        );
+        assert_eq!(
+            replayed[2..],
+            (1..=14)
+                .map(|n| format!("    line {n}"))
+                .collect::<Vec<_>>()[..]
+        );
+    }
+
+    #[test]
+    fn notes_in_each_view() {
+        let records = [
+            Record::Run {
+                format: 2,
+                task: "fix it".to_owned(),
+                workspace: "/w".to_owned(),
+                context_window: Some(8192),
+                verification: None,
+                budgets: Some(RecordedBudgets {
+                    max_steps: 5,
+                    max_seconds: 60.0,
+                    max_failed_calls: 5,
+                    max_tokens: None,
+                    attempts: 3,
+                }),
+            },
+            Record::Nudge {
+                step: 1,
+                content: "stop".to_owned(),
+            },
+            Record::Trim { step: 1, elided: 1 },
+            Record::Checkpoint {
+                step: 1,
+                number: 4,
+                label: "l".to_owned(),
+            },
+            Record::CheckpointFailed {
+                step: 1,
+                error: "disk full".to_owned(),
+            },
+            Record::Tampered {
+                step: 1,
+                command: "git reset".to_owned(),
+                findings: vec!["a".to_owned(), "b".to_owned()],
+            },
+            Record::Attempt {
+                attempt: 2,
+                previous: Outcome::Stuck,
+                reason: "looped".to_owned(),
+                reverted: 1,
+            },
+        ];
+        let stuck = Outcome::Stuck.to_string();
+        assert_eq!(
+            shown(View::Live, &records),
+            [
+                "! harness to model: stop".to_owned(),
+                "· elided 1 older tool result to fit the model's context window".to_owned(),
+                "· checkpoint 4".to_owned(),
+                "! disk full".to_owned(),
+                "! the command `git reset` changed what undo relies on, which is not allowed: a; b"
+                    .to_owned(),
+                format!(
+                    "↺ attempt 2 of 3: the last one ended {stuck} (looped); its changes were \
+                     reverted (1 path), and the model starts again"
+                ),
+            ]
+        );
+        assert_eq!(
+            shown(REPLAY, &records),
+            [
+                "task: fix it".to_owned(),
+                "workspace: /w".to_owned(),
+                "verification: none".to_owned(),
+                "! stop".to_owned(),
+                "· elided 1 older results".to_owned(),
+                "· checkpoint 4".to_owned(),
+                "! disk full".to_owned(),
+                "! the command `git reset` changed what undo relies on, which is not allowed:"
+                    .to_owned(),
+                "    a".to_owned(),
+                "    b".to_owned(),
+                format!(
+                    "\n↺ attempt 2: the last one ended {stuck} (looped); its changes were \
+                     reverted (1 path)"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reply_and_a_message_are_shown_only_when_replayed() {
+        let records = [
+            Record::Message(Message::user("do \x1b[2Kit")),
+            Record::Reply {
+                step: 1,
+                content: "done\n".to_owned(),
+                tool_calls: Vec::new(),
+                cut_off: false,
+                prompt_tokens: Some(10),
+                completion_tokens: Some(2),
+                seconds: 1.3,
+            },
+        ];
+        assert_eq!(
+            shown(REPLAY, &records),
+            [
+                "user: do \\x1b[2Kit",
+                "\nstep 1 (1.3s, 10+2 tokens)",
+                "done"
+            ]
+        );
+        assert_eq!(shown(View::Live, &records[1..]), Vec::<String>::new());
+    }
+}
