@@ -114,12 +114,8 @@ impl Facts {
                 changed,
                 ..
             } => self.verification(*attempt, command, *passed, detail, output, changed),
-            Record::Checkpoint { number, .. } => {
-                vec![self.style.dim(&shown!("· checkpoint {}", number))]
-            }
-            Record::CheckpointFailed { error, .. } => {
-                vec![self.style.yellow(&shown!("! {}", Shown::text(error)))]
-            }
+            Record::Checkpoint { number, .. } => self.checkpoint(*number),
+            Record::CheckpointFailed { error, .. } => self.checkpoint_failed(error),
             Record::Tampered {
                 command, findings, ..
             } => self.tampered(command, findings),
@@ -342,6 +338,16 @@ impl Facts {
             lines.push(shown!("  {}", self.style.dim(&Shown::line(line))));
         }
         lines
+    }
+
+    /// A snapshot of the workspace was taken.
+    fn checkpoint(&self, number: u32) -> Vec<Shown> {
+        vec![self.style.dim(&shown!("· checkpoint {}", number))]
+    }
+
+    /// A snapshot, or keeping the state before the run, failed; the run went on.
+    fn checkpoint_failed(&self, error: &str) -> Vec<Shown> {
+        vec![self.style.yellow(&shown!("! {}", Shown::text(error)))]
     }
 
     /// A command changed what undo relies on in `.git`: the command and what was found.
