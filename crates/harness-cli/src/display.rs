@@ -1,5 +1,6 @@
 //! How a run looks: on a terminal, streamed text and one line per tool call; for scripts,
-//! one JSON object per line.
+//! one JSON object per line. Each fact of a run is rendered once, in `display/facts.rs`, for
+//! the run as it happens ([`Terminal`]) and for `harness show`, which replays its transcript.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
