@@ -26,7 +26,7 @@
 use harness_agent::{Message, Outcome, Record, Role, RunReport};
 use harness_schema::ToolName;
 
-use super::{Style, count};
+use super::style::Style;
 use crate::shown::{Shown, shown};
 
 /// Which look of a run the facts are rendered for.
@@ -457,6 +457,11 @@ impl Facts {
     }
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 tool call", "3 tool calls", "0 paths".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The name of who wrote a message, as the transcript shows it.
 fn role(role: Role) -> &'static str {
     match role {
@@ -474,7 +479,7 @@ mod tests {
 
     /// The text of every line `records` render to, without colours.
     fn shown(view: View, records: &[Record]) -> Vec<String> {
-        let mut facts = Facts::new(Style { color: false }, view);
+        let mut facts = Facts::new(Style::choose(false, None), view);
         records
             .iter()
             .flat_map(|record| facts.lines(record))
@@ -534,7 +539,7 @@ mod tests {
             ]
         );
         assert_eq!(shown(View::Replay { full: true }, &[edit]).len(), 5);
-        let colored = Facts::new(Style { color: true }, View::Live).lines(&tool(
+        let colored = Facts::new(Style::choose(true, None), View::Live).lines(&tool(
             1,
             "read_file",
             "read_file a  error",
