@@ -917,6 +917,8 @@ fn issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass() {
         &model.url(),
         "--verify",
         "python3 -m unittest -q",
+        "--max-checks",
+        "2",
         "t",
     ]);
     assert!(
@@ -930,6 +932,20 @@ fn issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass() {
     assert!(
         checks.iter().all(|c| c["passed"] == json!(false)),
         "{checks:?}"
+    );
+    // Both are told what was put back, so a check failing for want of a command's install
+    // or build is no mystery.
+    run.assert_stdout_has(&[
+        "warning: before check 1, the harness put back 2 files that commands wrote where git \
+         does not look (__pycache__/calc.cpython-",
+        "__pycache__/forged.py)",
+    ]);
+    let told: Vec<String> = model.chats().iter().map(ToString::to_string).collect();
+    assert!(
+        told.iter()
+            .any(|chat| chat.contains("Before check 1, the harness put back 2 files")),
+        "{}",
+        told.last().map(String::as_str).unwrap_or_default()
     );
 }
 

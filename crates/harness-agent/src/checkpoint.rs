@@ -55,17 +55,16 @@ pub trait Checkpoints {
     /// head start's and every check): puts back what commands wrote where git does not
     /// look (ignored files: bytecode caches, virtual environments, `node_modules/.bin`), so
     /// that the check runs the code in the diff, not a planted cache or interpreter.
-    /// Returns the paths it could not put back, which the check may run: a check that
-    /// passes with any is not counted as verified. Puts back nothing by default.
+    /// Returns what it put back, which the model and the user are told of, and what it
+    /// could not, which the check may run: a check that passes with any is not counted as
+    /// verified. Puts back nothing by default.
     ///
     /// # Errors
     ///
     /// Whatever kept them from being put back; the loop reports it, and a check that then
     /// passes is not counted as verified.
-    fn before_verification(
-        &mut self,
-    ) -> Result<Vec<String>, Box<dyn std::error::Error + Send + Sync>> {
-        Ok(Vec::new())
+    fn before_verification(&mut self) -> Result<PutBack, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(PutBack::default())
     }
 
     /// Called right after each run of the verification command the harness makes: what it
@@ -106,6 +105,18 @@ pub trait Checkpoints {
     ) -> Result<Option<Vec<harness_tools::Change>>, Box<dyn std::error::Error + Send + Sync>> {
         Ok(None)
     }
+}
+
+/// What [`Checkpoints::before_verification`] did with the files commands wrote where git
+/// does not look, workspace-relative paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PutBack {
+    /// Removed (a command made them) or restored (a command changed or deleted them), so
+    /// that the check runs the code in the diff.
+    pub put_back: Vec<String>,
+    /// Changed by a command but not put back (too large to save at the start): the check
+    /// may run them.
+    pub left: Vec<String>,
 }
 
 /// Takes no checkpoints.

@@ -119,6 +119,7 @@
 //!
 //! # Where each part lives
 //!
+//! - **Where the model is called**: `run/ask.rs` asks it, once per step, through the seam.
 //! - The model seam: `chat.rs` ([`ChatClient`], [`Reply`]) and `model.rs` (the messages and
 //!   calls); the scripted model `fake.rs`.
 //! - The builder, [`Agent`]: `agent.rs`. The run, phase by phase, under `run/`: the step
@@ -162,7 +163,7 @@ mod verify;
 pub use agent::Agent;
 pub use budget::Budgets;
 pub use chat::{ChatClient, ChatError, Reply};
-pub use checkpoint::{Checkpoints, NoCheckpoints};
+pub use checkpoint::{Checkpoints, NoCheckpoints, PutBack};
 pub use edit_format::EditFormat;
 pub use event::{CheckReason, Event, Observer};
 #[cfg(feature = "test-support")]

@@ -306,6 +306,24 @@ pub(crate) fn verification_failed(
     }
 }
 
+/// What the model and the user are told when, before check `check`, files that commands wrote
+/// where git does not look (`paths`) were put back: a failure may come from an install or a
+/// build a command made there, which the check did not see. Starts in lower case.
+pub(crate) fn put_back_before_check(check: u32, paths: &[String]) -> String {
+    const NAMED: usize = 5;
+    let mut named = paths[..paths.len().min(NAMED)].join(", ");
+    if paths.len() > NAMED {
+        named.push_str(&format!(" and {} more", paths.len() - NAMED));
+    }
+    let files = if paths.len() == 1 { "file" } else { "files" };
+    format!(
+        "before check {check}, the harness put back {} {files} that commands wrote where git \
+         does not look ({named}), so that the check ran the code in the diff, not what a \
+         command left there: whatever a command installed or built there was gone when it ran.",
+        paths.len()
+    )
+}
+
 /// What the model is told when the verification command exited 0 but what it loads besides
 /// the code under test (`changed`, one line each) changed since the run began: the pass does
 /// not count until those are as they were.

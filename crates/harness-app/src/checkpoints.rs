@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use harness_agent::Checkpoints;
+use harness_agent::{Checkpoints, PutBack};
 use harness_tools::{Change, ChangeKind};
 use harness_undo::{DiffTarget, FileStatus, Session};
 
@@ -39,13 +39,21 @@ impl Checkpoints for SessionCheckpoints<'_> {
         Ok(found.iter().map(ToString::to_string).collect())
     }
 
-    fn before_verification(&mut self) -> Result<Vec<String>, Failure> {
+    fn before_verification(&mut self) -> Result<PutBack, Failure> {
         let reset = self.0.reset_ignored()?;
-        Ok(reset
-            .not_restored
-            .iter()
-            .map(|path| path.display().to_string())
-            .collect())
+        let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
+            paths
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect()
+        };
+        let mut put_back = shown(&reset.removed);
+        put_back.extend(shown(&reset.restored));
+        put_back.sort();
+        Ok(PutBack {
+            put_back,
+            left: shown(&reset.not_restored),
+        })
     }
 
     fn after_verification(&mut self) -> Result<(), Failure> {

@@ -1,8 +1,9 @@
 //! What the front ends of the harness share: deciding a run's settings, confining its tools,
 //! asking the model server about the model, preparing, running and finishing a run, and the
 //! operations on recorded runs (diff, undo, redo, accept, list, prune), each returning typed
-//! results and printing nothing. `harness` (the CLI and its MCP server) is a front end over
-//! this crate: it parses, calls and displays; so can be batch runs or an interactive session.
+//! results and printing nothing. `harness-cli` (the `harness` command) and `harness-mcp`
+//! (its MCP server) are front ends over this crate: they parse, call and display; so can
+//! be batch runs or an interactive session.
 //!
 //! Where each guarantee is kept:
 //!
@@ -18,12 +19,17 @@
 //!   model called**: `model.rs` adapts `harness-ollama`'s client to the loop's `ChatClient`.
 //! - **A run**: prepared (toolbox, recorded state and probe side by side; discarded on
 //!   failure) in `prepare.rs`; run over the undo session's checkpoints
-//!   (`checkpoints.rs`) and finished in `run.rs`; a verification the policy would refuse,
+//!   (`checkpoints.rs`) and finished in `run.rs`; what its summary states besides, in
+//!   `summary.rs`; a verification the policy would refuse,
 //!   and test code a command changed, in `verification.rs`.
 //! - **A client's own tool calls** (an MCP session), recorded as a run: `recorder.rs`.
 //! - **Recorded runs**: opened by id or as the latest in `open.rs`; reviewed and taken
 //!   back in `diff.rs`, `undo.rs` (undo and redo) and `accept.rs`; listed and pruned in
 //!   `runs.rs`.
+//! - **What the front ends say alike**: what the harness protects and what not, in
+//!   `boundary.rs`; how commands are isolated, in `isolation.rs`; the words of a run's review (a diff's stat, what an undo restored or
+//!   kept, what it did to ignored files) in `review.rs`; and text made safe to show, with
+//!   every character a terminal would obey made visible, in `shown.rs` ([`shown::Shown`]).
 //! - **Errors**: [`Error`], whose messages are the words the `harness` command prints.
 //!
 //! ```
@@ -45,19 +51,24 @@
 //! ```
 
 mod accept;
+pub mod boundary;
 mod checkpoints;
 mod diff;
 mod error;
 mod guard;
+pub mod isolation;
 mod model;
 mod open;
 mod paths;
 mod prepare;
 pub mod probe;
 mod recorder;
+pub mod review;
 mod run;
 mod runs;
 pub mod settings;
+pub mod shown;
+mod summary;
 pub mod toolbox;
 pub mod trust;
 mod undo;
@@ -73,6 +84,7 @@ pub use recorder::Recorder;
 pub use run::{Finished, agent, finish, run};
 pub use runs::{Listed, StoreState, list, prune, store_of, stores};
 pub use settings::{Overrides, Replies, Settings};
+pub use summary::{ChangedFile, follow_ups};
 pub use undo::{redo, undo};
 pub use verification::refuse_unrunnable_verification;
 

@@ -16,7 +16,7 @@ use crate::toolbox;
 /// be opened.
 pub fn open_run(root: &Path, id: Option<&str>) -> Result<Session, Error> {
     let id = match id {
-        Some(text) => text.parse::<RunId>()?,
+        Some(text) => text.parse::<RunId>().map_err(harness_undo::Error::from)?,
         None => {
             Session::latest(root)?
                 .ok_or_else(|| Error::NoRun {

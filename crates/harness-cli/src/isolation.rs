@@ -1,56 +1,11 @@
-//! How the run's commands are isolated, in words: the header's `isolation:` line and the
-//! warnings when `auto` fell back from a stronger tier.
+//! How the run's commands are isolated, in words: `harness_app::isolation`'s, with this
+//! binary's command lines.
 
+pub(crate) use harness_app::isolation::fallback_warnings;
 use harness_app::settings::ToolboxSettings;
 use harness_exec::preflight::Choice;
 
-/// The lines that say how commands are isolated: the tier, what it allows beyond the
-/// workspace, and why `auto` passed over a stronger tier.
+/// The lines that say how commands are isolated ([`harness_app::isolation::isolation_summary`]).
 pub(crate) fn isolation_summary(choice: &Choice, settings: &ToolboxSettings) -> String {
-    let mut text = match choice.tier {
-        harness_exec::Tier::None if choice.skipped.is_empty() => {
-            format!(
-                "none: commands run as you ({})",
-                crate::program::command("sandbox explain")
-            )
-        }
-        harness_exec::Tier::None => {
-            format!(
-                "none: NO working sandbox here, commands run as you ({})",
-                crate::program::command("sandbox doctor")
-            )
-        }
-        tier => format!(
-            "{tier} ({})",
-            crate::program::command(&format!("sandbox explain --sandbox {tier}"))
-        ),
-    };
-    if choice.tier != harness_exec::Tier::None {
-        if settings.network {
-            text.push_str("; network: allowed");
-        } else {
-            text.push_str("; network: none");
-        }
-        for path in &settings.writable {
-            text.push_str(&format!("; writable: {}", path.display()));
-        }
-    }
-    text
-}
-
-/// One warning line per stronger tier `auto` fell back from.
-pub(crate) fn fallback_warnings(choice: &Choice) -> Vec<String> {
-    choice
-        .skipped
-        .iter()
-        .map(|unavailable| {
-            format!(
-                "warning: sandbox {} unavailable ({}); using {}. Fix: {}",
-                unavailable.tier(),
-                unavailable.reason(),
-                choice.tier,
-                unavailable.fix()
-            )
-        })
-        .collect()
+    harness_app::isolation::isolation_summary(choice, settings, crate::program::command)
 }

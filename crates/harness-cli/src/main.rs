@@ -3,10 +3,13 @@
 //! This binary is thin: it parses arguments, calls `harness-app` and prints what it returns.
 //! Settings, the confinement plan and toolbox, the model probe, preparing, running and
 //! finishing a run and the operations on recorded runs are `harness-app`'s: this binary and
-//! its MCP server (`commands/mcp/`) are front ends over it. Each subcommand lives in its own
-//! file under `commands/`; the terminal display of a run is in `display`, the words of a
-//! run's review (diff stat, what an undo restored) in `review`, how commands are isolated,
-//! in words, in `isolation`, and what is sanitized before it is shown in `shown`.
+//! the MCP server (`harness-mcp`, which `commands/mcp.rs` starts) are front ends over it.
+//! Each subcommand lives in its own file under `commands/`; the terminal display of a run is
+//! in `display`, the review lines only the commands print (what an undo repaired, the
+//! commands to paste next) in `review`, how commands are isolated, in words, in
+//! `isolation`. The words both front ends say (the boundary statement, a diff's stat, what
+//! an undo restored) and the sanitizer every printed text goes through (`Shown`) are
+//! `harness-app`'s, named in `boundary`, `review` and `shown`.
 //!
 //! Exit statuses: the table in `exit.rs`, from which every help text is written.
 
@@ -41,7 +44,7 @@ fn main() -> ExitCode {
             );
         }
     }
-    match commands::run(cli.command) {
+    match commands::run(cli.command, <cli::Cli as clap::CommandFactory>::command) {
         Ok(code) => code,
         // The reader went away (`harness runs | head -1`): nothing more to say.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,

@@ -2,12 +2,18 @@
 //! client (Claude Desktop, Claude Code, Cursor, Zed, ...) the tools a [`Backend`] defines, and
 //! hands every call to it.
 //!
-//! This crate is composition and protocol only, on the official Rust SDK ([`rmcp`]). It does
-//! not confine anything itself and knows nothing of workspaces, commands or models: the
-//! backend (the `harness` binary's, over its one toolbox) decides what a call does, and this
-//! crate carries it to and from the client. So there is one code path: an MCP call meets
-//! exactly the settings, confinement, policy and redaction a model's call in `harness run`
-//! meets, because it is the same call.
+//! Two layers. The protocol (`backend.rs`, `server.rs`), on the official Rust SDK
+//! ([`rmcp`]), confines nothing itself and knows nothing of workspaces, commands or models:
+//! a [`Backend`] decides what a call does, and the [`Server`] carries it to and from the
+//! client; it can be used alone. The harness's own backend, [`Workspace`] (`workspace/`),
+//! is the MCP front end over `harness-app`: the model's tools over one workspace, built
+//! from the same settings and confinement plan as `harness run`'s, and the run tools
+//! (`workspace/runs.rs`) that run, diff, undo, redo and list runs through `harness-app`'s
+//! operations. So there is one code path: an MCP call meets exactly the settings,
+//! confinement, policy and redaction a model's call in `harness run` meets, because it is
+//! the same call. `harness mcp` (in `harness-cli`) parses the flags, opens a [`Workspace`],
+//! says what it serves on stderr and calls [`Workspace::serve_stdio`]; this crate writes
+//! nothing to the terminal.
 //!
 //! What it does guarantee, whatever the backend:
 //!
@@ -56,7 +62,9 @@
 mod backend;
 mod error;
 mod server;
+pub mod workspace;
 
 pub use backend::{Backend, Call, Reply, ToolDef};
 pub use error::Error;
 pub use server::Server;
+pub use workspace::{Options, Workspace};

@@ -139,6 +139,16 @@
 //! no step ever has more than one name to resolve, both give the same answers; the kernel
 //! check is a second fence, not the first. The crate is tested on Linux.
 //!
+//! # Where each guarantee is
+//!
+//! | guarantee | file |
+//! |---|---|
+//! | a path is confined: resolved one component at a time through directory handles, never leaving the root | `walk.rs` (every operation starts there), with the root and the checks the operations share in `workspace.rs` |
+//! | a deny rule refuses a path, whatever its spelling | `rules.rs`, given by the caller through `builder.rs` |
+//! | reading, writing (atomic), creating, removing | `read.rs`, `write.rs`, `create.rs`, `remove.rs`: one file per operation |
+//! | walking a tree through handles | `dir.rs`, `entry.rs` |
+//! | what a refusal says | `error.rs` |
+//!
 //! # What this crate does not do
 //!
 //! It confines the paths that go through a [`Workspace`]; it does not sandbox a process. A

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::RunId;
+use crate::{ParseRunIdError, RunId};
 
 /// The system's message for a full disk (`ENOSPC`), as libgit2 and git quote it.
 const DISK_FULL: &str = "No space left on device";
@@ -246,11 +246,8 @@ pub enum Error {
     },
 
     /// A string that is not a run id.
-    #[error("{text:?} is not a run id; a run id looks like 20250131-235959-042")]
-    InvalidRunId {
-        /// The string that was given.
-        text: String,
-    },
+    #[error(transparent)]
+    InvalidRunId(#[from] ParseRunIdError),
 
     /// A checkpoint number the run does not have.
     #[error("run {run} has no checkpoint {number}; it has {count} (numbered from 1)")]

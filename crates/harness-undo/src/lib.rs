@@ -219,8 +219,8 @@
 //! - **Where a snapshot is stored**: the store, a bare repository outside the workspace,
 //!   is `store.rs` (the copy of a state into it runs in a thread there); a state's
 //!   commits are made by `state.rs`; `fill.rs` writes into the workspace's `.git` the
-//!   objects its refs need. The run's metadata and directory: `record.rs`; run ids:
-//!   `run_id.rs`.
+//!   objects its refs need. The run's metadata and directory: `record.rs`; run ids, and
+//!   parsing one with its own error, `run_id/`.
 //! - **Where the pre-run state is recorded**: `session/begin.rs`, after the clean-tree
 //!   check of `clean.rs`; the workspace's copy without hidden paths is `public.rs`.
 //! - **Checkpoints**: `session/checkpoint.rs`, over the scan of the working tree in
@@ -292,7 +292,7 @@ pub use ignored::{
 };
 pub use limits::LARGEST_RECORDED_FILE;
 pub use record::{CommitId, Outcome, RunInfo};
-pub use run_id::RunId;
+pub use run_id::{ParseRunIdError, RunId};
 pub use scan::Tracking;
 pub use session::accept::Accepted;
 pub use session::begin::BeginOptions;

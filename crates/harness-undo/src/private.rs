@@ -163,6 +163,25 @@ mod tests {
         assert!(!create_dir(&made).unwrap(), "said once");
     }
 
+    /// The parents the harness creates are private; one that existed (`~/.local`, `/tmp`)
+    /// keeps the mode its owner gave it.
+    #[test]
+    fn only_the_parents_it_creates_are_made_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let existing = dir.path().join("local");
+        fs::create_dir(&existing).unwrap();
+        fs::set_permissions(&existing, fs::Permissions::from_mode(0o755)).unwrap();
+        let made = existing.join("state/harness");
+        assert!(!create_dir(&made).unwrap());
+        assert_eq!(
+            mode(&existing),
+            0o755,
+            "an existing parent is left as it was"
+        );
+        assert_eq!(mode(&existing.join("state")), 0o700);
+        assert_eq!(mode(&made), 0o700);
+    }
+
     #[test]
     fn tightening_keeps_the_owners_bits_and_passes_links_over() {
         let dir = tempfile::tempdir().unwrap();

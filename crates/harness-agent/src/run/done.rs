@@ -9,6 +9,7 @@ use harness_tools::ToolResult;
 use super::written::CHANGED_NOTHING;
 use super::{Run, count};
 use crate::blocks;
+use crate::checkpoint::PutBack;
 use crate::event::{CheckReason, Event};
 use crate::model::{CallOrigin, Message, Role, ToolCall};
 use crate::outcome::Outcome;
@@ -60,13 +61,23 @@ impl Run<'_> {
         self.messages.push(Message::tool_result(&call, framed));
         // The check's output is news for the model, not a correction of its answer.
         let news = if self.checks.inputs_changed.is_empty() {
-            prompt::verification_failed(
+            let failed = prompt::verification_failed(
                 verification.command(),
                 attempt,
                 self.setup.budgets.max_verifications,
                 self.work.edited,
                 self.setup.edit_format,
-            )
+            );
+            if self.checks.put_back.is_empty() {
+                failed
+            } else {
+                let put_back = prompt::put_back_before_check(number, &self.checks.put_back);
+                format!(
+                    "{failed} {}{}",
+                    put_back[..1].to_uppercase(),
+                    &put_back[1..]
+                )
+            }
         } else {
             prompt::inputs_changed(
                 verification.command(),
@@ -293,7 +304,15 @@ impl Run<'_> {
     /// stands for itself in the list.
     pub(super) fn reset_before_check(&mut self, attempt: u32) -> Vec<String> {
         match self.checkpoints.before_verification() {
-            Ok(left) => left,
+            Ok(PutBack { put_back, left }) => {
+                if attempt > 0 && !put_back.is_empty() {
+                    self.log
+                        .warnings
+                        .push(prompt::put_back_before_check(attempt, &put_back));
+                }
+                self.checks.put_back = put_back;
+                left
+            }
             Err(error) => {
                 self.warn(format!(
                     "putting back the ignored files commands wrote before check {attempt} \

@@ -223,6 +223,10 @@ struct Checks {
     /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
     /// so a pass is not counted as verified. Empty when all was put back.
     unvouched: Vec<String>,
+    /// What commands wrote where git does not look that was put back before the last
+    /// check ran: a failure may come from a missing install or build, which the model is
+    /// told belongs in the verification command.
+    put_back: Vec<String>,
     /// Whether the model itself ran the verification command, and it passed, after its
     /// last edit: the task is done by the run's own measure, so the harness checks it.
     passed_after_edit: bool,

@@ -474,3 +474,72 @@ fn a_pass_with_only_code_changed_is_verified_and_one_with_a_test_changed_is_not(
         "{report:?}"
     );
 }
+
+/// Checkpoints that put back `put_back` before every check, as the undo session does with
+/// what commands wrote where git does not look.
+struct PuttingBack(Vec<String>);
+
+impl Checkpoints for PuttingBack {
+    fn checkpoint(
+        &mut self,
+        _label: &str,
+    ) -> Result<Option<u32>, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(None)
+    }
+
+    fn before_verification(
+        &mut self,
+    ) -> Result<harness_agent::PutBack, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(harness_agent::PutBack {
+            put_back: self.0.clone(),
+            left: Vec::new(),
+        })
+    }
+}
+
+/// A check that fails after the harness put back what commands wrote where git does not
+/// look tells the model and the user what was put back, so a missing install or build is
+/// not a mystery; one with nothing put back says nothing of it.
+#[test]
+fn what_was_put_back_before_a_failed_check_is_said_to_the_model_and_the_user() {
+    let run = |put_back: Vec<String>| {
+        let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+        let chat = Arc::new(FakeChat::new([Reply::text("Done."), Reply::text("Done.")]));
+        let report = Agent::new(chat.clone(), &toolbox)
+            .budgets(Budgets {
+                attempts: 1,
+                max_verifications: 2,
+                ..no_head_start()
+            })
+            .verification(Verification::parse("grep -q good state.txt").expect("a command"))
+            .run("fix it", &mut (), &mut PuttingBack(put_back));
+        let told: Vec<String> = chat.requests()[1]
+            .messages
+            .iter()
+            .map(|message| message.content.clone())
+            .collect();
+        (report, told.join("\n"))
+    };
+    let paths: Vec<String> = (1..=7).map(|n| format!(".venv/lib/m{n}.py")).collect();
+    let (report, told) = run(paths);
+    assert!(
+        told.contains(
+            "Before check 1, the harness put back 7 files that commands wrote where git does \
+             not look (.venv/lib/m1.py, .venv/lib/m2.py, .venv/lib/m3.py, .venv/lib/m4.py, \
+             .venv/lib/m5.py and 2 more)"
+        ),
+        "{told}"
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|warning| warning.starts_with("before check 1, the harness put back 7 files")),
+        "{:?}",
+        report.warnings
+    );
+
+    let (report, told) = run(Vec::new());
+    assert!(!told.contains("put back"), "{told}");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}

@@ -3,10 +3,9 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
 use crate::display::Out;
 use crate::shown::Shown;
 
@@ -24,9 +23,13 @@ pub(crate) struct CompletionsCommand {
     shell: Shell,
 }
 
-pub(crate) fn exec(command: CompletionsCommand) -> anyhow::Result<ExitCode> {
+/// `parser` is the program's whole command line.
+pub(crate) fn exec(
+    command: CompletionsCommand,
+    mut parser: clap::Command,
+) -> anyhow::Result<ExitCode> {
     let mut script = Vec::new();
-    clap_complete::generate(command.shell, &mut Cli::command(), "harness", &mut script);
+    clap_complete::generate(command.shell, &mut parser, "harness", &mut script);
     // Written from our own definitions, but through the one printer all the same.
     Out::stdout().print(&Shown::text(&String::from_utf8_lossy(&script)))?;
     Ok(ExitCode::SUCCESS)

@@ -3,9 +3,8 @@
 use std::io;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use crate::cli::Cli;
 use crate::display::Out;
 use crate::shown::Shown;
 
@@ -16,16 +15,16 @@ use crate::shown::Shown;
 #[derive(Debug, Args)]
 pub(crate) struct ManCommand {}
 
-pub(crate) fn exec(_command: ManCommand) -> anyhow::Result<ExitCode> {
-    let page = render()?;
+/// `parser` is the program's whole command line.
+pub(crate) fn exec(_command: ManCommand, parser: clap::Command) -> anyhow::Result<ExitCode> {
+    let page = render(parser)?;
     // Written from our own definitions, but through the one printer all the same.
     Out::stdout().print(&Shown::text(&String::from_utf8_lossy(&page)))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The page of `harness`, followed by a page per subcommand (named `harness-SUBCOMMAND`).
-fn render() -> io::Result<Vec<u8>> {
-    let command = Cli::command();
+fn render(command: clap::Command) -> io::Result<Vec<u8>> {
     let mut page = Vec::new();
     clap_mangen::Man::new(command.clone()).render(&mut page)?;
     // clap's own `help` subcommand has no page of its own: `harness help X` is `X --help`.

@@ -56,7 +56,11 @@ impl Command {
 
 /// Runs `command`. An `Err` is a usage or configuration problem (exit status 2) or a model
 /// server problem (3); the exit status of everything else is the subcommand's.
-pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
+///
+/// `parser` builds the program's whole command line, which `completions` and `man` write
+/// out. It is handed in, not imported: the top-level parser (`cli`) is made of these
+/// subcommands, so this module using it would make the two use each other.
+pub(crate) fn run(command: Command, parser: fn() -> clap::Command) -> anyhow::Result<ExitCode> {
     if !matches!(command, Command::Sandbox(_) | Command::Tool(_)) {
         make_stores_private();
     }
@@ -72,8 +76,8 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Mcp(command) => mcp::exec(command),
         Command::Sandbox(command) => sandbox::exec(command),
         Command::Trust(command) => trust::exec(command),
-        Command::Completions(command) => completions::exec(command),
-        Command::Man(command) => man::exec(command),
+        Command::Completions(command) => completions::exec(command, parser()),
+        Command::Man(command) => man::exec(command, parser()),
     }
 }
 

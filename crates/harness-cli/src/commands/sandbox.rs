@@ -1,7 +1,7 @@
 //! `harness sandbox explain` and `harness sandbox doctor`: what the harness protects, what
 //! it does not, and which isolation tier works on this machine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
@@ -56,12 +56,14 @@ pub(crate) fn exec(command: SandboxCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `harness sandbox explain`: the boundary statement, the table of what commands can and
+/// cannot do under the tier a run in `workspace` would have, and what its configuration
+/// adds.
 fn explain(
-    workspace: &std::path::Path,
+    workspace: &Path,
     allow: Vec<String>,
     sandbox: Option<Sandbox>,
 ) -> anyhow::Result<ExitCode> {
-    let mut out = Report::default();
     let root = workspace_root(workspace)?;
     // The settings a run here would have: what a repository's file may not choose on its
     // own is explained as ignored, not as if it applied.
@@ -73,44 +75,68 @@ fn explain(
             ..harness_app::Overrides::default()
         },
     )?;
-    let allow = settings.toolbox.allow.clone();
-    let sandbox = settings.toolbox.sandbox;
-    let confinement = harness_exec::Confinement::new(&root);
-    let (tier, note) = match sandbox {
-        Sandbox::Only(tier) => match preflight::probe_for(tier, &confinement) {
-            Ok(()) => (tier, None),
-            Err(unavailable) => (tier, Some(format!("note: {unavailable}\n\n"))),
-        },
-        Sandbox::Auto => {
-            let choice = preflight::choose_for(Sandbox::Auto, &confinement)?;
-            (choice.tier, None)
-        }
-    };
+    let (tier, note) = tier_here(settings.toolbox.sandbox, &root)?;
     let abi = preflight::host_facts().landlock_abi;
-    let text = boundary::explain(&boundary::policy(&allow), tier, abi);
+    let text = boundary::explain(&boundary::policy(&settings.toolbox.allow), tier, abi);
     // The boundary statement stays first; a tier that cannot run here is said right after.
     let (statement, rest) = text.split_at(boundary::STATEMENT.len());
+    let mut out = Report::default();
     out.text(format!(
         "{statement}\n\n{}{}",
         note.unwrap_or_default(),
         rest.trim_start()
     ));
-    let deny = &settings.toolbox.deny;
-    if !deny.is_empty() {
+    denied_lines(&mut out, &settings);
+    configuration_lines(&mut out, &settings);
+    out.line(format!(
+        "  seatbelt   the command policy sees through these launchers in front of a program\n\
+         \x20            (and judges the program they start): {}\n\
+         \x20            (harness-exec::every_launcher_in_the_table_is_listed_and_looked_through)",
+        harness_exec::LAUNCHERS.join(", ")
+    ));
+    out.print()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tier `sandbox` means for a run in `root`, and for a tier asked for by name that
+/// cannot run here, a note saying why.
+fn tier_here(sandbox: Sandbox, root: &Path) -> anyhow::Result<(Tier, Option<String>)> {
+    let confinement = harness_exec::Confinement::new(root);
+    Ok(match sandbox {
+        Sandbox::Only(tier) => match preflight::probe_for(tier, &confinement) {
+            Ok(()) => (tier, None),
+            Err(unavailable) => (tier, Some(format!("note: {unavailable}\n\n"))),
+        },
+        Sandbox::Auto => (
+            preflight::choose_for(Sandbox::Auto, &confinement)?.tier,
+            None,
+        ),
+    })
+}
+
+/// The `protected` lines: what the user's and the project's configuration deny besides
+/// the built-in rules.
+fn denied_lines(out: &mut Report, settings: &harness_app::Settings) {
+    let toolbox = &settings.toolbox;
+    if !toolbox.deny.is_empty() {
         out.line(format!(
             "  protected  also denied by your configuration: {}",
-            deny.join(", ")
+            toolbox.deny.join(", ")
         ));
     }
-    let project_deny = &settings.toolbox.project_deny;
-    if !project_deny.is_empty() {
+    if !toolbox.project_deny.is_empty() {
         out.line(format!(
             "  protected  also denied by the project's harness.toml (its `!` rules lift none \
              of yours nor the built-in ones): {}\n\
              \x20            (harness-sandbox::workspace::deny::a_negation_in_a_list_of_its_own_lifts_nothing_of_another)",
-            project_deny.join(", ")
+            toolbox.project_deny.join(", ")
         ));
     }
+}
+
+/// The `config` line (which files the settings come from, and what a repository's file
+/// may choose on its own) and an `ignored` line per setting that did not apply.
+fn configuration_lines(out: &mut Report, settings: &harness_app::Settings) {
     out.line(format!(
         "  config     {}\n\
          \x20            settings from: {}\n\
@@ -127,16 +153,10 @@ fn explain(
     for line in settings.ignored_lines(crate::program::command) {
         out.line(format!("  ignored    {line}"));
     }
-    out.line(format!(
-        "  seatbelt   the command policy sees through these launchers in front of a program\n\
-         \x20            (and judges the program they start): {}\n\
-         \x20            (harness-exec::every_launcher_in_the_table_is_listed_and_looked_through)",
-        harness_exec::LAUNCHERS.join(", ")
-    ));
-    out.print()?;
-    Ok(ExitCode::SUCCESS)
 }
 
+/// `harness sandbox doctor`: probes every tier, says which works and how to fix the others,
+/// and which one `auto` picks. Exits 1 when only `none` works.
 fn doctor() -> anyhow::Result<ExitCode> {
     let mut out = Report::default();
     let facts = preflight::host_facts();
@@ -145,40 +165,8 @@ fn doctor() -> anyhow::Result<ExitCode> {
          under it):\n"
             .to_owned(),
     );
-    let mut picked = None;
-    for tier in Tier::ALL {
-        let detail = detail(tier, &facts);
-        match preflight::probe(tier) {
-            Ok(()) => {
-                out.line(format!("  {:<9} works        {detail}", tier.name()));
-                picked.get_or_insert(tier);
-            }
-            Err(unavailable) => {
-                out.line(format!(
-                    "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
-                    tier.name(),
-                    "",
-                    unavailable.reason(),
-                    "",
-                    unavailable.fix()
-                ));
-            }
-        }
-    }
-    out.line(match &facts.seccomp_actions {
-        Some(actions) => format!(
-            "  {:<9} used         available ({actions}); under bwrap and Landlock a filter \
-             refuses the kernel keyrings and, without --network, Unix sockets, sockets other \
-             than IP and netlink (under Landlock, IP other than TCP) and io_uring",
-            "seccomp"
-        ),
-        None => format!(
-            "  {:<9} missing      not offered by this kernel: bwrap and Landlock need it for \
-             their socket filter, and cannot run",
-            "seccomp"
-        ),
-    });
-    let picked = picked.unwrap_or(Tier::None);
+    let picked = tier_lines(&mut out, &facts);
+    out.line(seccomp_line(&facts));
     out.line(String::new());
     let code = match picked {
         Tier::None => {
@@ -199,6 +187,49 @@ fn doctor() -> anyhow::Result<ExitCode> {
     };
     out.print()?;
     Ok(code)
+}
+
+/// A line per tier, strongest first: works, or cannot run with why and the fix. Returns
+/// the strongest that works, as `auto` picks it.
+fn tier_lines(out: &mut Report, facts: &HostFacts) -> Tier {
+    let mut picked = None;
+    for tier in Tier::ALL {
+        let detail = detail(tier, facts);
+        match preflight::probe(tier) {
+            Ok(()) => {
+                out.line(format!("  {:<9} works        {detail}", tier.name()));
+                picked.get_or_insert(tier);
+            }
+            Err(unavailable) => {
+                out.line(format!(
+                    "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
+                    tier.name(),
+                    "",
+                    unavailable.reason(),
+                    "",
+                    unavailable.fix()
+                ));
+            }
+        }
+    }
+    picked.unwrap_or(Tier::None)
+}
+
+/// Whether the kernel offers seccomp, which bwrap and Landlock need for their filter.
+fn seccomp_line(facts: &HostFacts) -> String {
+    match &facts.seccomp_actions {
+        Some(actions) => format!(
+            "  {:<9} used         available ({actions}); under bwrap and Landlock a filter \
+             refuses the kernel keyrings and, without --network, Unix sockets, sockets other \
+             than IP and netlink (under Landlock, IP other than TCP) and io_uring",
+            "seccomp"
+        ),
+        None => format!(
+            "  {:<9} missing      not offered by this kernel: bwrap and Landlock need it for \
+             their socket filter, and cannot run",
+            "seccomp"
+        ),
+    }
 }
 
 /// What a sandbox command prints, gathered, then printed at once through [`Out`]: it

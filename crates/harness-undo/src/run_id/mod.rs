@@ -2,6 +2,8 @@
 
 mod parse;
 
+pub use parse::ParseRunIdError;
+
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// let id: RunId = "20250131-235959-042".parse()?;
 /// assert_eq!(id.to_string(), "20250131-235959-042");
 /// assert!("../../etc".parse::<RunId>().is_err());
-/// # Ok::<(), harness_undo::Error>(())
+/// # Ok::<(), harness_undo::ParseRunIdError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(String);
@@ -140,7 +142,6 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Error;
     use proptest::prelude::*;
 
     macro_rules! formats {
@@ -173,7 +174,7 @@ mod tests {
             #[test]
             fn $name() {
                 let err = $text.parse::<RunId>().unwrap_err();
-                assert!(matches!(&err, Error::InvalidRunId { text } if text == $text), "{err}");
+                assert_eq!(err, ParseRunIdError { text: $text.to_string() });
             }
         )*};
     }

@@ -1,17 +1,24 @@
-//! Parsing a run id, which accepts only the exact shape with a real date and time. Apart
-//! from the id itself: its error is the crate's [`Error`], which names run ids, so that
-//! neither `error.rs` nor the id's file uses the other.
+//! Parsing a run id, which accepts only the exact shape with a real date and time. Its error
+//! is its own, [`ParseRunIdError`], which the crate's `Error` wraps: the id depends on
+//! nothing else in the crate, and the crate's error depends on the id.
 
 use std::str::FromStr;
 
 use super::RunId;
-use crate::Error;
+
+/// A string that is not a run id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not a run id; a run id looks like 20250131-235959-042")]
+pub struct ParseRunIdError {
+    /// The string that was given.
+    pub text: String,
+}
 
 impl FromStr for RunId {
-    type Err = Error;
+    type Err = ParseRunIdError;
 
-    fn from_str(text: &str) -> Result<RunId, Error> {
-        let invalid = || Error::InvalidRunId {
+    fn from_str(text: &str) -> Result<RunId, ParseRunIdError> {
+        let invalid = || ParseRunIdError {
             text: text.to_string(),
         };
         let shape_ok = text.len() == 19

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_agent::{Outcome, RunReport};
-use harness_app::{Finished, quote};
+use harness_app::{ChangedFile, Finished};
 use serde_json::json;
 
 use crate::boundary;
@@ -19,7 +19,7 @@ pub(super) struct Summary<'a> {
     run: String,
     root: &'a Path,
     /// Changed files with lines added and removed, or why they could not be listed.
-    changed: Result<Vec<(String, usize, usize)>, String>,
+    changed: Result<Vec<ChangedFile>, String>,
     finish_error: Option<String>,
     /// Paths commands changed that undo cannot put back (ignored ones too large to save at
     /// the start, directories too deep to record): how many, and the first.
@@ -48,22 +48,7 @@ impl<'a> Summary<'a> {
             report,
             run: finished.run,
             root,
-            changed: finished
-                .changed
-                .as_ref()
-                .map(|diff| {
-                    diff.files
-                        .iter()
-                        .map(|file| {
-                            (
-                                file.path.display().to_string(),
-                                file.additions,
-                                file.deletions,
-                            )
-                        })
-                        .collect()
-                })
-                .map_err(ToString::to_string),
+            changed: ChangedFile::all(&finished.changed),
             finish_error: recorded.err().map(|error| error.to_string()),
             not_undoable: finished.not_undoable,
             ignored: finished.ignored.map_err(|error| error.to_string()),
@@ -83,27 +68,10 @@ impl<'a> Summary<'a> {
         }
     }
 
+    /// The commands that review, undo, keep or show the run, each with its label.
     fn commands(&self) -> [(&'static str, String); 4] {
-        let workspace = quote(&self.root.display().to_string());
-        let run = &self.run;
-        [
-            (
-                "review",
-                crate::program::command(&format!("diff {run} --workspace {workspace}")),
-            ),
-            (
-                "undo",
-                crate::program::command(&format!("undo {run} --workspace {workspace}")),
-            ),
-            (
-                "keep",
-                crate::program::command(&format!("accept {run} --workspace {workspace}")),
-            ),
-            (
-                "transcript",
-                crate::program::command(&format!("show {run} --workspace {workspace}")),
-            ),
-        ]
+        harness_app::follow_ups(&self.run, self.root)
+            .map(|(label, rest)| (label, crate::program::command(&rest)))
     }
 
     fn verification(&self) -> String {
@@ -132,17 +100,78 @@ impl<'a> Summary<'a> {
         }
     }
 
-    /// Prints the summary for a person.
+    /// Prints the summary for a person: the run's facts, then what needs the user's eye
+    /// (yellow, or red for changed test code), the commands to review, undo or keep it,
+    /// and the warnings.
     pub(super) fn print(&self, style: Style) {
+        let mut out = Out::stdout();
+        let _ = out.line(&self.facts(style));
+        let notes = [
+            self.ignored_line(),
+            self.not_undoable_line(),
+            self.too_large_line(),
+            self.access.clone(),
+        ];
+        for line in notes.iter().flatten() {
+            let _ = out.line(&shown!("  {}", style.yellow(line)));
+        }
+        if let Some(line) = self.tests_changed_line() {
+            let _ = out.line(&shown!("  {}", style.red(&line)));
+        }
+        for (label, command) in self.commands() {
+            let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
+        }
+        for warning in self.report.warnings.iter().chain(&self.finish_error) {
+            let warning = shown!("warning: {}", Shown::text(warning));
+            let _ = out.line(&shown!("  {}", style.yellow(&warning)));
+        }
+        // The boundary statement is not repeated here: the header printed it as the run
+        // began, where it can still change the user's mind, and twice per run reads as noise.
+    }
+
+    /// The block that opens the summary: outcome, verification, cost, workspace and the
+    /// files changed.
+    fn facts(&self, style: Style) -> Shown {
         let report = self.report;
-        let outcome = Shown::line(&report.outcome.to_string());
-        let outcome = match report.outcome {
+        shown!(
+            "\n{}\n\
+             \x20 outcome:       {} — {}\n\
+             \x20 verification:  {}\n\
+             \x20 steps:         {}{} ({})   tokens: {} prompt + {} generated   time: {}\n\
+             \x20 workspace:     {}\n\
+             \x20 files changed: {}",
+            style.bold(&shown!("summary")),
+            style.bold(&self.outcome(style)),
+            report.reason,
+            self.verification(),
+            report.steps,
+            match report.attempts {
+                1 => String::new(),
+                attempts => format!(" in {attempts} attempts, each but the last reverted"),
+            },
+            crate::display::count(report.tool_calls as u64, "tool call"),
+            report.prompt_tokens,
+            report.completion_tokens,
+            duration(report.duration),
+            self.root.display(),
+            self.changed_line(),
+        )
+    }
+
+    /// The outcome in its colour: green when verified, yellow when unverified, red else.
+    fn outcome(&self, style: Style) -> Shown {
+        let outcome = Shown::line(&self.report.outcome.to_string());
+        match self.report.outcome {
             Outcome::Verified => style.green(&outcome),
             Outcome::Unverified => style.yellow(&outcome),
             _ => style.red(&outcome),
-        };
+        }
+    }
+
+    /// The files changed, each with lines added and removed, the first few named.
+    fn changed_line(&self) -> Shown {
         let ignored_count = self.ignored.as_ref().map_or(0, |i| i.all().len());
-        let changed = match &self.changed {
+        match &self.changed {
             Ok(files) if files.is_empty() && ignored_count > 0 => {
                 shown!("none that git records (ignored ones below)")
             }
@@ -151,7 +180,7 @@ impl<'a> Summary<'a> {
                 let named: Vec<Shown> = files
                     .iter()
                     .take(crate::review::NAMED_PATHS)
-                    .map(|(path, added, removed)| shown!("{} (+{} −{})", path, added, removed))
+                    .map(|file| shown!("{} (+{} −{})", file.path, file.added, file.removed))
                     .collect();
                 let mut line = Shown::join(&named, ", ");
                 if files.len() > named.len() {
@@ -165,74 +194,41 @@ impl<'a> Summary<'a> {
                 line
             }
             Err(error) => shown!("unknown ({})", error),
-        };
-        let mut out = Out::stdout();
-        let _ = out.line(&shown!(
-            "\n{}\n\
-             \x20 outcome:       {} — {}\n\
-             \x20 verification:  {}\n\
-             \x20 steps:         {}{} ({})   tokens: {} prompt + {} generated   time: {}\n\
-             \x20 workspace:     {}\n\
-             \x20 files changed: {}",
-            style.bold(&shown!("summary")),
-            style.bold(&outcome),
-            report.reason,
-            self.verification(),
-            report.steps,
-            match report.attempts {
-                1 => String::new(),
-                attempts => format!(" in {attempts} attempts, each but the last reverted"),
-            },
-            crate::display::count(report.tool_calls as u64, "tool call"),
-            report.prompt_tokens,
-            report.completion_tokens,
-            duration(report.duration),
-            self.root.display(),
-            changed,
-        ));
-        if let Some(line) = self.ignored_line() {
-            let _ = out.line(&shown!("  {}", style.yellow(&line)));
         }
-        if let Some(line) = self.not_undoable_line() {
-            let _ = out.line(&shown!("  {}", style.yellow(&line)));
+    }
+
+    /// `too large:     a is larger than N MiB, ...`: files the run wrote that no snapshot
+    /// holds.
+    fn too_large_line(&self) -> Option<Shown> {
+        if self.too_large.is_empty() {
+            return None;
         }
-        if !self.too_large.is_empty() {
-            let one = self.too_large.len() == 1;
-            let line = shown!(
-                "too large:     {} {} larger than {} MiB, so no snapshot holds {}: undo puts \
-                 back what was there before the run (a new file stays), redo cannot bring {} \
-                 back, and accept refuses until {} gone",
-                crate::review::named_paths(&self.too_large),
-                if one { "is" } else { "are" },
-                harness_undo::LARGEST_RECORDED_FILE >> 20,
-                if one { "it" } else { "them" },
-                if one { "it" } else { "them" },
-                if one { "it is" } else { "they are" },
-            );
-            let _ = out.line(&shown!("  {}", style.yellow(&line)));
+        let one = self.too_large.len() == 1;
+        Some(shown!(
+            "too large:     {} {} larger than {} MiB, so no snapshot holds {}: undo puts \
+             back what was there before the run (a new file stays), redo cannot bring {} \
+             back, and accept refuses until {} gone",
+            crate::review::named_paths(&self.too_large),
+            if one { "is" } else { "are" },
+            harness_undo::LARGEST_RECORDED_FILE >> 20,
+            if one { "it" } else { "them" },
+            if one { "it" } else { "them" },
+            if one { "it is" } else { "they are" },
+        ))
+    }
+
+    /// `test code:     changed by a command: ...`: why a verified run is not counted done.
+    fn tests_changed_line(&self) -> Option<Shown> {
+        if self.tests_changed.is_empty() {
+            return None;
         }
-        if let Some(line) = &self.access {
-            let _ = out.line(&shown!("  {}", style.yellow(line)));
-        }
-        if !self.tests_changed.is_empty() {
-            let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
-            let line = shown!(
-                "test code:     changed by a command: {} (the file tools may not change it); \
-                 a passing verification does not show the code was fixed, so the run is not \
-                 counted as done (exit 1): review the diff",
-                Shown::join(&files, ", ")
-            );
-            let _ = out.line(&shown!("  {}", style.red(&line)));
-        }
-        for (label, command) in self.commands() {
-            let _ = out.line(&shown!("  {:<14} {}", format!("{label}:"), command));
-        }
-        for warning in report.warnings.iter().chain(&self.finish_error) {
-            let warning = shown!("warning: {}", Shown::text(warning));
-            let _ = out.line(&shown!("  {}", style.yellow(&warning)));
-        }
-        // The boundary statement is not repeated here: the header printed it as the run
-        // began, where it can still change the user's mind, and twice per run reads as noise.
+        let files: Vec<Shown> = self.tests_changed.iter().map(|p| Shown::line(p)).collect();
+        Some(shown!(
+            "test code:     changed by a command: {} (the file tools may not change it); \
+             a passing verification does not show the code was fixed, so the run is not \
+             counted as done (exit 1): review the diff",
+            Shown::join(&files, ", ")
+        ))
     }
 
     /// `ignored:       N paths git ignores that the run made or changed: a (new), b
@@ -326,7 +322,7 @@ impl<'a> Summary<'a> {
             Ok(files) => json!(
                 files
                     .iter()
-                    .map(|(path, added, removed)| json!({"path": path, "added": added, "removed": removed}))
+                    .map(|file| json!({"path": file.path, "added": file.added, "removed": file.removed}))
                     .collect::<Vec<_>>()
             ),
             Err(error) => json!({"error": error}),

@@ -1,4 +1,4 @@
-//! The run tools `harness mcp` serves beside the toolbox: a verified agent run
+//! The run tools the workspace serves beside the toolbox: a verified agent run
 //! (`run_task`), and the review of runs (`diff_run`, `undo_run`, `redo_run`, `list_runs`),
 //! each what `harness run`, `harness diff`, `harness undo`, `harness redo` and `harness runs`
 //! do, through the same code.
@@ -8,23 +8,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
 use harness_agent::{Event, Observer, Outcome, StopSignal, Transcript};
-use harness_app::{Overrides, Request, Settings};
-use harness_mcp::{Reply, ToolDef};
+use harness_app::{Overrides, Request, Settings, review};
 use harness_tools::Toolbox;
 use harness_undo::{DiffTarget, Session};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::error::{Error, with_causes};
 use super::scope::Scope;
-use crate::review;
+use crate::{Reply, ToolDef};
 
 /// How often a cancelled run's commands are interrupted until it has stopped.
 const INTERRUPT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// The run tools, with the JSON Schemas of their arguments.
-pub(super) fn tool_defs() -> anyhow::Result<Vec<ToolDef>> {
+pub(super) fn tool_defs() -> Result<Vec<ToolDef>, crate::Error> {
     let run = json!({"type": "string", "description":
         "The run's id, as list_runs shows it. Default: the latest run."});
     let defs = [
@@ -72,9 +71,7 @@ pub(super) fn tool_defs() -> anyhow::Result<Vec<ToolDef>> {
         ),
     ];
     defs.into_iter()
-        .map(|(name, description, schema)| {
-            ToolDef::new(name, description, schema).map_err(anyhow::Error::from)
-        })
+        .map(|(name, description, schema)| ToolDef::new(name, description, schema))
         .collect()
 }
 
@@ -108,7 +105,7 @@ impl Runs {
             "list_runs" => parse::<NoArgs>(name, arguments).and_then(|_| self.list_runs()),
             _ => return None,
         };
-        Some(result.unwrap_or_else(|error| Reply::error(format!("Error: {error:#}"))))
+        Some(result.unwrap_or_else(|error| Reply::error(format!("Error: {}", with_causes(&error)))))
     }
 
     /// A verified run, exactly as `harness run --verify VERIFY TASK` makes it, reporting
@@ -118,7 +115,7 @@ impl Runs {
         args: RunTaskArgs,
         toolbox: &Toolbox,
         call: &Scope<'_>,
-    ) -> anyhow::Result<Reply> {
+    ) -> Result<Reply, Error> {
         let mut overrides = self.overrides.clone();
         overrides.verify = Some(args.verify);
         overrides.max_steps = args.max_steps.or(overrides.max_steps);
@@ -160,7 +157,10 @@ impl Runs {
             "warnings": warnings,
             "undo": format!("undo_run {{\"run\": \"{}\"}}", session.id()),
         });
-        let text = serde_json::to_string_pretty(&summary).context("writing the run's summary")?;
+        let text = serde_json::to_string_pretty(&summary).map_err(|source| Error::Json {
+            what: "writing the run's summary",
+            source,
+        })?;
         // Done means verified: anything else is reported as a failed call.
         Ok(if report.outcome == Outcome::Verified {
             Reply::success(text)
@@ -169,7 +169,7 @@ impl Runs {
         })
     }
 
-    fn diff_run(&self, args: DiffArgs) -> anyhow::Result<Reply> {
+    fn diff_run(&self, args: DiffArgs) -> Result<Reply, Error> {
         let mut session = self.open(args.run.as_deref())?;
         let diff = session.diff(DiffTarget::WorkingTree)?;
         Ok(Reply::success(if diff.is_empty() {
@@ -181,7 +181,7 @@ impl Runs {
         }))
     }
 
-    fn undo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
+    fn undo_run(&self, args: RunArgs) -> Result<Reply, Error> {
         let mut session = self.open(args.run.as_deref())?;
         let restored = harness_app::undo(&mut session, false)?;
         Ok(Reply::success(restored_text(
@@ -189,7 +189,7 @@ impl Runs {
         )))
     }
 
-    fn redo_run(&self, args: RunArgs) -> anyhow::Result<Reply> {
+    fn redo_run(&self, args: RunArgs) -> Result<Reply, Error> {
         let mut session = self.open(args.run.as_deref())?;
         let restored = harness_app::redo(&mut session, false)?;
         Ok(Reply::success(restored_text(
@@ -197,7 +197,7 @@ impl Runs {
         )))
     }
 
-    fn list_runs(&self) -> anyhow::Result<Reply> {
+    fn list_runs(&self) -> Result<Reply, Error> {
         let runs: Vec<Value> = Session::runs(&self.root)?
             .into_iter()
             .map(|run| {
@@ -209,13 +209,15 @@ impl Runs {
                 })
             })
             .collect();
-        Ok(Reply::success(
-            serde_json::to_string_pretty(&runs).context("writing the list of runs")?,
-        ))
+        let text = serde_json::to_string_pretty(&runs).map_err(|source| Error::Json {
+            what: "writing the list of runs",
+            source,
+        })?;
+        Ok(Reply::success(text))
     }
 
     /// The run `id`, or the latest.
-    fn open(&self, id: Option<&str>) -> anyhow::Result<Session> {
+    fn open(&self, id: Option<&str>) -> Result<Session, Error> {
         Ok(harness_app::open_run(&self.root, id)?)
     }
 }
@@ -284,8 +286,11 @@ fn restored_files_text(verb: &str, session: &Session, restored: &harness_undo::R
 }
 
 /// The arguments of `name`, or an error the caller can fix.
-fn parse<T: serde::de::DeserializeOwned>(name: &str, arguments: &Value) -> anyhow::Result<T> {
-    T::deserialize(arguments).map_err(|error| anyhow!("invalid arguments for {name}: {error}"))
+fn parse<T: serde::de::DeserializeOwned>(name: &str, arguments: &Value) -> Result<T, Error> {
+    T::deserialize(arguments).map_err(|error| Error::InvalidArguments {
+        tool: name.to_owned(),
+        message: error.to_string(),
+    })
 }
 
 #[derive(Deserialize)]

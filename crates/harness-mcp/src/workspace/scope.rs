@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use harness_mcp::Call;
+use crate::Call;
 
 /// The part of a call that holds the toolbox: what a cancellation does acts only within
 /// it. The interrupter reaches every command of the toolbox, so a late cancellation must
