@@ -106,8 +106,9 @@
 //! Every step is reported to an [`Observer`] as an [`Event`], which is how the command line
 //! shows a run, and every message, tool call, result, timing and token count goes to a
 //! [`Transcript`] (JSON lines, every string redacted): the transcript's [`Record`]s of what
-//! the observer is shown are made from those same events, so the two cannot disagree. This
-//! crate never writes to the terminal.
+//! the observer is shown are made from those same events, so the two cannot disagree; a
+//! display renders each event's record ([`Record::of_event`]), so a run shown live and its
+//! transcript read back are shown by one renderer. This crate never writes to the terminal.
 //!
 //! # What this crate does not do
 //!

@@ -2,7 +2,8 @@
 //!
 //! The loop writes records and `harness show` reads them through this one type, so a field
 //! renamed on one side is a compile error on the other, and a line that does not fit is an
-//! error naming it rather than a field shown as empty.
+//! error naming it rather than a field shown as empty. A live display renders the record of
+//! each event ([`Record::of_event`]) with the same code as `harness show`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -208,7 +209,21 @@ impl Record {
     /// The record of `event`, for the events a transcript keeps; `None` for those only a
     /// live view shows (waiting, streamed text, a tool or a check starting: their record is
     /// written when the call or the check ends).
-    pub(crate) fn of_event(event: &Event<'_>) -> Option<Record> {
+    ///
+    /// A display renders the fact of each event from its record, so that a run shown as it
+    /// happens and a transcript read back are shown by the same code:
+    ///
+    /// ```
+    /// use harness_agent::{Event, Record};
+    ///
+    /// let event = Event::Checkpoint { step: 3, number: 2, label: "step 3" };
+    /// let Some(Record::Checkpoint { number, .. }) = Record::of_event(&event) else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(number, 2);
+    /// assert_eq!(Record::of_event(&Event::Waiting { step: 3 }), None);
+    /// ```
+    pub fn of_event(event: &Event<'_>) -> Option<Record> {
         Some(match *event {
             Event::Started {
                 task,

@@ -1,5 +1,6 @@
 //! How a run looks: on a terminal, streamed text and one line per tool call; for scripts,
-//! one JSON object per line.
+//! one JSON object per line. Each fact of a run is rendered once, in `display/facts.rs`, for
+//! the run as it happens ([`Terminal`]) and for `harness show`, which replays its transcript.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -7,11 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use harness_agent::{Event, Observer};
-use harness_schema::ToolName;
+use harness_agent::{Event, Observer, Record};
 use serde_json::Value;
 
 use crate::shown::{self, Shown, shown};
+
+mod facts;
+mod style;
+
+pub(crate) use facts::{Facts, View, count};
+pub(crate) use style::Style;
 
 /// Where everything for a person is printed, on stdout or stderr. It takes only [`Shown`]
 /// text, and JSON that [`shown::json`] made safe, so nothing from a model, a file, a
@@ -102,13 +108,7 @@ impl Write for LogWriter {
     }
 }
 
-/// Colors for a terminal, or none. They are added around text that is [`Shown`] already,
-/// so ours are the only escape sequences printed.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Style {
-    color: bool,
-}
-
+/// Where stdout's colours are chosen: only the printer's module asks what stdout is.
 impl Style {
     /// Colors when stdout is a terminal and `NO_COLOR` is unset or empty.
     pub(crate) fn for_stdout() -> Style {
@@ -117,121 +117,18 @@ impl Style {
             std::env::var_os("NO_COLOR").as_deref(),
         )
     }
-
-    /// Colors for a terminal, unless `no_color` (the `NO_COLOR` variable) is set to anything
-    /// but the empty string, as <https://no-color.org> asks.
-    fn choose(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
-        let no_color = no_color.is_some_and(|value| !value.is_empty());
-        Style {
-            color: terminal && !no_color,
-        }
-    }
-
-    fn paint(self, code: &str, text: &Shown) -> Shown {
-        if self.color {
-            Shown::composed(format!("\x1b[{code}m{}\x1b[0m", text.as_str()))
-        } else {
-            text.clone()
-        }
-    }
-
-    pub(crate) fn bold(self, text: &Shown) -> Shown {
-        self.paint("1", text)
-    }
-
-    pub(crate) fn dim(self, text: &Shown) -> Shown {
-        self.paint("2", text)
-    }
-
-    pub(crate) fn red(self, text: &Shown) -> Shown {
-        self.paint("31", text)
-    }
-
-    pub(crate) fn green(self, text: &Shown) -> Shown {
-        self.paint("32", text)
-    }
-
-    pub(crate) fn yellow(self, text: &Shown) -> Shown {
-        self.paint("33", text)
-    }
-
-    fn cyan(self, text: &Shown) -> Shown {
-        self.paint("36", text)
-    }
-
-    /// A unified diff, each line colored by its kind. The diff is sanitized first, so a line
-    /// cannot hide another; and a line that is no line of a diff (no ` `, `+`, `-`, `@` or
-    /// `\\` in front, no header) can only come from a newline in a path, so it is shown on the
-    /// line it belongs to, after a visible `\\n`, and cannot pass for a line of ours.
-    pub(crate) fn diff(self, diff: &Shown) -> Shown {
-        let mut lines: Vec<String> = Vec::new();
-        for line in diff.as_str().lines() {
-            match lines.last_mut() {
-                Some(last) if !is_diff_line(line) => {
-                    last.push_str("\\n");
-                    last.push_str(line);
-                }
-                _ => lines.push(line.to_owned()),
-            }
-        }
-        let mut out = Shown::default();
-        for text in lines {
-            // Each piece was part of the sanitized diff.
-            let line = Shown::composed(text);
-            let text = line.as_str();
-            let painted = if text.starts_with("+++") || text.starts_with("---") {
-                self.bold(&line)
-            } else if text.starts_with('+') {
-                self.green(&line)
-            } else if text.starts_with('-') {
-                self.red(&line)
-            } else if text.starts_with("@@") {
-                self.cyan(&line)
-            } else if text.starts_with("diff --git") || text.starts_with("index ") {
-                self.bold(&line)
-            } else {
-                line
-            };
-            out.push(&painted);
-            out.push(&shown!("\n"));
-        }
-        out
-    }
-}
-
-/// How the header lines of a git diff begin.
-const DIFF_HEADERS: &[&str] = &[
-    "diff --git ",
-    "index ",
-    "new file mode ",
-    "deleted file mode ",
-    "old mode ",
-    "new mode ",
-    "similarity index ",
-    "dissimilarity index ",
-    "rename from ",
-    "rename to ",
-    "copy from ",
-    "copy to ",
-    "Binary files ",
-];
-
-/// True if and only if `line` can be a line of a unified diff: context, an addition, a
-/// removal, a hunk or file header, or git's "\\ No newline at end of file".
-fn is_diff_line(line: &str) -> bool {
-    line.starts_with([' ', '+', '-', '@', '\\'])
-        || DIFF_HEADERS.iter().any(|header| line.starts_with(header))
-}
-
-/// `n` and `noun`, plural unless `n` is 1: "1 tool call", "3 tool calls", "0 paths".
-pub(crate) fn count(n: u64, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
 /// per tool call, the diff of each edit, the verification, and notes on checkpoints.
+///
+/// Each fact the transcript keeps is rendered from its record by [`Facts`], as `harness show`
+/// renders it; what only a live view shows (waiting for the model, streamed text, a check
+/// starting) is this observer's own.
 pub(crate) struct Terminal {
     style: Style,
+    /// The renderer of each fact, in its live view.
+    facts: Facts,
     /// Whether stdout is a terminal, so a spinner may overwrite its line.
     spin: bool,
     spinner: Option<Spinner>,
@@ -246,16 +143,11 @@ pub(crate) struct Terminal {
 /// 8 MiB), which would bury everything else the run shows.
 pub(crate) const REPLY_SHOWN_BYTES: usize = 64 * 1024;
 
-/// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
-const DIFF_LINES: usize = 40;
-
-/// The most lines of a failed verification's output shown.
-const FAILURE_LINES: usize = 12;
-
 impl Terminal {
     pub(crate) fn new(style: Style) -> Terminal {
         Terminal {
             style,
+            facts: Facts::new(style, View::Live),
             spin: io::stdout().is_terminal(),
             spinner: None,
             at_line_start: true,
@@ -279,134 +171,28 @@ impl Terminal {
         self.at_line_start = true;
     }
 
-    fn tool_line(&mut self, step: u32, tool: &str, target: &str, detail: &str, is_error: bool) {
-        let detail = Shown::line(detail);
-        let detail = if is_error {
-            self.style.red(&detail)
-        } else {
-            self.style.dim(&detail)
-        };
-        let subject = if target.is_empty() {
-            Shown::line(tool)
-        } else {
-            shown!("{} {}", tool, target)
-        };
-        // Step 0 is the harness's own look around, shown to the model before its first turn.
-        let note = if step == 0 {
-            self.style.dim(&shown!("  (head start, for the model)"))
-        } else {
-            Shown::default()
-        };
-        let marker = self.style.cyan(&shown!("▸"));
-        self.line(&shown!("{} {}  {}{}", marker, subject, detail, note));
-    }
-}
-
-impl Observer for Terminal {
-    fn on_event(&mut self, event: &Event<'_>) {
-        if let Event::Waiting { .. } = event {
-            self.reply_shown = 0;
-        }
+    /// What only a live view shows of `event`: the wait for the model, its text as it
+    /// streams, the end of that text, a check starting.
+    fn live_only(&mut self, event: &Event<'_>) {
         match event {
-            Event::Waiting { .. } if self.spin => {
-                if !self.at_line_start {
-                    self.line(&Shown::default());
+            Event::Waiting { .. } => {
+                self.reply_shown = 0;
+                if self.spin {
+                    if !self.at_line_start {
+                        self.line(&Shown::default());
+                    }
+                    self.spinner = Some(Spinner::start());
                 }
-                self.spinner = Some(Spinner::start());
             }
             Event::Text { text, .. } => {
                 self.stop_spinner();
-                let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
-                if room == 0 {
-                    return;
-                }
-                let mut end = text.len().min(room);
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                let piece = &text[..end];
-                let _ = Out::stdout().print(&Shown::text(piece));
-                if !piece.is_empty() {
-                    self.at_line_start = piece.ends_with('\n');
-                }
-                self.reply_shown = if end < text.len() {
-                    // Past the limit: say so once, and show nothing more of this reply.
-                    let note = shown!(
-                        "[… the rest of this reply is not shown: over {} KiB]",
-                        REPLY_SHOWN_BYTES / 1024
-                    );
-                    self.line(&self.style.dim(&note));
-                    REPLY_SHOWN_BYTES
-                } else {
-                    self.reply_shown + end
-                };
+                self.stream(text);
             }
             Event::Replied { .. } => {
                 self.stop_spinner();
                 if !self.at_line_start {
                     self.line(&Shown::default());
                 }
-            }
-            Event::ToolFinished {
-                step,
-                tool,
-                target,
-                detail,
-                is_error,
-                output,
-                ..
-            } => {
-                self.tool_line(*step, tool, target, detail, *is_error);
-                if *is_error {
-                    let first = output.lines().next().unwrap_or_default();
-                    let first = self.style.dim(&Shown::line(first));
-                    self.line(&shown!("  {}", first));
-                } else if ToolName::parse(tool).is_some_and(ToolName::changes_files)
-                    && !output.is_empty()
-                {
-                    let shown: Vec<&str> = output.lines().take(DIFF_LINES).collect();
-                    let mut diff = self.style.diff(&Shown::text(&shown.join("\n")));
-                    let total = output.lines().count();
-                    if total > DIFF_LINES {
-                        diff.push(&self.style.dim(&shown!(
-                            "[… {} more lines: {} shows all]\n",
-                            total - DIFF_LINES,
-                            crate::program::command("diff")
-                        )));
-                    }
-                    self.line(&diff.trim_end());
-                }
-            }
-            Event::Nudged { message, .. } => {
-                let note = self
-                    .style
-                    .yellow(&shown!("! harness to model: {}", Shown::text(message)));
-                self.line(&note);
-            }
-            Event::ContextTrimmed { elided, .. } => {
-                let note = shown!(
-                    "· elided {} to fit the model's context window",
-                    count(*elided as u64, "older tool result")
-                );
-                self.line(&self.style.dim(&note));
-            }
-            Event::Checkpoint { number, .. } => {
-                let note = shown!("· checkpoint {}", number);
-                self.line(&self.style.dim(&note));
-            }
-            Event::Tampered {
-                command, findings, ..
-            } => {
-                let note = shown!(
-                    "! the command `{}` changed what undo relies on, which is not allowed: {}",
-                    command,
-                    findings.join("; ")
-                );
-                self.line(&self.style.yellow(&note));
-            }
-            Event::CheckpointFailed { error, .. } => {
-                let note = shown!("! {}", Shown::text(error));
-                self.line(&self.style.yellow(&note));
             }
             Event::VerificationStarted {
                 attempt,
@@ -421,56 +207,49 @@ impl Observer for Terminal {
                 );
                 self.line(&self.style.bold(&note));
             }
-            Event::VerificationFinished {
-                passed,
-                detail,
-                output,
-                changed,
-                ..
-            } => {
-                if !changed.is_empty() {
-                    let line = shown!(
-                        "✘ verification does not count  {}: what it loads besides the code \
-                         under test changed: {}",
-                        detail,
-                        Shown::line(&changed.join("; "))
-                    );
-                    self.line(&self.style.red(&line));
-                } else if *passed {
-                    let line = shown!("✔ verification passed  {}", detail);
-                    self.line(&self.style.green(&line));
-                } else {
-                    let line = shown!("✘ verification failed  {}", detail);
-                    self.line(&self.style.red(&line));
-                    let lines: Vec<&str> = output.lines().collect();
-                    let tail = &lines[lines.len().saturating_sub(FAILURE_LINES)..];
-                    for line in tail {
-                        let line = self.style.dim(&Shown::line(line));
-                        self.line(&shown!("  {}", line));
-                    }
-                }
-            }
-            Event::NextAttempt {
-                attempt,
-                of,
-                previous,
-                reason,
-                reverted,
-            } => {
-                let note = shown!(
-                    "↺ attempt {} of {}: the last one ended {} ({}); its changes were reverted \
-                     ({}), and the model starts again",
-                    attempt,
-                    of,
-                    previous,
-                    Shown::line(reason),
-                    count(*reverted as u64, "path")
-                );
-                self.line(&self.style.bold(&note));
-            }
             Event::Finished { .. } => self.stop_spinner(),
-            // Started is shown by the run's header; the tool line comes when the call ends.
             _ => {}
+        }
+    }
+
+    /// Prints a piece of the reply's text, up to [`REPLY_SHOWN_BYTES`] of the reply.
+    fn stream(&mut self, text: &str) {
+        let room = REPLY_SHOWN_BYTES.saturating_sub(self.reply_shown);
+        if room == 0 {
+            return;
+        }
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let piece = &text[..end];
+        let _ = Out::stdout().print(&Shown::text(piece));
+        if !piece.is_empty() {
+            self.at_line_start = piece.ends_with('\n');
+        }
+        self.reply_shown = if end < text.len() {
+            // Past the limit: say so once, and show nothing more of this reply.
+            let note = shown!(
+                "[… the rest of this reply is not shown: over {} KiB]",
+                REPLY_SHOWN_BYTES / 1024
+            );
+            self.line(&self.style.dim(&note));
+            REPLY_SHOWN_BYTES
+        } else {
+            self.reply_shown + end
+        };
+    }
+}
+
+impl Observer for Terminal {
+    fn on_event(&mut self, event: &Event<'_>) {
+        self.live_only(event);
+        // The run's start is shown by its header, a tool line when the call ends: the
+        // live view of those facts is empty, or they have no record yet.
+        if let Some(record) = Record::of_event(event) {
+            for line in self.facts.lines(&record) {
+                self.line(&line);
+            }
         }
     }
 }
@@ -546,95 +325,6 @@ impl Spinner {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn color_only_on_a_terminal_and_never_with_no_color() {
-        let cases: [(bool, Option<&str>, bool); 6] = [
-            (true, None, true),
-            (true, Some(""), true),
-            (true, Some("1"), false),
-            (true, Some("0"), false),
-            (false, None, false),
-            (false, Some("1"), false),
-        ];
-        for (terminal, no_color, color) in cases {
-            let style = Style::choose(terminal, no_color.map(OsStr::new));
-            assert_eq!(
-                style.color, color,
-                "terminal {terminal}, NO_COLOR {no_color:?}"
-            );
-            let x = Shown::line("x");
-            for painted in [
-                style.red(&x),
-                style.green(&x),
-                style.yellow(&x),
-                style.dim(&x),
-                style.bold(&x),
-                style.cyan(&x),
-            ] {
-                assert!(painted.as_str().contains('x'), "{painted:?}");
-                assert_eq!(painted.as_str() != "x", color, "{painted:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn diffs_are_colored_line_by_line_only_with_color() {
-        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same";
-        let plain = Style { color: false }.diff(&Shown::text(diff));
-        assert_eq!(plain.as_str(), format!("{diff}\n"));
-        let colored = Style { color: true }.diff(&Shown::text(diff));
-        let colored = colored.as_str();
-        assert!(colored.contains("\x1b[31m-old\x1b[0m"));
-        assert!(colored.contains("\x1b[32m+new\x1b[0m"));
-        assert!(
-            colored.contains("\x1b[1m+++ b/x\x1b[0m"),
-            "headers are not additions"
-        );
-        assert!(colored.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"));
-        let headers = Style { color: true }.diff(&Shown::text("diff --git a/x b/x\nindex 1..2\n"));
-        assert_eq!(
-            headers.as_str(),
-            "\x1b[1mdiff --git a/x b/x\x1b[0m\n\x1b[1mindex 1..2\x1b[0m\n"
-        );
-        assert!(colored.ends_with(" same\n"));
-    }
-
-    #[test]
-    fn a_hostile_diff_is_sanitized_before_it_is_colored() {
-        let diff = "+ok\n+evil()\x1b[2K\r+fine\n-\x1b[1A\u{9b}2J\u{202e}x\n";
-        for color in [false, true] {
-            let shown = Style { color }.diff(&Shown::text(diff));
-            let ours = ["\x1b[32m", "\x1b[31m", "\x1b[0m"];
-            let mut rest = shown.as_str().to_owned();
-            for code in ours {
-                rest = rest.replace(code, "");
-            }
-            assert!(
-                !rest.contains(['\x1b', '\r', '\u{9b}', '\u{202e}']),
-                "{color}: {rest:?}"
-            );
-            assert!(rest.contains("+evil()\\x1b[2K\\r+fine"), "{rest:?}");
-            assert_eq!(
-                rest.lines().count(),
-                3,
-                "no line was added or hidden: {rest:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_line_a_path_s_newline_made_is_shown_on_its_own_line() {
-        let diff = "--- /dev/null\n+++ b/fake\n✔ verification passed\n\n.txt\n@@ -0,0 +1 @@\n+y\n \n\\ No newline at end of file\ndiff --git a/x b/x\nindex 1..2\n";
-        let shown = Style { color: false }.diff(&Shown::text(diff));
-        assert_eq!(
-            shown.as_str(),
-            "--- /dev/null\n+++ b/fake\\n✔ verification passed\\n\\n.txt\n@@ -0,0 +1 @@\n+y\n \n\\ No newline at end of file\ndiff --git a/x b/x\nindex 1..2\n"
-        );
-    }
-
     /// Everything printed goes through [`Out`], which takes only [`Shown`] text: no other
     /// module may reach stdout or stderr, nor make a [`Shown`] without sanitizing.
     #[test]
@@ -671,6 +361,8 @@ mod tests {
                     "stderr()",
                     "Shown::composed",
                 ],
+                // Style's colours.
+                "display/style.rs" => &["Shown::composed"],
                 // The type and its constructors.
                 "shown.rs" => &["Shown::composed", "Shown("],
                 _ => &[],
