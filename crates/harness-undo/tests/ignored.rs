@@ -242,6 +242,46 @@ fn an_ignored_file_of_three_mib_is_within_the_budgets_and_comes_back() {
     assert_eq!(fs::read(repo.path("model.bin")).unwrap(), weights);
 }
 
+/// A file over the per-file limit is not copied into the store at all (it would be read
+/// whole into memory), though the total budget has room for it.
+#[test]
+fn an_ignored_file_over_the_per_file_limit_is_not_copied_into_the_store() {
+    let repo = Repo::with_files(&[(".gitignore", "*.bin\n"), ("x", "")]);
+    // Bytes that do not compress, so the store's size shows whether they were saved.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: Vec<u8> = (0..LARGEST_SAVED_IGNORED_FILE + 1)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    repo.write("model.bin", &noise);
+    let session = begin(&repo);
+    let stored: u64 = walk_sizes(session.store_dir());
+    assert!(
+        stored < LARGEST_SAVED_IGNORED_FILE / 4,
+        "the store holds {stored} bytes"
+    );
+}
+
+/// The bytes of every file under `dir`.
+fn walk_sizes(dir: &std::path::Path) -> u64 {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                walk_sizes(&entry.path())
+            } else {
+                entry.metadata().unwrap().len()
+            }
+        })
+        .sum()
+}
+
 #[test]
 fn a_hard_link_or_a_symlinked_directory_is_never_written_through() {
     let repo = Repo::with_files(&[(".gitignore", ".venv/\n"), ("x", "")]);
