@@ -268,3 +268,26 @@ mod hex_option {
             .transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys are stored in manifests: a UTF-8 path is its own key (so the manifests of stores
+    /// written before stay readable), and every path comes back from its key, one that
+    /// starts with the escape character or is not UTF-8 included.
+    #[test]
+    fn a_key_is_the_path_as_text_and_every_path_comes_back_from_its_key() {
+        assert_eq!(key(Path::new(".venv/bin/python3")), ".venv/bin/python3");
+        let escaped = Path::new("\u{1}41");
+        assert_ne!(key(escaped), "\u{1}41", "else it would read back as `A`");
+        assert_eq!(path_of(&key(escaped)), escaped);
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let raw = Path::new(std::ffi::OsStr::from_bytes(b"caf\xe9.pyc"));
+            assert_eq!(key(raw), "\u{1}636166e92e707963");
+            assert_eq!(path_of(&key(raw)), raw);
+        }
+    }
+}
