@@ -28,7 +28,8 @@
 //!   back in `diff.rs`, `undo.rs` (undo and redo) and `accept.rs`; listed and pruned in
 //!   `runs.rs`.
 //! - **What the front ends say alike**: what the harness protects and what not, in
-//!   `boundary.rs`; how commands are isolated, in `isolation.rs`; the words of a run's review (a diff's stat, what an undo restored or
+//!   `boundary.rs`; how commands are isolated, in `isolation.rs` (which tier works
+//!   here, probed, in `tiers.rs`); the words of a run's review (a diff's stat, what an undo restored or
 //!   kept, what it did to ignored files) in `review.rs`; and text made safe to show, with
 //!   every character a terminal would obey made visible, in `shown.rs` ([`shown::Shown`]).
 //! - **Errors**: [`Error`], whose messages are the words the `harness` command prints.
@@ -71,6 +72,7 @@ mod runs;
 pub mod settings;
 pub mod shown;
 mod summary;
+pub mod tiers;
 pub mod toolbox;
 pub mod trust;
 mod undo;
