@@ -196,6 +196,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_summary_object_holds_the_facts_and_what_the_front_end_gives() {
+        let report = RunReport::of_calls(
+            harness_agent::Outcome::Unverified,
+            "the client closed the session".to_owned(),
+            2,
+            std::time::Duration::from_secs(1),
+        );
+        let summary = RunSummary {
+            report: &report,
+            run: "20250101-000000-000".to_owned(),
+            changed: Ok(vec![ChangedFile {
+                path: "src/lib.rs".to_owned(),
+                added: 3,
+                removed: 1,
+            }]),
+            finish_error: Some("cannot record the end".to_owned()),
+            not_undoable: (7, vec![PathBuf::from("target/big")]),
+            ignored: Err("cannot list them".to_owned()),
+            too_large: Vec::new(),
+            access_given_back: Vec::new(),
+            tests_changed: Vec::new(),
+        };
+        let json = summary.to_json(2, &[("undo", "harness undo".to_owned())]);
+        assert_eq!(json["event"], "summary");
+        assert_eq!(json["exit_code"], 2);
+        assert_eq!(json["commands"]["undo"], "harness undo");
+        assert_eq!(
+            json["files_changed"][0],
+            serde_json::json!({"path": "src/lib.rs", "added": 3, "removed": 1})
+        );
+        assert_eq!(json["not_undoable"]["count"], 7);
+        assert_eq!(json["ignored"]["error"], "cannot list them");
+        assert_eq!(json["warnings"][0], "cannot record the end");
+        assert!(
+            summary
+                .verification()
+                .starts_with("none was given, so nothing checked")
+        );
+    }
+
+    #[test]
     fn follow_ups_quote_the_workspace() {
         let commands = follow_ups("20250101-000000-000", Path::new("/tmp/my project"));
         assert_eq!(
