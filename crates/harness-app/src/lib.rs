@@ -17,17 +17,19 @@
 //!   into the confinement plan: `toolbox.rs` ([`toolbox::Plan`]).
 //! - **The model probe** (context window, how replies are asked for): `probe.rs`; **the
 //!   model called**: `model.rs` adapts `harness-ollama`'s client to the loop's `ChatClient`.
-//! - **A run**: prepared (toolbox, recorded state and probe side by side; discarded on
+//! - **A run**: what is active as it begins ([`RunHeader`], with its JSON object) in
+//!   `header.rs`; prepared (toolbox, recorded state and probe side by side; discarded on
 //!   failure) in `prepare.rs`; run over the undo session's checkpoints
-//!   (`checkpoints.rs`) and finished in `run.rs`; what its summary states besides, in
-//!   `summary.rs`; a verification the policy would refuse,
+//!   (`checkpoints.rs`) and finished in `run.rs`; what its summary states ([`RunSummary`], with its JSON
+//!   object), in `summary.rs`; a verification the policy would refuse,
 //!   and test code a command changed, in `verification.rs`.
 //! - **A client's own tool calls** (an MCP session), recorded as a run: `recorder.rs`.
 //! - **Recorded runs**: opened by id or as the latest in `open.rs`; reviewed and taken
 //!   back in `diff.rs`, `undo.rs` (undo and redo) and `accept.rs`; listed and pruned in
 //!   `runs.rs`.
 //! - **What the front ends say alike**: what the harness protects and what not, in
-//!   `boundary.rs`; how commands are isolated, in `isolation.rs`; the words of a run's review (a diff's stat, what an undo restored or
+//!   `boundary.rs`; how commands are isolated, in `isolation.rs` (which tier works
+//!   here, probed, in `tiers.rs`); the words of a run's review (a diff's stat, what an undo restored or
 //!   kept, what it did to ignored files) in `review.rs`; and text made safe to show, with
 //!   every character a terminal would obey made visible, in `shown.rs` ([`shown::Shown`]).
 //! - **Errors**: [`Error`], whose messages are the words the `harness` command prints.
@@ -56,6 +58,7 @@ mod checkpoints;
 mod diff;
 mod error;
 mod guard;
+mod header;
 pub mod isolation;
 mod model;
 mod open;
@@ -69,6 +72,7 @@ mod runs;
 pub mod settings;
 pub mod shown;
 mod summary;
+pub mod tiers;
 pub mod toolbox;
 pub mod trust;
 mod undo;
@@ -78,13 +82,14 @@ pub use accept::accept;
 pub use diff::{RunDiff, diff};
 pub use error::Error;
 pub use guard::workspace_root;
+pub use header::RunHeader;
 pub use open::open_run;
 pub use prepare::{Prepared, Request, begin, prepare};
 pub use recorder::Recorder;
 pub use run::{Finished, agent, finish, run};
 pub use runs::{Listed, StoreState, list, prune, store_of, stores};
 pub use settings::{Overrides, Replies, Settings};
-pub use summary::{ChangedFile, follow_ups};
+pub use summary::{ChangedFile, RunSummary, follow_ups, ignored_word};
 pub use undo::{redo, undo};
 pub use verification::refuse_unrunnable_verification;
 

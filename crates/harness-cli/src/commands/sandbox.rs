@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use harness_app::tiers::{self, TierProbe};
 use harness_exec::preflight::{self, HostFacts};
 use harness_exec::{Sandbox, Tier};
 
@@ -75,7 +76,8 @@ fn explain(
             ..harness_app::Overrides::default()
         },
     )?;
-    let (tier, note) = tier_here(settings.toolbox.sandbox, &root)?;
+    let (tier, unavailable) = tiers::tier_here(settings.toolbox.sandbox, &root)?;
+    let note = unavailable.map(|unavailable| format!("note: {unavailable}\n\n"));
     let abi = preflight::host_facts().landlock_abi;
     let text = boundary::explain(&boundary::policy(&settings.toolbox.allow), tier, abi);
     // The boundary statement stays first; a tier that cannot run here is said right after.
@@ -96,22 +98,6 @@ fn explain(
     ));
     out.print()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The tier `sandbox` means for a run in `root`, and for a tier asked for by name that
-/// cannot run here, a note saying why.
-fn tier_here(sandbox: Sandbox, root: &Path) -> anyhow::Result<(Tier, Option<String>)> {
-    let confinement = harness_exec::Confinement::new(root);
-    Ok(match sandbox {
-        Sandbox::Only(tier) => match preflight::probe_for(tier, &confinement) {
-            Ok(()) => (tier, None),
-            Err(unavailable) => (tier, Some(format!("note: {unavailable}\n\n"))),
-        },
-        Sandbox::Auto => (
-            preflight::choose_for(Sandbox::Auto, &confinement)?.tier,
-            None,
-        ),
-    })
 }
 
 /// The `protected` lines: what the user's and the project's configuration deny besides
@@ -159,16 +145,16 @@ fn configuration_lines(out: &mut Report, settings: &harness_app::Settings) {
 /// and which one `auto` picks. Exits 1 when only `none` works.
 fn doctor() -> anyhow::Result<ExitCode> {
     let mut out = Report::default();
-    let facts = preflight::host_facts();
+    let probe = TierProbe::run();
     out.line(
         "Isolation tiers on this machine, strongest first (each probed by running a command \
          under it):\n"
             .to_owned(),
     );
-    let picked = tier_lines(&mut out, &facts);
-    out.line(seccomp_line(&facts));
+    tier_lines(&mut out, &probe);
+    out.line(seccomp_line(&probe.facts));
     out.line(String::new());
-    let code = match picked {
+    let code = match probe.picked() {
         Tier::None => {
             out.line(
                 "auto picks: none — commands run as you, unconfined. Fix one of the tiers above."
@@ -189,30 +175,22 @@ fn doctor() -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// A line per tier, strongest first: works, or cannot run with why and the fix. Returns
-/// the strongest that works, as `auto` picks it.
-fn tier_lines(out: &mut Report, facts: &HostFacts) -> Tier {
-    let mut picked = None;
-    for tier in Tier::ALL {
-        let detail = detail(tier, facts);
-        match preflight::probe(tier) {
-            Ok(()) => {
-                out.line(format!("  {:<9} works        {detail}", tier.name()));
-                picked.get_or_insert(tier);
-            }
-            Err(unavailable) => {
-                out.line(format!(
-                    "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
-                    tier.name(),
-                    "",
-                    unavailable.reason(),
-                    "",
-                    unavailable.fix()
-                ));
-            }
+/// A line per tier, strongest first: works, or cannot run with why and the fix.
+fn tier_lines(out: &mut Report, probe: &TierProbe) {
+    for (tier, probed) in &probe.tiers {
+        let detail = detail(*tier, &probe.facts);
+        match probed {
+            Ok(()) => out.line(format!("  {:<9} works        {detail}", tier.name())),
+            Err(unavailable) => out.line(format!(
+                "  {:<9} cannot run   {detail}\n  {:<9}   why: {}\n  {:<9}   fix: {}",
+                tier.name(),
+                "",
+                unavailable.reason(),
+                "",
+                unavailable.fix()
+            )),
         }
     }
-    picked.unwrap_or(Tier::None)
 }
 
 /// Whether the kernel offers seccomp, which bwrap and Landlock need for their filter.

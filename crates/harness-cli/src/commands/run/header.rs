@@ -1,37 +1,24 @@
 //! What is active, shown before the first step: the run, the boundary, the workspace, the
 //! policy and isolation, the model, the edits applied and the verification command.
 
-use harness_agent::{EditFormat, Verification};
-use harness_exec::preflight::Choice;
-use serde_json::json;
+use harness_agent::EditFormat;
 
-use harness_app::Settings;
+use harness_app::RunHeader;
 use harness_app::probe::ModelProbe;
 
 use crate::display::{Out, Style};
 use crate::shown::{Shown, shown};
 use crate::{boundary, isolation, program};
 
-/// What is active, printed before the first step.
-pub(super) struct Header<'a> {
-    pub(super) run: String,
-    pub(super) root: String,
-    pub(super) settings: &'a Settings,
-    pub(super) base_url: String,
-    /// What the probe of the model server found, and how replies are asked for.
-    pub(super) model: &'a ModelProbe,
-    /// The isolation tier the preflight chose.
-    pub(super) isolation: &'a Choice,
-}
+/// What is active, printed before the first step: [`RunHeader`]'s facts in this binary's
+/// words.
+pub(super) struct Header<'a>(pub(super) RunHeader<'a>);
 
 impl Header<'_> {
-    fn policy(&self) -> String {
-        boundary::policy(&self.settings.toolbox.allow)
-    }
-
     /// Prints the header for a person.
     pub(super) fn print(&self, style: Style) {
-        let settings = self.settings;
+        let header = &self.0;
+        let settings = header.settings;
         let verify = match &settings.verification {
             Some(verification) => Shown::line(verification.command()),
             None => {
@@ -58,17 +45,17 @@ impl Header<'_> {
              \x20 settings:   {}\n\
              {}",
             style.bold(&shown!("harness run")),
-            self.run,
+            header.run,
             style.yellow(&Shown::text(boundary::STATEMENT)),
-            self.root,
-            self.policy(),
-            isolation::isolation_summary(self.isolation, &settings.toolbox),
+            header.root,
+            header.policy(),
+            isolation::isolation_summary(header.isolation, &settings.toolbox),
             settings.model,
             settings.api,
-            self.base_url,
-            self.model.context_window,
-            self.model.why,
-            edits(self.model),
+            header.base_url,
+            header.model.context_window,
+            header.model.why,
+            edits(header.model),
             verify,
             files,
             Shown::line(&settings.origins_line()),
@@ -78,31 +65,7 @@ impl Header<'_> {
 
     /// The header as the first line of `--json`.
     pub(super) fn to_json(&self) -> serde_json::Value {
-        let settings = self.settings;
-        json!({
-            "event": "run",
-            "run": self.run,
-            "boundary": boundary::STATEMENT,
-            "workspace": self.root,
-            "policy": self.policy(),
-            "isolation": self.isolation.tier.name(),
-            "model": settings.model,
-            "api": settings.api.to_string(),
-            "host": self.base_url,
-            "context_window": self.model.context_window,
-            "replies": self.model.replies_name(),
-            "replies_why": self.model.why,
-            "edit_format": self.model.edit_format.name(),
-            "verification": settings.verification.as_ref().map(Verification::command),
-            "config_files": settings.files,
-            "project_trust": settings.project.as_ref().map(|(_, trust)| trust.describe()),
-            "settings_from": settings
-                .origins
-                .iter()
-                .map(|origin| (origin.key.to_owned(), json!(origin.from)))
-                .collect::<serde_json::Map<_, _>>(),
-            "ignored": settings.ignored_lines(program::command),
-        })
+        self.0.to_json(program::command)
     }
 }
 

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use harness_agent::{EditFormat, Observer, StopSignal, Transcript};
-use harness_app::{Finished, Overrides, Prepared, Request, Settings, toolbox};
+use harness_app::{Finished, Overrides, Prepared, Request, RunHeader, Settings, toolbox};
 use harness_tools::Toolbox;
 
 use self::header::Header;
@@ -139,14 +139,14 @@ pub(crate) fn exec(command: RunCommand) -> anyhow::Result<ExitCode> {
     let transcript = Transcript::create(session.transcript_path())?;
     let stop = prepare_to_stop(&toolbox, &root);
 
-    let header = Header {
+    let header = Header(RunHeader {
         run: session.id().to_string(),
         root: root.display().to_string(),
         settings: &settings,
         base_url: client.base_url().to_owned(),
         model: &model,
         isolation: &isolation,
-    };
+    });
     let view = View::new(command.json);
     let mut observer = view.start(&header)?;
     let agent = harness_app::agent(client, &model, &toolbox, &settings, transcript, stop);
@@ -212,7 +212,7 @@ impl View {
     /// Shows the isolation's fallback warnings (on stderr) and the header, and returns what
     /// shows each step of the run.
     fn start(&self, header: &Header<'_>) -> anyhow::Result<Box<dyn Observer>> {
-        for warning in isolation::fallback_warnings(header.isolation) {
+        for warning in isolation::fallback_warnings(header.0.isolation) {
             Out::stderr().line(&Shown::line(&warning))?;
         }
         Ok(match self {
