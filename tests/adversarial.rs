@@ -936,14 +936,14 @@ fn issue_45_planted_bytecode_is_listed_undone_and_cannot_make_a_check_pass() {
     // Both are told what was put back, so a check failing for want of a command's install
     // or build is no mystery.
     run.assert_stdout_has(&[
-        "warning: before check 1, the harness put back 2 files that commands wrote where git \
+        "warning: before check 1, the harness put back 2 paths that commands wrote where git \
          does not look (__pycache__/calc.cpython-",
         "__pycache__/forged.py)",
     ]);
     let told: Vec<String> = model.chats().iter().map(ToString::to_string).collect();
     assert!(
         told.iter()
-            .any(|chat| chat.contains("Before check 1, the harness put back 2 files")),
+            .any(|chat| chat.contains("Before check 1, the harness put back 2 paths")),
         "{}",
         told.last().map(String::as_str).unwrap_or_default()
     );

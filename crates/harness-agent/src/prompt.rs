@@ -315,9 +315,10 @@ pub(crate) fn put_back_before_check(check: u32, paths: &[String]) -> String {
     if paths.len() > NAMED {
         named.push_str(&format!(" and {} more", paths.len() - NAMED));
     }
-    let files = if paths.len() == 1 { "file" } else { "files" };
+    // Paths, not files: a directory a command made is put back (removed) too.
+    let noun = if paths.len() == 1 { "path" } else { "paths" };
     format!(
-        "before check {check}, the harness put back {} {files} that commands wrote where git \
+        "before check {check}, the harness put back {} {noun} that commands wrote where git \
          does not look ({named}), so that the check ran the code in the diff, not what a \
          command left there: whatever a command installed or built there was gone when it ran.",
         paths.len()

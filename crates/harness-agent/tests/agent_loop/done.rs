@@ -524,7 +524,7 @@ fn what_was_put_back_before_a_failed_check_is_said_to_the_model_and_the_user() {
     let (report, told) = run(paths);
     assert!(
         told.contains(
-            "Before check 1, the harness put back 7 files that commands wrote where git does \
+            "Before check 1, the harness put back 7 paths that commands wrote where git does \
              not look (.venv/lib/m1.py, .venv/lib/m2.py, .venv/lib/m3.py, .venv/lib/m4.py, \
              .venv/lib/m5.py and 2 more)"
         ),
@@ -534,7 +534,7 @@ fn what_was_put_back_before_a_failed_check_is_said_to_the_model_and_the_user() {
         report
             .warnings
             .iter()
-            .any(|warning| warning.starts_with("before check 1, the harness put back 7 files")),
+            .any(|warning| warning.starts_with("before check 1, the harness put back 7 paths")),
         "{:?}",
         report.warnings
     );
