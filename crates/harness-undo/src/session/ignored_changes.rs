@@ -170,4 +170,22 @@ impl Session {
         }
         ignored::list(&fresh, &self.root, &skip)
     }
+
+    /// The ignored paths found now, of those `touched` names only: what an undo or a redo
+    /// saves before it replaces them, and compares them by.
+    pub(super) fn ignored_listing_of(
+        &self,
+        touched: &BTreeSet<&String>,
+    ) -> Result<ignored::Listing, Error> {
+        let listing = self.ignored_listing()?;
+        Ok(ignored::Listing {
+            entries: listing
+                .entries
+                .into_iter()
+                .filter(|(k, _)| touched.contains(k))
+                .collect(),
+            truncated: false,
+            too_deep: Vec::new(),
+        })
+    }
 }

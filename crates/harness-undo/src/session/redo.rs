@@ -61,16 +61,7 @@ impl Session {
             return Ok((Manifest::default(), Vec::new(), Vec::new()));
         };
         let touched: BTreeSet<&String> = before.touched.iter().collect();
-        let listing = self.ignored_listing()?;
-        let now = ignored::Listing {
-            entries: listing
-                .entries
-                .into_iter()
-                .filter(|(k, _)| touched.contains(k))
-                .collect(),
-            truncated: false,
-            too_deep: Vec::new(),
-        };
+        let now = self.ignored_listing_of(&touched)?;
         let changes = ignored::differences(&self.root, &before, &now)
             .into_iter()
             .filter(|(k, _)| touched.contains(k))

@@ -120,16 +120,7 @@ impl Session {
         changes: &[(String, Change)],
     ) -> Result<IgnoredRestore, Error> {
         let touched: BTreeSet<&String> = changes.iter().map(|(k, _)| k).collect();
-        let listing = self.ignored_listing()?;
-        let now = ignored::Listing {
-            entries: listing
-                .entries
-                .into_iter()
-                .filter(|(k, _)| touched.contains(k))
-                .collect(),
-            truncated: false,
-            too_deep: Vec::new(),
-        };
+        let now = self.ignored_listing_of(&touched)?;
         let (mut before, commit) = ignored::save(self.store.dir(), &self.root, now, None, false)?;
         before.touched = touched.iter().map(|k| (*k).clone()).collect();
         if let Some(commit) = commit {
