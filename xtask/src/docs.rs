@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+
+use crate::check_args::CheckArgs;
 use serde_json::Value;
 
 const USAGE: &str = "\
@@ -95,27 +97,10 @@ struct Run {
 
 /// Runs `cargo xtask docs [--check] [--root DIR]`.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let mut check = false;
-    let mut root = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--check" => check = true,
-            "--root" => {
-                let dir = args.next().context("--root needs a directory")?;
-                root = Some(PathBuf::from(dir));
-            }
-            "-h" | "--help" => {
-                print!("{USAGE}");
-                return Ok(ExitCode::SUCCESS);
-            }
-            other => {
-                eprint!("error: unknown argument {other:?}\n\n{USAGE}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
-    let root = root.unwrap_or_else(crate::eval::workspace_root);
+    let (check, root) = match CheckArgs::parse(args, USAGE)? {
+        CheckArgs::Run { check, root } => (check, root),
+        CheckArgs::Exit(code) => return Ok(code),
+    };
     let changes = if check {
         stale(&root)?
     } else {

@@ -5,6 +5,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod check_args;
 mod demo;
 mod docs;
 mod eval;

@@ -35,6 +35,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use crate::check_args::CheckArgs;
+
 use self::circles::{Circle, Graph, is_builder_pair};
 use self::lexer::{blank_comments_and_strings, functions};
 use self::roots::{named_files, names_a_file, root_docs, says_where};
@@ -91,27 +93,10 @@ const FIND_REACH: usize = 300;
 
 /// Runs `cargo xtask structure [--check] [--root DIR]`.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let mut check = false;
-    let mut root = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--check" => check = true,
-            "--root" => {
-                let dir = args.next().context("--root needs a directory")?;
-                root = Some(PathBuf::from(dir));
-            }
-            "-h" | "--help" => {
-                print!("{USAGE}");
-                return Ok(ExitCode::SUCCESS);
-            }
-            other => {
-                eprint!("error: unknown argument {other:?}\n\n{USAGE}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
-    let root = root.unwrap_or_else(crate::eval::workspace_root);
+    let (check, root) = match CheckArgs::parse(args, USAGE)? {
+        CheckArgs::Run { check, root } => (check, root),
+        CheckArgs::Exit(code) => return Ok(code),
+    };
     let report = Report::measure(&root)?;
     print!("{}", report.render());
     let missed = report.missed();
