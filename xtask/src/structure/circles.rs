@@ -288,7 +288,7 @@ mod tests {
             module(
                 "preflight",
                 "use crate::{runner::Runner, tier::{self, Tier}};\n\
-                 pub(crate) fn f() -> crate::error::Error { todo!() }\n",
+                 pub(crate) fn f() -> crate::error::Error { crate::error::Error::Busy }\n",
             ),
             module("runner", "use super::tier::Tier;\npub(super) fn run() {}\n"),
             module(
