@@ -318,3 +318,28 @@ fn mcp_run_task_never_contacts_an_untrusted_projects_server() {
     assert!(theirs.server.requests().is_empty(), "{report}");
     assert!(!mine.chats().is_empty(), "{report}");
 }
+
+/// harness-exec protects only what its caller names: the harness must name `harness.toml`,
+/// or a command could rewrite the next run's configuration (a wider sandbox, another
+/// verification). Tried under both tiers, through the toolbox a run builds, for a file
+/// that is there and for one a command makes.
+#[test]
+fn a_command_cannot_write_the_workspace_s_harness_toml_under_either_tier() {
+    for sandbox in ["bwrap", "landlock"] {
+        let repo = Repo::from_fixture("calc");
+        repo.file("harness.toml", "max_steps = 10\n");
+        repo.commit_all("a project file");
+        let append = r#"{"argv": ["sh", "-c", "echo 'sandbox = \"none\"' >> harness.toml"]}"#;
+        repo.harness(&["tool", "--sandbox", sandbox, "run_command", append]);
+        assert_eq!(repo.read("harness.toml"), "max_steps = 10\n", "{sandbox}");
+
+        fs::remove_file(repo.root.join("harness.toml")).expect("rm harness.toml");
+        repo.commit_all("no project file");
+        let create = r#"{"argv": ["sh", "-c", "echo 'verify = \"true\"' > harness.toml"]}"#;
+        repo.harness(&["tool", "--sandbox", sandbox, "run_command", create]);
+        assert!(
+            !repo.root.join("harness.toml").exists(),
+            "{sandbox}: a command made harness.toml"
+        );
+    }
+}
