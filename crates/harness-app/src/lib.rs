@@ -32,6 +32,8 @@
 //!   here, probed, in `tiers.rs`); the words of a run's review (a diff's stat, what an undo restored or
 //!   kept, what it did to ignored files) in `review.rs`; and text made safe to show, with
 //!   every character a terminal would obey made visible, in `shown.rs` ([`shown::Shown`]).
+//! - **How a run looks as text**, live or read back from its transcript, and its summary's
+//!   words: `render/` (one renderer per fact, for every front end).
 //! - **Errors**: [`Error`], whose messages are the words the `harness` command prints.
 //!
 //! ```
@@ -66,6 +68,7 @@ mod paths;
 mod prepare;
 pub mod probe;
 mod recorder;
+pub mod render;
 pub mod review;
 mod run;
 mod runs;

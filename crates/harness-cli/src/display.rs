@@ -1,6 +1,7 @@
 //! How a run looks: on a terminal, streamed text and one line per tool call; for scripts,
-//! one JSON object per line. Each fact of a run is rendered once, in `display/facts.rs`, for
-//! the run as it happens ([`Terminal`]) and for `harness show`, which replays its transcript.
+//! one JSON object per line. Each fact of a run is rendered once, by
+//! `harness_app::render::Facts`, for the run as it happens ([`Terminal`]) and for
+//! `harness show`, which replays its transcript.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -13,11 +14,8 @@ use serde_json::Value;
 
 use crate::shown::{self, Shown, shown};
 
-mod facts;
-mod style;
-
-pub(crate) use facts::{Facts, View, count};
-pub(crate) use style::Style;
+pub(crate) use harness_app::render::Style;
+use harness_app::render::{Facts, View};
 
 /// Where everything for a person is printed, on stdout or stderr. It takes only [`Shown`]
 /// text, and JSON that [`shown::json`] made safe, so nothing from a model, a file, a
@@ -108,15 +106,13 @@ impl Write for LogWriter {
     }
 }
 
-/// Where stdout's colours are chosen: only the printer's module asks what stdout is.
-impl Style {
-    /// Colors when stdout is a terminal and `NO_COLOR` is unset or empty.
-    pub(crate) fn for_stdout() -> Style {
-        Style::choose(
-            io::stdout().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        )
-    }
+/// Stdout's colours: colours when stdout is a terminal and `NO_COLOR` is unset or empty.
+/// Only the printer's module asks what stdout is.
+pub(crate) fn stdout_style() -> Style {
+    Style::choose(
+        io::stdout().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    )
 }
 
 /// Shows a run on a terminal or in a log: the model's text as it streams, one compact line
@@ -147,7 +143,7 @@ impl Terminal {
     pub(crate) fn new(style: Style) -> Terminal {
         Terminal {
             style,
-            facts: Facts::new(style, View::Live),
+            facts: Facts::new(style, View::Live, crate::program::program()),
             spin: io::stdout().is_terminal(),
             spinner: None,
             at_line_start: true,
@@ -353,7 +349,7 @@ mod tests {
                 .display()
                 .to_string();
             let allowed: &[&str] = match name.as_str() {
-                // The printer itself, the spinner's own escape codes and Style's colours.
+                // The printer itself and the spinner's own escape codes.
                 "display.rs" => &[
                     "io::stdout",
                     "io::stderr",
@@ -361,8 +357,6 @@ mod tests {
                     "stderr()",
                     "Shown::composed",
                 ],
-                // Style's colours.
-                "display/style.rs" => &["Shown::composed"],
                 // The type and its constructors.
                 "shown.rs" => &["Shown::composed", "Shown("],
                 _ => &[],
@@ -379,7 +373,7 @@ mod tests {
                         .trim_start()
                         .replace("Out::stdout()", "")
                         .replace("Out::stderr()", "")
-                        .replace("for_stdout()", "");
+                        .replace("stdout_style()", "");
                     !line.starts_with("//") && line.contains(pattern)
                 });
                 assert_eq!(

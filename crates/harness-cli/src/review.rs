@@ -4,8 +4,7 @@
 //! ignored files) are `harness_app::review`'s, named here as before.
 
 pub(crate) use harness_app::review::{
-    NAMED_PATHS, access_line, access_line_for, ignored_lines, ignored_stat, kept_line, named_paths,
-    stat,
+    access_line, ignored_lines, ignored_stat, kept_line, named_paths, stat,
 };
 use harness_undo::Session;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::commands::RunSelector;
-use crate::display::{Out, Style};
+use crate::display::Out;
 use crate::review::{ignored_stat, stat};
 use crate::shown::{Shown, shown};
 
@@ -39,7 +39,7 @@ pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
         out.print(&stat(diff))?;
     } else if !diff.is_empty() {
         // Sanitized before it is colored: a line of the patch cannot hide another.
-        out.print(&Style::for_stdout().diff(&Shown::text(&diff.to_string())))?;
+        out.print(&crate::display::stdout_style().diff(&Shown::text(&diff.to_string())))?;
     }
     out.print(&ignored_stat(ignored))?;
     Ok(ExitCode::SUCCESS)

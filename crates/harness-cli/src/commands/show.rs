@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use harness_agent::Transcript;
+use harness_app::render::{Facts, View};
 
 use crate::commands::RunSelector;
-use crate::display::{Facts, Out, Style, View};
+use crate::display::Out;
 use crate::shown::shown;
 
 /// Show a run's transcript.
@@ -39,10 +40,14 @@ pub(crate) fn exec(command: ShowCommand) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let lines = Transcript::read(&path)?;
-    let style = Style::for_stdout();
+    let style = crate::display::stdout_style();
     out.line(&shown!("{} {}", style.bold(&shown!("run")), session.id()))?;
-    // Each record as the run showed it live, in its replayed view (`display::facts`).
-    let mut facts = Facts::new(style, View::Replay { full: command.full });
+    // Each record as the run showed it live, in its replayed view (`harness_app::render::Facts`).
+    let mut facts = Facts::new(
+        style,
+        View::Replay { full: command.full },
+        crate::program::program(),
+    );
     for line in &lines {
         for shown in facts.lines(&line.record) {
             out.line(&shown)?;

@@ -205,7 +205,7 @@ impl View {
         if json {
             View::Json
         } else {
-            View::Text(Style::for_stdout())
+            View::Text(crate::display::stdout_style())
         }
     }
 

@@ -1,19 +1,20 @@
 //! [`Style`]: our colours, added around text that is [`Shown`] already, and a diff coloured
 //! line by line.
 
-use crate::shown::{Shown, shown};
+use crate::shown;
+use crate::shown::Shown;
 
 /// Colors for a terminal, or none. They are added around text that is [`Shown`] already,
 /// so ours are the only escape sequences printed.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Style {
+pub struct Style {
     color: bool,
 }
 
 impl Style {
     /// Colors for a terminal, unless `no_color` (the `NO_COLOR` variable) is set to anything
     /// but the empty string, as <https://no-color.org> asks.
-    pub(super) fn choose(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
+    pub fn choose(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
         let no_color = no_color.is_some_and(|value| !value.is_empty());
         Style {
             color: terminal && !no_color,
@@ -28,27 +29,33 @@ impl Style {
         }
     }
 
-    pub(crate) fn bold(self, text: &Shown) -> Shown {
+    /// Bold.
+    pub fn bold(self, text: &Shown) -> Shown {
         self.paint("1", text)
     }
 
-    pub(crate) fn dim(self, text: &Shown) -> Shown {
+    /// Dimmed: what is there for reference.
+    pub fn dim(self, text: &Shown) -> Shown {
         self.paint("2", text)
     }
 
-    pub(crate) fn red(self, text: &Shown) -> Shown {
+    /// Red: a failure.
+    pub fn red(self, text: &Shown) -> Shown {
         self.paint("31", text)
     }
 
-    pub(crate) fn green(self, text: &Shown) -> Shown {
+    /// Green: a success.
+    pub fn green(self, text: &Shown) -> Shown {
         self.paint("32", text)
     }
 
-    pub(crate) fn yellow(self, text: &Shown) -> Shown {
+    /// Yellow: what needs the user's eye.
+    pub fn yellow(self, text: &Shown) -> Shown {
         self.paint("33", text)
     }
 
-    pub(super) fn cyan(self, text: &Shown) -> Shown {
+    /// Cyan: a diff's hunk header.
+    pub fn cyan(self, text: &Shown) -> Shown {
         self.paint("36", text)
     }
 
@@ -56,7 +63,7 @@ impl Style {
     /// cannot hide another; and a line that is no line of a diff (no ` `, `+`, `-`, `@` or
     /// `\\` in front, no header) can only come from a newline in a path, so it is shown on the
     /// line it belongs to, after a visible `\\n`, and cannot pass for a line of ours.
-    pub(crate) fn diff(self, diff: &Shown) -> Shown {
+    pub fn diff(self, diff: &Shown) -> Shown {
         let mut lines: Vec<String> = Vec::new();
         for line in diff.as_str().lines() {
             match lines.last_mut() {

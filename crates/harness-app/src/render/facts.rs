@@ -1,5 +1,5 @@
 //! [`Facts`]: each fact of a run rendered by one function, for the run shown as it happens
-//! ([`Terminal`](super::Terminal)) and for `harness show`, which reads the facts back.
+//! (the `harness` command's live display) and for `harness show`, which reads the facts back.
 //!
 //! A fact is a transcript [`Record`]: the live display renders the record of each event as it
 //! happens (`Record::of_event`), `harness show` the records it reads back, so both show a fact
@@ -26,12 +26,13 @@
 use harness_agent::{Message, Outcome, Record, Role, RunReport};
 use harness_schema::ToolName;
 
-use super::style::Style;
-use crate::shown::{Shown, shown};
+use super::Style;
+use crate::shown;
+use crate::shown::Shown;
 
 /// Which look of a run the facts are rendered for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum View {
+pub enum View {
     /// As the run goes, on a terminal or in a log.
     Live,
     /// Read back from the transcript by `harness show`; `full` also prints every tool
@@ -43,7 +44,7 @@ pub(crate) enum View {
 }
 
 /// Renders the facts of one run, in order, as lines to print.
-pub(crate) struct Facts {
+pub struct Facts {
     /// The colours.
     style: Style,
     /// Live or replayed.
@@ -51,6 +52,9 @@ pub(crate) struct Facts {
     /// How many attempts the run may make, from its first record (live shows "attempt 2 of
     /// 3").
     attempts: u32,
+    /// What a command line the user may paste starts with (`harness`, or the path of the
+    /// executable), so that a command the facts name works as printed.
+    program: String,
 }
 
 /// The most lines of an edit's diff shown while the run goes on (`harness diff` shows all).
@@ -60,18 +64,20 @@ const DIFF_LINES: usize = 40;
 const FAILURE_LINES: usize = 12;
 
 impl Facts {
-    pub(crate) fn new(style: Style, view: View) -> Facts {
+    /// A renderer in `style` for `view`; a command line it prints starts with `program`.
+    pub fn new(style: Style, view: View, program: &str) -> Facts {
         Facts {
             style,
             view,
             attempts: 1,
+            program: program.to_owned(),
         }
     }
 
     /// The lines that show `record`, each to be printed on a line of its own (a line may
     /// hold newlines: a diff, a heading that opens a paragraph); none for a fact this view
     /// does not show.
-    pub(crate) fn lines(&mut self, record: &Record) -> Vec<Shown> {
+    pub fn lines(&mut self, record: &Record) -> Vec<Shown> {
         match record {
             Record::Run {
                 task,
@@ -262,7 +268,7 @@ impl Facts {
             shown.push(&self.style.dim(&shown!(
                 "[… {} more lines: {} shows all]\n",
                 total - DIFF_LINES,
-                crate::program::command("diff")
+                format!("{} diff", self.program)
             )));
         }
         shown.trim_end()
@@ -458,7 +464,7 @@ impl Facts {
 }
 
 /// `n` and `noun`, plural unless `n` is 1: "1 tool call", "3 tool calls", "0 paths".
-pub(crate) fn count(n: u64, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -479,7 +485,7 @@ mod tests {
 
     /// The text of every line `records` render to, without colours.
     fn shown(view: View, records: &[Record]) -> Vec<String> {
-        let mut facts = Facts::new(Style::choose(false, None), view);
+        let mut facts = Facts::new(Style::choose(false, None), view, "harness");
         records
             .iter()
             .flat_map(|record| facts.lines(record))
@@ -539,7 +545,7 @@ mod tests {
             ]
         );
         assert_eq!(shown(View::Replay { full: true }, &[edit]).len(), 5);
-        let colored = Facts::new(Style::choose(true, None), View::Live).lines(&tool(
+        let colored = Facts::new(Style::choose(true, None), View::Live, "harness").lines(&tool(
             1,
             "read_file",
             "read_file a  error",
