@@ -539,6 +539,76 @@ mod tests {
     }
 
     #[test]
+    fn a_redactor_sharing_markers_puts_back_what_the_other_gave_out() {
+        let toolbox = Redactor::new();
+        let shown = toolbox
+            .redact("token = \"k8Jd9s7Fq2LmZx4Vb1Nc\"\n")
+            .into_owned();
+        assert!(!shown.contains("k8Jd9s7Fq2LmZx4Vb1Nc"), "{shown}");
+        let runner = Redactor::new().sharing_markers_with(&toolbox);
+        assert_eq!(
+            runner.restore(&shown).text,
+            "token = \"k8Jd9s7Fq2LmZx4Vb1Nc\"\n"
+        );
+        // Without sharing, the marker is another redactor's: left as sent, and said so.
+        let alone = Redactor::new().restore(&shown);
+        assert_eq!(alone.text, shown);
+        assert_eq!(alone.unknown.len(), 1);
+    }
+
+    /// The range of the `n`th marker-like text in `text`.
+    fn nth_marker(text: &str, n: usize) -> Range<usize> {
+        marker_spans(text).nth(n).expect("a marker")
+    }
+
+    #[test]
+    fn a_marker_stands_for_a_secret_where_its_line_ends_as_the_secret_s_line_does() {
+        let redactor = Redactor::new().with_secret("hunter2hunter2");
+        let original = "x = 1\nhunter2hunter2\nSECRET_KEY = 'k8Jd9s7Fq2LmZx4Vb1Nc'\nDEBUG = 1\n";
+        let shown = redactor.redact(original).into_owned();
+        assert_eq!(marker_spans(&shown).count(), 2, "{shown}");
+        // Written back as shown: each marker stands where a secret was, the one at the
+        // start of its line (nothing before it) as the one after `SECRET_KEY = '`.
+        assert!(redactor.stands_for_secret(original, &shown, nth_marker(&shown, 0)));
+        assert!(redactor.stands_for_secret(original, &shown, nth_marker(&shown, 1)));
+        // A marker on a line of its own, or after other text, where no secret stood: no.
+        let marker = &shown[nth_marker(&shown, 1)];
+        for written in [
+            format!("x = 1\ny = 2\nprint('{marker}')\n"),
+            format!("x = 1\nname = '{marker}'\n"),
+            format!("x = {marker}\n"),
+        ] {
+            let at = nth_marker(&written, 0);
+            assert!(
+                !redactor.stands_for_secret(original, &written, at),
+                "{written}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_marker_stands_for_a_secret_where_its_line_reads_as_the_secret_s_line() {
+        // The model wrote the markers of a line with other numbers: no prefix matches, but
+        // the line, its markers alike, is the secret's line.
+        let redactor = Redactor::new()
+            .with_secret("alphaalpha1")
+            .with_secret("betabeta22");
+        let original = "top\npair = alphaalpha1:betabeta22;\nend\n";
+        let shown = redactor.redact(original).into_owned();
+        assert_eq!(
+            plain_markers(&shown),
+            "top\npair = [REDACTED]:[REDACTED];\nend\n"
+        );
+        let written =
+            "top\npair = [REDACTED:secret-variable:7]:[REDACTED:secret-variable:9];\nend\n";
+        assert!(redactor.stands_for_secret(original, written, nth_marker(written, 1)));
+        // The same markers in a line that reads otherwise do not.
+        let other =
+            "top\npair = [REDACTED:secret-variable:7]:[REDACTED:secret-variable:9];;\nend\n";
+        assert!(!redactor.stands_for_secret(original, other, nth_marker(other, 1)));
+    }
+
+    #[test]
     fn non_utf8_variables_are_ignored() {
         use std::ffi::OsString;
         use std::os::unix::ffi::OsStringExt;
