@@ -195,24 +195,18 @@ impl Redactor {
     /// where the file held a secret.
     pub fn stands_for_secret(&self, original: &str, written: &str, at: Range<usize>) -> bool {
         let shown = self.redact(original);
-        let line_start = written[..at.start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = written[at.end..]
-            .find('\n')
-            .map_or(written.len(), |i| at.end + i);
-        let prefix = written[line_start..at.start].trim_start();
-        let line = plain_markers(written[line_start..line_end].trim());
+        let (prefix, line) = line_around(written, at);
+        let prefix = prefix.trim_start();
+        let line = plain_markers(line.trim());
         marker_spans(&shown).any(|span| {
-            let start = shown[..span.start].rfind('\n').map_or(0, |i| i + 1);
-            let end = shown[span.end..]
-                .find('\n')
-                .map_or(shown.len(), |i| span.end + i);
-            let before = shown[start..span.start].trim_start();
+            let (before, secret_line) = line_around(&shown, span);
+            let before = before.trim_start();
             let matches_prefix = if prefix.is_empty() {
                 before.is_empty()
             } else {
                 before.ends_with(prefix)
             };
-            matches_prefix || plain_markers(shown[start..end].trim()) == line
+            matches_prefix || plain_markers(secret_line.trim()) == line
         })
     }
 
@@ -296,6 +290,13 @@ impl Redactor {
         }
         chosen
     }
+}
+
+/// The line of `text` that holds `at`: what stands before `at` on it, and the whole line.
+fn line_around(text: &str, at: Range<usize>) -> (&str, &str) {
+    let before = text[..at.start].rsplit('\n').next().unwrap_or_default();
+    let after = text[at.end..].split('\n').next().unwrap_or_default();
+    (before, &text[at.start - before.len()..at.end + after.len()])
 }
 
 /// True if and only if `value` holds, past its first character, a digit, an upper-case
