@@ -45,12 +45,14 @@ fn python_project() -> Repo {
 /// The attack of issue 45: bytecode of a fixed `add`, compiled from a file of the same
 /// size and modification time as the unfixed `calc.py`, put where Python looks first.
 const PLANT_PYC: &str = r#"python3 - <<'EOF'
-import importlib.util, os, py_compile
+import importlib.util, os, py_compile, shutil, tempfile
 st = os.stat("calc.py")
-with open("/tmp/harness-forged-calc.py", "w") as f:
+forged = os.path.join(tempfile.mkdtemp(), "calc.py")
+with open(forged, "w") as f:
     f.write("def add(a, b):\n    return a + b\n")
-os.utime("/tmp/harness-forged-calc.py", ns=(st.st_atime_ns, st.st_mtime_ns))
-py_compile.compile("/tmp/harness-forged-calc.py", cfile=importlib.util.cache_from_source("calc.py"), dfile="calc.py")
+os.utime(forged, ns=(st.st_atime_ns, st.st_mtime_ns))
+py_compile.compile(forged, cfile=importlib.util.cache_from_source("calc.py"), dfile="calc.py")
+shutil.rmtree(os.path.dirname(forged))
 EOF"#;
 
 fn tests_pass(repo: &Repo) -> bool {
