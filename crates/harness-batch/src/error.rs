@@ -1,8 +1,8 @@
-//! What can go wrong in a batch outside a task's own run: [`Error`].
+//! What can go wrong in a batch outside a task's own run: [`Error`]; and a line of the
+//! task file that is not a task, [`LineError`].
 
+use std::fmt;
 use std::path::PathBuf;
-
-use crate::spec::LineError;
 
 /// An error of the batch runner: reading the task file, making a task's working copy,
 /// preparing its run, writing or reading its result, starting its process.
@@ -117,3 +117,28 @@ impl Error {
         message
     }
 }
+
+/// A line of the task file that is not a task: `tasks.jsonl:3: "verify": ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// The task file's name.
+    pub file: String,
+    /// The line, from 1.
+    pub line: usize,
+    /// The field that is wrong, when one is.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: ", self.file, self.line)?;
+        if let Some(field) = &self.field {
+            write!(f, "{field:?}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LineError {}

@@ -59,7 +59,7 @@ mod spec;
 mod workdir;
 
 pub use collect::{Collected, RESULTS_FILE, SUMMARY_JSON, SUMMARY_MD, Summary, collect, markdown};
-pub use error::Error;
+pub use error::{Error, LineError};
 pub use index::{INDEX_VARIABLES, index_from, index_from_env, run_index};
 pub use local::{Local, LocalReport, Progress, run_local};
 pub use one::{Context, Ran, RunningCommands, run_one};
@@ -67,5 +67,5 @@ pub use result::{
     DiffStat, LOG_FILE, PATCH_FILE, RESULT_FILE, Status, TRANSCRIPT_FILE, TaskResult, WORK_DIR,
     read as read_result, task_dir,
 };
-pub use spec::{Entry, LineError, Source, TaskSpec, Tasks};
+pub use spec::{Entry, Source, TaskSpec, Tasks};
 pub use workdir::clone_workdir;

@@ -29,8 +29,9 @@ use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::Error;
 use crate::collect::{Collected, collect};
+use crate::error::LineError;
 use crate::result::{self, LOG_FILE, RESULT_FILE, Status, TaskResult};
-use crate::spec::{LineError, Tasks};
+use crate::spec::Tasks;
 
 /// How long stopped children have, after `SIGTERM`, to kill their commands and exit.
 const GRACE: Duration = Duration::from_secs(3);

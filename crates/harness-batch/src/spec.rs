@@ -3,7 +3,6 @@
 //! never stops the others. Its JSON Schema is `docs/batch-task.schema.json`.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use harness_agent::EditFormat;
@@ -11,6 +10,7 @@ use harness_app::{Overrides, Replies};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::error::LineError;
 
 /// One task: what to do, in which repository, checked by which command, with which run
 /// settings. Every field but `id`, `repo` and `task` may be left out: the settings then
@@ -281,31 +281,6 @@ impl Tasks {
             .filter_map(|entry| entry.parsed.as_ref().err())
     }
 }
-
-/// A line of the task file that is not a task: `tasks.jsonl:3: "verify": ...`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineError {
-    /// The task file's name.
-    pub file: String,
-    /// The line, from 1.
-    pub line: usize,
-    /// The field that is wrong, when one is.
-    pub field: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for LineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: ", self.file, self.line)?;
-        if let Some(field) = &self.field {
-            write!(f, "{field:?}: ")?;
-        }
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for LineError {}
 
 /// The task on `line`, or the field (if one) and what is wrong.
 fn parse_line(line: &str) -> Result<TaskSpec, (Option<String>, String)> {
