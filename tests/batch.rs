@@ -317,6 +317,71 @@ fn a_task_whose_process_is_killed_is_an_error_and_the_batch_goes_on() {
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
 }
 
+#[test]
+fn ctrl_c_stops_every_task_and_keeps_the_finished_results() {
+    let repo = Repo::from_fixture("calc");
+    let slow = Model::start();
+    slow.server.reply(
+        "POST",
+        "/api/chat",
+        Reply::ndjson("").delay_first_byte(Duration::from_secs(20)),
+    );
+    let unused = Model::start();
+    let lines = [
+        task("quick", "no-such-repo", &unused).to_string(),
+        task("slow", "work", &slow).to_string(),
+        task("never", "work", &unused).to_string(),
+    ];
+    let tasks = task_file(&repo, &lines);
+    let out = repo.outer.join("out");
+    let out_arg = out.display().to_string();
+    let batch = repo.spawn(&["batch", &tasks, "--jobs", "1", "--out", &out_arg]);
+
+    wait_until(|| !slow.chats().is_empty());
+    let task_processes: Vec<i32> = descendants(batch.id())
+        .into_iter()
+        .filter(|(_, line)| line.contains("--index"))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert!(!task_processes.is_empty());
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &batch.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+
+    let output = batch.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("stopping every task; finished results are kept"),
+        "{stderr}"
+    );
+    assert_eq!(read_json(&out.join("quick/result.json"))["status"], "error");
+    assert!(!out.join("slow/result.json").exists());
+    assert!(!out.join("never").exists());
+    assert_eq!(
+        results_ids(&out),
+        [("quick".to_owned(), 0, "error".to_owned())]
+    );
+    // No task's process outlives the batch.
+    for pid in task_processes {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "{pid} still runs"
+        );
+    }
+
+    // --resume runs what the stop left, and only that.
+    repo.harness(&[
+        "batch", &tasks, "--jobs", "1", "--out", &out_arg, "--resume",
+    ])
+    .assert_exit(0)
+    .assert_stderr_has(&["1 tasks kept from an earlier run (--resume)"]);
+    let ids: Vec<String> = results_ids(&out).into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ids, ["quick", "slow", "never"]);
+}
+
 /// Waits for `ready`, at most 60 s.
 fn wait_until(ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);

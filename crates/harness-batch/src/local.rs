@@ -20,6 +20,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -323,8 +324,6 @@ impl Job {
         keep(out, failed)
     }
 }
-
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 
 /// Writes `failed` as its task's result, and returns it; a result that cannot be written
 /// is logged (collect will not find it).
