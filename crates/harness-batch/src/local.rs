@@ -103,22 +103,8 @@ pub fn run_local(
         source,
     })?;
     let tasks_path = absolute(batch.tasks.path());
-    let started = Instant::now();
-    let mut state = State::default();
-    let mut queue = VecDeque::new();
-    for entry in batch.tasks.entries() {
-        let Ok(spec) = &entry.parsed else { continue };
-        state.total += 1;
-        let dir = result::task_dir(batch.out, &spec.id);
-        match result::read(&dir) {
-            Ok(Some(kept)) if batch.resume => {
-                state.resumed += 1;
-                state.count(&kept);
-            }
-            _ => queue.push_back((entry.index, spec.id.clone())),
-        }
-    }
-    let ran_before = state.done;
+    let mut state = State::new();
+    let mut queue = state.queue(batch);
     let mut running: Vec<Job> = Vec::new();
     loop {
         if batch.stop.load(Ordering::SeqCst) {
@@ -132,48 +118,18 @@ pub fn run_local(
             match Job::start(batch, &tasks_path, index, &id) {
                 Ok(job) => running.push(job),
                 Err(error) => {
-                    let failed = TaskResult::error(&id, index, error.chain(), 0.0);
-                    let failed = keep(batch.out, failed);
-                    state.count(&failed);
-                    state.tell(
-                        progress,
-                        &failed,
-                        running.len(),
-                        started,
-                        ran_before,
-                        queue.len(),
-                    );
+                    let failed = keep(batch.out, TaskResult::error(&id, index, error.chain(), 0.0));
+                    state.tell(progress, &failed, running.len(), queue.len());
                 }
             }
         }
         if running.is_empty() && queue.is_empty() {
             break;
         }
-        let mut still = Vec::with_capacity(running.len());
-        for mut job in running.drain(..) {
-            match job.child.try_wait() {
-                Ok(Some(status)) => {
-                    let ended = job.ended(batch.out, status);
-                    state.count(&ended);
-                    state.finished.push(ended);
-                }
-                Ok(None) => still.push(job),
-                Err(error) => {
-                    tracing::warn!(id = %job.id, "cannot wait for the task's process: {error}");
-                    still.push(job);
-                }
-            }
-        }
-        running = still;
-        for ended in std::mem::take(&mut state.finished) {
-            state.tell(
-                progress,
-                &ended,
-                running.len(),
-                started,
-                ran_before,
-                queue.len(),
-            );
+        let ended;
+        (running, ended) = reap(running, batch.out);
+        for result in ended {
+            state.tell(progress, &result, running.len(), queue.len());
         }
         std::thread::sleep(POLL);
     }
@@ -185,18 +141,65 @@ pub fn run_local(
     })
 }
 
+/// The jobs of `running` still running, and the results of those that ended.
+fn reap(running: Vec<Job>, out: &Path) -> (Vec<Job>, Vec<TaskResult>) {
+    let mut still = Vec::with_capacity(running.len());
+    let mut ended = Vec::new();
+    for mut job in running {
+        match job.child.try_wait() {
+            Ok(Some(status)) => ended.push(job.ended(out, status)),
+            Ok(None) => still.push(job),
+            Err(error) => {
+                tracing::warn!(id = %job.id, "cannot wait for the task's process: {error}");
+                still.push(job);
+            }
+        }
+    }
+    (still, ended)
+}
+
 /// The counts the progress line shows.
-#[derive(Default)]
 struct State {
+    started: Instant,
+    /// Tasks in the batch.
     total: usize,
+    /// Tasks with a result.
     done: usize,
+    /// Tasks solved.
     solved: usize,
+    /// Tasks kept from an earlier run: not part of this run's pace.
     resumed: usize,
-    /// Results of this round of polling, told once the round is over.
-    finished: Vec<TaskResult>,
 }
 
 impl State {
+    fn new() -> State {
+        State {
+            started: Instant::now(),
+            total: 0,
+            done: 0,
+            solved: 0,
+            resumed: 0,
+        }
+    }
+
+    /// The tasks to run, by index and id: every task line, but those with a result
+    /// under `resume`, which are counted as done.
+    fn queue(&mut self, batch: &Local<'_>) -> VecDeque<(usize, String)> {
+        let mut queue = VecDeque::new();
+        for entry in batch.tasks.entries() {
+            let Ok(spec) = &entry.parsed else { continue };
+            self.total += 1;
+            match result::read(&result::task_dir(batch.out, &spec.id)) {
+                Ok(Some(kept)) if batch.resume => {
+                    self.resumed += 1;
+                    self.count(&kept);
+                }
+                _ => queue.push_back((entry.index, spec.id.clone())),
+            }
+        }
+        queue
+    }
+
     fn count(&mut self, result: &TaskResult) {
         self.done += 1;
         if result.status == Status::Solved {
@@ -204,19 +207,18 @@ impl State {
         }
     }
 
-    /// Tells `progress` of `finished`; the estimate is the pace of the tasks this run
-    /// finished, over the tasks still queued or running.
+    /// Counts `finished` and tells `progress`; the estimate is the pace of the tasks this
+    /// run finished, over the tasks still running or queued.
     fn tell(
-        &self,
+        &mut self,
         progress: &mut dyn FnMut(&Progress<'_>),
         finished: &TaskResult,
         running: usize,
-        started: Instant,
-        ran_before: usize,
         queued: usize,
     ) {
-        let elapsed = started.elapsed();
-        let ran = self.done - ran_before;
+        self.count(finished);
+        let elapsed = self.started.elapsed();
+        let ran = self.done - self.resumed;
         let left = running + queued;
         let estimate = (ran > 0).then(|| elapsed.mul_f64(left as f64 / ran as f64));
         progress(&Progress {

@@ -109,15 +109,7 @@ fn attempt(
     context: Context<'_>,
     started: Instant,
 ) -> Result<Ran, Error> {
-    let work = result::task_dir(context.out, &spec.id).join(WORK_DIR);
-    clone_workdir(
-        &spec.source(context.tasks_dir),
-        spec.reference.as_deref(),
-        &work,
-    )?;
-    let root = harness_app::workspace_root(&work)?;
-    let settings = Settings::resolve(&root, &spec.overrides())?;
-    harness_app::refuse_unrunnable_verification(&settings)?;
+    let (root, settings) = workspace(spec, &context)?;
     let request = Request {
         task: spec.task.clone(),
         ..Request::default()
@@ -150,6 +142,37 @@ fn attempt(
         .map(ToString::to_string)
         .unwrap_or_default();
     let summary = RunSummary::new(&report, recorded, finished);
+    Ok(Ran {
+        result: result_of(index, spec, &summary, started),
+        patch,
+        transcript: Some(session.transcript_path()),
+        interrupted: report.outcome == Outcome::Interrupted,
+    })
+}
+
+/// The task's fresh working copy, canonical, and the settings of its run: the user's
+/// file, the repository's `harness.toml`, the task's own over both.
+fn workspace(spec: &TaskSpec, context: &Context<'_>) -> Result<(PathBuf, Settings), Error> {
+    let work = result::task_dir(context.out, &spec.id).join(WORK_DIR);
+    clone_workdir(
+        &spec.source(context.tasks_dir),
+        spec.reference.as_deref(),
+        &work,
+    )?;
+    let root = harness_app::workspace_root(&work)?;
+    let settings = Settings::resolve(&root, &spec.overrides())?;
+    harness_app::refuse_unrunnable_verification(&settings)?;
+    Ok((root, settings))
+}
+
+/// The result of the run `summary` tells of.
+fn result_of(
+    index: usize,
+    spec: &TaskSpec,
+    summary: &RunSummary<'_>,
+    started: Instant,
+) -> TaskResult {
+    let report = summary.report;
     let diff = summary
         .changed
         .as_ref()
@@ -159,7 +182,7 @@ fn attempt(
             removed: files.iter().map(|file| file.removed).sum(),
         });
     let status = Status::of(report.outcome, summary.tests_changed.is_empty());
-    let result = TaskResult {
+    TaskResult {
         id: spec.id.clone(),
         index,
         status,
@@ -172,11 +195,5 @@ fn attempt(
         diff,
         run: Some(summary.run.clone()),
         error: (status == Status::Error).then(|| report.reason.clone()),
-    };
-    Ok(Ran {
-        result,
-        patch,
-        transcript: Some(session.transcript_path()),
-        interrupted: report.outcome == Outcome::Interrupted,
-    })
+    }
 }
