@@ -235,6 +235,21 @@ fn an_index_runs_exactly_that_task_line() {
     assert_eq!(written, ["second"]);
     assert!(unused.chats().is_empty());
 
+    // An engine that runs the index again with --resume keeps its result, asking nothing.
+    let chats = quitter.chats().len();
+    let again = repo.harness(&[
+        "batch",
+        &tasks,
+        "--index",
+        "1",
+        "--resume",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    again.assert_exit(0);
+    assert_eq!(again.stdout, run.stdout);
+    assert_eq!(quitter.chats().len(), chats);
+
     // An engine's variable names the index; a failed task still exits 0: it has a result.
     let engine = repo.outer.join("by-engine");
     let engine_arg = engine.display().to_string();
@@ -424,4 +439,25 @@ fn descendants(pid: u32) -> Vec<(i32, String)> {
         }
     }
     found
+}
+
+#[test]
+fn the_help_shows_examples_the_schema_and_the_batch_s_exit_statuses() {
+    let repo = Repo::from_fixture("calc");
+    repo.harness(&["batch", "--help"])
+        .assert_exit(0)
+        .assert_stdout_has(&[
+            "docs/batch-task.schema.json",
+            "harness batch tasks.jsonl --jobs 2 --out results",
+            "harness batch collect results",
+            "JOB_COMPLETION_INDEX",
+            "  0    every task has a result, whatever its outcome",
+            "  2    usage error: a task file that cannot be read, a line that is not a task",
+            "  130  interrupted: the finished tasks keep their results",
+        ]);
+    let help = repo.harness(&["batch", "--help"]);
+    assert!(!help.stdout.contains("\n  3 "), "{}", help.stdout);
+    repo.harness(&["batch"])
+        .assert_exit(2)
+        .assert_stderr_has(&["<TASKS>"]);
 }

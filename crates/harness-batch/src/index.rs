@@ -74,6 +74,18 @@ pub fn run_index(
     Ok(ran.result)
 }
 
+/// The result task line `index` already has in `out`, for `--resume`: an engine that
+/// runs an index again after its result was written (a retried pod, a requeued array
+/// task) then keeps it.
+///
+/// # Errors
+///
+/// No such line, a line that is not a task, or a `result.json` that cannot be read.
+pub fn kept_result(tasks: &Tasks, index: usize, out: &Path) -> Result<Option<TaskResult>, Error> {
+    let spec = tasks.task(index)?;
+    crate::result::read(&crate::result::task_dir(out, &spec.id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

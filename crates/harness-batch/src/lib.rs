@@ -60,7 +60,7 @@ mod workdir;
 
 pub use collect::{Collected, RESULTS_FILE, SUMMARY_JSON, SUMMARY_MD, Summary, collect, markdown};
 pub use error::{Error, LineError};
-pub use index::{INDEX_VARIABLES, index_from, index_from_env, run_index};
+pub use index::{INDEX_VARIABLES, index_from, index_from_env, kept_result, run_index};
 pub use local::{Local, LocalReport, Progress, run_local};
 pub use one::{Context, Ran, RunningCommands, run_one};
 pub use result::{

@@ -178,7 +178,14 @@ mod tests {
     fn the_help_lists_each_status_once_with_its_meaning_for_that_command() {
         let run = help(Help::Run);
         let tool = help(Help::Tool);
+        let batch = help(Help::Batch);
         for status in &STATUSES {
+            match status.batch {
+                Some(meaning) => {
+                    assert!(batch.contains(&format!("{:<4} {meaning}", status.code)));
+                }
+                None => assert!(!batch.contains(&format!("\n  {} ", status.code)), "{batch}"),
+            }
             let line = format!("  {:<4} {}", status.code, status.run);
             assert_eq!(run.matches(&line).count(), 1, "{run}");
             match status.tool {

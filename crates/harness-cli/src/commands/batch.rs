@@ -72,7 +72,7 @@ pub(crate) struct BatchCommand {
     #[arg(long, value_name = "OUT", default_value = "batch-out")]
     out: PathBuf,
 
-    /// Skip the tasks that already have a result in OUT.
+    /// Skip the tasks that already have a result in OUT (with --index: that task).
     #[arg(long)]
     resume: bool,
 
@@ -121,13 +121,18 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
         },
     };
     match index {
-        Some(index) => one_task(&tasks, index, &command.out),
+        Some(index) => one_task(&tasks, index, &command.out, command.resume),
         None => all_tasks(&tasks, &command),
     }
 }
 
-/// Runs task line `index` in this process; prints its result as one JSON line.
-fn one_task(tasks: &Tasks, index: usize, out: &Path) -> anyhow::Result<ExitCode> {
+/// Runs task line `index` in this process (with `resume`, unless it has a result); prints
+/// its result as one JSON line.
+fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Result<ExitCode> {
+    if resume && let Some(kept) = harness_batch::kept_result(tasks, index, out)? {
+        Out::stdout().json_text(&(kept.to_line() + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let commands = RunningCommands::default();
     let killer = commands.clone();
     // No result is better than a partial one: an engine retries the index, --resume too.
