@@ -214,7 +214,9 @@ fn an_index_runs_exactly_that_task_line() {
     ];
     let tasks = task_file(&repo, &lines);
 
-    let out = repo.outer.join("by-flag");
+    // The results go inside the user's checkout, as the default --out does when the
+    // batch is started there: the checkout's status stays clean.
+    let out = repo.root.join("batch-out");
     let run = repo.harness(&[
         "batch",
         &tasks,
@@ -228,11 +230,13 @@ fn an_index_runs_exactly_that_task_line() {
     assert_eq!(printed["id"], "second");
     assert_eq!(printed["status"], "unresolved");
     assert_eq!(read_json(&out.join("second/result.json")), printed);
-    let written: Vec<_> = fs::read_dir(&out)
+    let mut written: Vec<_> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(written, ["second"]);
+    written.sort();
+    assert_eq!(written, [".gitignore", "second"]);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
     assert!(unused.chats().is_empty());
 
     // An engine that runs the index again with --resume keeps its result, asking nothing.

@@ -65,7 +65,7 @@ pub use local::{Local, LocalReport, Progress, run_local};
 pub use one::{Context, Ran, RunningCommands, run_one};
 pub use result::{
     DiffStat, LOG_FILE, PATCH_FILE, RESULT_FILE, Status, TRANSCRIPT_FILE, TaskResult, WORK_DIR,
-    read as read_result, task_dir,
+    create_out_dir, read as read_result, task_dir,
 };
 pub use spec::{Entry, Source, TaskSpec, Tasks};
 pub use workdir::clone_workdir;

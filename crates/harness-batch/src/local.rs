@@ -98,10 +98,7 @@ pub fn run_local(
     batch: &Local<'_>,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<LocalReport, Error> {
-    std::fs::create_dir_all(batch.out).map_err(|source| Error::Write {
-        path: batch.out.to_owned(),
-        source,
-    })?;
+    result::create_out_dir(batch.out)?;
     let tasks_path = absolute(batch.tasks.path());
     let mut state = State::new();
     let mut queue = state.queue(batch);

@@ -76,6 +76,7 @@ impl Ran {
     ///
     /// A file that cannot be written.
     pub fn write(&self, out: &Path) -> Result<(), Error> {
+        result::create_out_dir(out)?;
         let dir = result::task_dir(out, &self.result.id);
         result::write(&dir, &self.result, &self.patch, self.transcript.as_deref())
     }
@@ -153,6 +154,7 @@ fn attempt(
 /// The task's fresh working copy, canonical, and the settings of its run: the user's
 /// file, the repository's `harness.toml`, the task's own over both.
 fn workspace(spec: &TaskSpec, context: &Context<'_>) -> Result<(PathBuf, Settings), Error> {
+    result::create_out_dir(context.out)?;
     let work = result::task_dir(context.out, &spec.id).join(WORK_DIR);
     clone_workdir(
         &spec.source(context.tasks_dir),

@@ -143,6 +143,29 @@ pub struct DiffStat {
     pub removed: usize,
 }
 
+/// Makes the output directory `out`, with a `.gitignore` that ignores all of it: run from
+/// inside a repository (the default `--out` is relative), the batch's clones and results
+/// would otherwise show in that checkout's `git status`, and a `git add -A` there would
+/// take in every clone as an embedded repository.
+///
+/// # Errors
+///
+/// The directory or its `.gitignore` cannot be written.
+pub fn create_out_dir(out: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(out).map_err(|source| Error::Write {
+        path: out.to_owned(),
+        source,
+    })?;
+    let ignore = out.join(".gitignore");
+    if ignore.exists() {
+        return Ok(());
+    }
+    write_atomic(
+        &ignore,
+        b"# Written by harness batch: its results are not source.\n*\n",
+    )
+}
+
 /// `OUT/<id>`: where the task `id` writes.
 pub fn task_dir(out: &Path, id: &str) -> PathBuf {
     out.join(id)
