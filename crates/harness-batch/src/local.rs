@@ -26,7 +26,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
 use crate::Error;
 use crate::collect::{Collected, collect};
@@ -143,9 +143,19 @@ fn reap(running: Vec<Job>, out: &Path) -> (Vec<Job>, Vec<TaskResult>) {
     let mut still = Vec::with_capacity(running.len());
     let mut ended = Vec::new();
     for mut job in running {
-        match job.child.try_wait() {
-            Ok(Some(status)) => ended.push(job.ended(out, status)),
-            Ok(None) => still.push(job),
+        match has_exited(&job.child) {
+            Ok(true) => {
+                // Its group's id is still its own until it is waited for: kill what it
+                // left running first, so the signal cannot reach a group that took the id.
+                signal_group(&job.child, Signal::KILL);
+                match job.child.wait() {
+                    Ok(status) => ended.push(job.ended(out, status)),
+                    Err(error) => {
+                        tracing::warn!(id = %job.id, "cannot wait for the task's process: {error}");
+                    }
+                }
+            }
+            Ok(false) => still.push(job),
             Err(error) => {
                 tracing::warn!(id = %job.id, "cannot wait for the task's process: {error}");
                 still.push(job);
@@ -153,6 +163,13 @@ fn reap(running: Vec<Job>, out: &Path) -> (Vec<Job>, Vec<TaskResult>) {
         }
     }
     (still, ended)
+}
+
+/// True if and only if `child` has exited. It is left unwaited for, so its pid, and so the
+/// id of the process group it leads, cannot be given to another process yet.
+fn has_exited(child: &Child) -> std::io::Result<bool> {
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    Ok(waitid(WaitId::Pid(Pid::from_child(child)), options)?.is_some())
 }
 
 /// The counts the progress line shows.
@@ -293,10 +310,8 @@ impl Job {
     }
 
     /// The result of the task whose child ended with `status`: the one it wrote if it
-    /// exited 0, else an `error` result written here. Whatever the child left running in
-    /// its group is killed first.
+    /// exited 0, else an `error` result written here.
     fn ended(self, out: &Path, status: ExitStatus) -> TaskResult {
-        signal_group(&self.child, Signal::KILL);
         if status.success()
             && let Ok(Some(written)) = result::read(&self.dir)
         {
@@ -343,13 +358,16 @@ fn stop_all(running: &mut Vec<Job>) {
     let deadline = Instant::now() + GRACE;
     while Instant::now() < deadline
         && running
-            .iter_mut()
-            .any(|job| matches!(job.child.try_wait(), Ok(None)))
+            .iter()
+            .any(|job| matches!(has_exited(&job.child), Ok(false)))
     {
         std::thread::sleep(POLL);
     }
-    for mut job in running.drain(..) {
+    // None was waited for yet, so each group id is still its child's.
+    for job in running.iter() {
         signal_group(&job.child, Signal::KILL);
+    }
+    for mut job in running.drain(..) {
         let _ = job.child.wait();
     }
 }
