@@ -5,6 +5,7 @@
 //! link once.
 
 mod adversarial;
+mod batch;
 mod claims;
 mod docs;
 mod end_to_end;

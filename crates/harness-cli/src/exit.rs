@@ -28,6 +28,9 @@ pub(crate) struct Status {
     pub(crate) run: &'static str,
     /// What it means for `harness tool`, which returns only some of them.
     pub(crate) tool: Option<&'static str>,
+    /// What it means for `harness batch`, which returns only some of them: a task's outcome
+    /// is in its result, never in the batch's exit status.
+    pub(crate) batch: Option<&'static str>,
 }
 
 /// Every exit status `harness` returns.
@@ -36,6 +39,10 @@ pub(crate) const STATUSES: [Status; 5] = [
         code: VERIFIED,
         run: "verified: the verification command exited 0",
         tool: Some("the tool succeeded"),
+        batch: Some(
+            "every task has a result, whatever its outcome (with --index: its result was \
+             written)",
+        ),
     },
     Status {
         code: NOT_VERIFIED,
@@ -43,6 +50,7 @@ pub(crate) const STATUSES: [Status; 5] = [
               failed calls, tokens) ran out or the model got stuck, or a command changed test \
               code",
         tool: Some("the tool returned an error (its text starts with \"Error:\")"),
+        batch: Some("a task has no result: it could not be written"),
     },
     Status {
         code: USAGE,
@@ -52,17 +60,26 @@ pub(crate) const STATUSES: [Status; 5] = [
             "usage or configuration error, or a workspace that cannot be used (`/`, home, \
              the harness's own source)",
         ),
+        batch: Some(
+            "usage error: a task file that cannot be read, a line that is not a task (the \
+             others still run), an index with no task",
+        ),
     },
     Status {
         code: MODEL_SERVER,
         run: "model server problem: unreachable, model missing, an answer that cannot be read",
         tool: None,
+        batch: None,
     },
     Status {
         code: INTERRUPTED,
         run: "interrupted (Ctrl-C, SIGTERM or another ending signal)",
         tool: Some(
             "interrupted (Ctrl-C, SIGTERM or another ending signal): the command was stopped",
+        ),
+        batch: Some(
+            "interrupted: the finished tasks keep their results, the stopped ones have none \
+             (--resume runs them)",
         ),
     },
 ];
@@ -74,6 +91,8 @@ pub(crate) enum Help {
     Run,
     /// `harness tool`.
     Tool,
+    /// `harness batch`.
+    Batch,
 }
 
 /// The "Exit status:" section of a command's `--help`, from [`STATUSES`].
@@ -83,6 +102,7 @@ pub(crate) fn help(which: Help) -> String {
         let meaning = match which {
             Help::Run => Some(status.run),
             Help::Tool => status.tool,
+            Help::Batch => status.batch,
         };
         if let Some(meaning) = meaning {
             let _ = write!(text, "\n  {:<4} {meaning}", status.code);
@@ -158,7 +178,14 @@ mod tests {
     fn the_help_lists_each_status_once_with_its_meaning_for_that_command() {
         let run = help(Help::Run);
         let tool = help(Help::Tool);
+        let batch = help(Help::Batch);
         for status in &STATUSES {
+            match status.batch {
+                Some(meaning) => {
+                    assert!(batch.contains(&format!("{:<4} {meaning}", status.code)));
+                }
+                None => assert!(!batch.contains(&format!("\n  {} ", status.code)), "{batch}"),
+            }
             let line = format!("  {:<4} {}", status.code, status.run);
             assert_eq!(run.matches(&line).count(), 1, "{run}");
             match status.tool {

@@ -15,6 +15,7 @@ use harness_undo::Session;
 use crate::shown::shown;
 
 mod accept;
+mod batch;
 mod completions;
 mod diff;
 mod man;
@@ -32,6 +33,7 @@ mod undo;
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     Run(run::RunCommand),
+    Batch(batch::BatchCommand),
     Diff(diff::DiffCommand),
     Undo(undo::UndoCommand),
     Redo(redo::RedoCommand),
@@ -47,10 +49,15 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    /// True for the subcommands that run the model's commands (`run`, `tool`, `mcp`):
-    /// those that start under a reaper, so that none of their commands outlives them.
+    /// True for the subcommands that run the model's commands (`run`, `tool`, `mcp`, and
+    /// `batch` but for its `collect`): those that start under a reaper, so that none of
+    /// their commands outlives them.
     pub(crate) fn runs_commands(&self) -> bool {
-        matches!(self, Command::Run(_) | Command::Tool(_) | Command::Mcp(_))
+        match self {
+            Command::Run(_) | Command::Tool(_) | Command::Mcp(_) => true,
+            Command::Batch(command) => command.runs_tasks(),
+            _ => false,
+        }
     }
 }
 
@@ -66,6 +73,7 @@ pub(crate) fn run(command: Command, parser: fn() -> clap::Command) -> anyhow::Re
     }
     match command {
         Command::Run(command) => run::exec(command),
+        Command::Batch(command) => batch::exec(command),
         Command::Diff(command) => diff::exec(command),
         Command::Undo(command) => undo::exec(command),
         Command::Redo(command) => redo::exec(command),

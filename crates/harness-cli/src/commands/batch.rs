@@ -1,0 +1,286 @@
+//! `harness batch`: many tasks, each in its own clone with its own result, run here N at a
+//! time (`--jobs`), one index at a time for an engine (`--index`, or the engine's
+//! variable), or gathered afterwards (`collect`). The work is `harness-batch`'s; this file
+//! parses, calls and displays.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use harness_agent::StopSignal;
+use harness_batch::{Collected, Local, LocalReport, Progress, RunningCommands, Tasks};
+
+use crate::display::Out;
+use crate::exit;
+use crate::shown::shown;
+use crate::signals;
+
+/// Run many tasks, each in a fresh clone of its repository, N at a time.
+///
+/// TASKS holds one JSON object per line (schema: docs/batch-task.schema.json):
+///
+///   {"id": "fix-add", "repo": "../calc", "task": "make the failing test pass",
+///    "verify": "python3 -m unittest -q", "max_steps": 20}
+///
+/// `repo` is a local path (relative to TASKS' directory) or a git URL with an optional
+/// `ref`; the other keys are `harness run`'s settings (model, host, api, replies,
+/// max_steps, timeout, command_timeout, attempts, max_checks, edit_format, sandbox, allow,
+/// network, allow_test_edits). A bad line is reported with its line and field; the others
+/// still run. Each task runs in OUT/<id>/work, never in your checkout, and leaves
+/// OUT/<id>/result.json (status: solved, unresolved, error or timeout), patch.diff and
+/// transcript.jsonl; at the end OUT/results.jsonl, summary.json and summary.md.
+///
+/// With --index I (or JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID) only task line I runs,
+/// here: what a Kubernetes Indexed Job or a Slurm job array runs; then `harness batch
+/// collect OUT` gathers the results.
+///
+/// Examples:
+///
+///   harness batch tasks.jsonl --jobs 2 --out results
+///
+///   harness batch tasks.jsonl --out results --resume
+///
+///   harness batch tasks.jsonl --index 3 --out results
+///
+///   harness batch collect results
+#[derive(Debug, Args)]
+#[command(
+    verbatim_doc_comment,
+    about = "Run many tasks, each in a fresh clone of its repository, N at a time",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = exit::help(exit::Help::Batch)
+)]
+pub(crate) struct BatchCommand {
+    #[command(subcommand)]
+    collect: Option<Collect>,
+
+    /// The task file: one JSON object per line.
+    #[arg(value_name = "TASKS", required = true)]
+    tasks: Option<PathBuf>,
+
+    /// Tasks run at once, each as a process of its own.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: u16,
+
+    /// Where the results go: OUT/<id>/ per task, results.jsonl and the summary.
+    #[arg(long, value_name = "OUT", default_value = "batch-out")]
+    out: PathBuf,
+
+    /// Skip the tasks that already have a result in OUT (with --index: that task).
+    #[arg(long)]
+    resume: bool,
+
+    /// Run only task line I (from 0, blank lines not counted) and write its result.
+    #[arg(long, value_name = "I")]
+    index: Option<usize>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Collect {
+    /// Gather OUT/*/result.json into OUT/results.jsonl, summary.json and summary.md.
+    Collect {
+        /// The batch's output directory.
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+    },
+}
+
+impl BatchCommand {
+    /// True if and only if this runs tasks (not `collect`): then it starts under a reaper.
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.collect.is_none()
+    }
+}
+
+/// Runs the batch, one task of it, or `collect`.
+pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
+    if let Some(Collect::Collect { out }) = &command.collect {
+        let collected = harness_batch::collect(out)?;
+        print_table(&collected, out);
+        let code = if collected.unreadable.is_empty() {
+            exit::VERIFIED
+        } else {
+            exit::NOT_VERIFIED
+        };
+        return Ok(ExitCode::from(code));
+    }
+    let path = command.tasks.as_deref().context("no task file given")?;
+    let tasks = Tasks::read(path)?;
+    let index = match command.index {
+        Some(index) => Some(index),
+        None => match harness_batch::index_from_env() {
+            Ok(index) => Some(index),
+            Err(harness_batch::Error::NoIndex) => None,
+            Err(error) => return Err(error.into()),
+        },
+    };
+    match index {
+        Some(index) => one_task(&tasks, index, &command.out, command.resume),
+        None => all_tasks(&tasks, &command),
+    }
+}
+
+/// Runs task line `index` in this process (with `resume`, unless it has a result); prints
+/// its result as one JSON line.
+fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Result<ExitCode> {
+    if resume && let Some(kept) = harness_batch::kept_result(tasks, index, out)? {
+        Out::stdout().json_text(&(kept.to_line() + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let commands = RunningCommands::default();
+    let killer = commands.clone();
+    // No result is better than a partial one: an engine retries the index, --resume too.
+    signals::on_ending_signal(move |_| {
+        killer.kill();
+        std::process::exit(i32::from(exit::INTERRUPTED));
+    });
+    match harness_batch::run_index(tasks, index, out, &mut (), StopSignal::new(), commands) {
+        Ok(result) => {
+            Out::stdout().json_text(&(result.to_line() + "\n"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(harness_batch::Error::Interrupted) => Ok(ExitCode::from(exit::INTERRUPTED)),
+        Err(
+            error @ (harness_batch::Error::BadLine(_) | harness_batch::Error::NoSuchIndex { .. }),
+        ) => Err(error.into()),
+        Err(error) => {
+            Out::stderr().line(&shown!("harness: {}", error.chain()))?;
+            Ok(ExitCode::from(exit::NOT_VERIFIED))
+        }
+    }
+}
+
+/// Runs every task, `--jobs` at a time, each as a child process of this program.
+fn all_tasks(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> {
+    let mut err = Out::stderr();
+    for bad in tasks.errors() {
+        err.line(&shown!("harness: {}; the line is skipped", bad))?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let raised = Arc::clone(&stop);
+    signals::on_ending_signal(move |received| {
+        raised.store(true, Ordering::SeqCst);
+        if received == 1 {
+            let _ = Out::stderr().line(&shown!(
+                "\nharness: stopping every task; finished results are kept (--resume runs the rest)"
+            ));
+        }
+    });
+    let program = std::env::current_exe().context("cannot find the harness's own program")?;
+    let batch = Local {
+        tasks,
+        out: &command.out,
+        jobs: usize::from(command.jobs),
+        resume: command.resume,
+        program: &program,
+        stop: &stop,
+    };
+    let report = harness_batch::run_local(&batch, &mut |progress| {
+        let _ = Out::stderr().line(&progress_line(progress));
+    })?;
+    if report.resumed > 0 {
+        err.line(&shown!(
+            "{} tasks kept from an earlier run (--resume)",
+            report.resumed
+        ))?;
+    }
+    print_table(&report.collected, &command.out);
+    Ok(ExitCode::from(local_exit_code(tasks, &report)))
+}
+
+/// The batch's exit status: interrupted, then a bad line, then a task without a result.
+fn local_exit_code(tasks: &Tasks, report: &LocalReport) -> u8 {
+    let has_result = |id: &str| report.collected.results.iter().any(|r| r.id == id);
+    if report.stopped {
+        exit::INTERRUPTED
+    } else if !report.bad_lines.is_empty() {
+        exit::USAGE
+    } else if tasks
+        .entries()
+        .iter()
+        .filter_map(|entry| entry.parsed.as_ref().ok())
+        .any(|spec| !has_result(&spec.id))
+    {
+        exit::NOT_VERIFIED
+    } else {
+        exit::VERIFIED
+    }
+}
+
+/// `[2/4] fix-add: solved (verified) after 3 steps, 1.2 s · 1 running, 1 solved, 0:02
+/// elapsed, about 0:02 left`; an error says what went wrong instead of the outcome.
+fn progress_line(progress: &Progress<'_>) -> harness_app::shown::Shown {
+    let task = progress.finished;
+    let how = match &task.error {
+        Some(error) => format!("after {:.1} s: {error}", task.wall_seconds),
+        None => format!(
+            "({}) after {} steps, {:.1} s",
+            task.outcome, task.steps, task.wall_seconds
+        ),
+    };
+    let left = progress
+        .estimate
+        .map_or_else(String::new, |left| format!(", about {} left", clock(left)));
+    shown!(
+        "[{}/{}] {}: {} {} · {} running, {} solved, {} elapsed{}",
+        progress.done,
+        progress.total,
+        task.id,
+        task.status,
+        how,
+        progress.running,
+        progress.solved,
+        clock(progress.elapsed),
+        left
+    )
+}
+
+/// The results as a table on stdout, then the counts and where the files are.
+fn print_table(collected: &Collected, out: &Path) {
+    let mut stdout = Out::stdout();
+    let width = collected
+        .results
+        .iter()
+        .map(|r| r.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let header = format!(
+        "{:<width$}  {:<10}  {:>5}  {:>7}  {}",
+        "id", "status", "steps", "wall s", "outcome"
+    );
+    let _ = stdout.line(&shown!("{}", header));
+    for r in &collected.results {
+        let row = format!(
+            "{:<width$}  {:<10}  {:>5}  {:>7.1}  {}",
+            r.id, r.status, r.steps, r.wall_seconds, r.outcome
+        );
+        let _ = stdout.line(&shown!("{}", row));
+    }
+    let s = &collected.summary;
+    let _ = stdout.line(&shown!(
+        "{} tasks: {} solved, {} unresolved, {} error, {} timeout ({}% solved); results in {}",
+        s.tasks,
+        s.solved,
+        s.unresolved,
+        s.error,
+        s.timeout,
+        format!("{:.0}", s.solved_rate * 100.0),
+        out.join(harness_batch::RESULTS_FILE).display()
+    ));
+    for unreadable in &collected.unreadable {
+        let _ = Out::stderr().line(&shown!("harness: {}; left out", unreadable));
+    }
+}
+
+/// `m:ss`.
+fn clock(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    format!("{}:{:02}", seconds / 60, seconds % 60)
+}
