@@ -39,6 +39,8 @@
 //!   each running the index contract; a crashed or killed child is an `error` result.
 //! - **Collecting** (`collect.rs`): [`collect`] gathers `OUT/*/result.json` into
 //!   `results.jsonl`, `summary.json` and `summary.md`.
+//! - **In words** (`text.rs`): a [`progress_line`] as each task finishes and the results
+//!   [`table`], for a front end to print.
 //!
 //! # Why child processes
 //!
@@ -56,6 +58,7 @@ mod local;
 mod one;
 mod result;
 mod spec;
+mod text;
 mod workdir;
 
 pub use collect::{Collected, RESULTS_FILE, SUMMARY_JSON, SUMMARY_MD, Summary, collect, markdown};
@@ -68,4 +71,5 @@ pub use result::{
     create_out_dir, read as read_result, task_dir,
 };
 pub use spec::{Entry, Source, TaskSpec, Tasks};
+pub use text::{progress_line, table};
 pub use workdir::clone_workdir;

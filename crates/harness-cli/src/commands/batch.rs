@@ -7,12 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use harness_agent::StopSignal;
-use harness_batch::{Collected, Local, LocalReport, Progress, RunningCommands, Tasks};
+use harness_batch::{Collected, Local, LocalReport, RunningCommands, Tasks};
 
 use crate::display::Out;
 use crate::exit;
@@ -182,7 +181,7 @@ fn all_tasks(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> 
         stop: &stop,
     };
     let report = harness_batch::run_local(&batch, &mut |progress| {
-        let _ = Out::stderr().line(&progress_line(progress));
+        let _ = Out::stderr().line(&harness_batch::progress_line(progress));
     })?;
     if report.resumed > 0 {
         err.line(&shown!(
@@ -213,74 +212,13 @@ fn local_exit_code(tasks: &Tasks, report: &LocalReport) -> u8 {
     }
 }
 
-/// `[2/4] fix-add: solved (verified) after 3 steps, 1.2 s · 1 running, 1 solved, 0:02
-/// elapsed, about 0:02 left`; an error says what went wrong instead of the outcome.
-fn progress_line(progress: &Progress<'_>) -> harness_app::shown::Shown {
-    let task = progress.finished;
-    let how = match &task.error {
-        Some(error) => format!("after {:.1} s: {error}", task.wall_seconds),
-        None => format!(
-            "({}) after {} steps, {:.1} s",
-            task.outcome, task.steps, task.wall_seconds
-        ),
-    };
-    let left = progress
-        .estimate
-        .map_or_else(String::new, |left| format!(", about {} left", clock(left)));
-    shown!(
-        "[{}/{}] {}: {} {} · {} running, {} solved, {} elapsed{}",
-        progress.done,
-        progress.total,
-        task.id,
-        task.status,
-        how,
-        progress.running,
-        progress.solved,
-        clock(progress.elapsed),
-        left
-    )
-}
-
-/// The results as a table on stdout, then the counts and where the files are.
+/// The results table on stdout, and on stderr the results that could not be read.
 fn print_table(collected: &Collected, out: &Path) {
     let mut stdout = Out::stdout();
-    let width = collected
-        .results
-        .iter()
-        .map(|r| r.id.len())
-        .max()
-        .unwrap_or(2)
-        .max(2);
-    let header = format!(
-        "{:<width$}  {:<10}  {:>5}  {:>7}  {}",
-        "id", "status", "steps", "wall s", "outcome"
-    );
-    let _ = stdout.line(&shown!("{}", header));
-    for r in &collected.results {
-        let row = format!(
-            "{:<width$}  {:<10}  {:>5}  {:>7.1}  {}",
-            r.id, r.status, r.steps, r.wall_seconds, r.outcome
-        );
-        let _ = stdout.line(&shown!("{}", row));
+    for line in harness_batch::table(collected, out) {
+        let _ = stdout.line(&line);
     }
-    let s = &collected.summary;
-    let _ = stdout.line(&shown!(
-        "{} tasks: {} solved, {} unresolved, {} error, {} timeout ({}% solved); results in {}",
-        s.tasks,
-        s.solved,
-        s.unresolved,
-        s.error,
-        s.timeout,
-        format!("{:.0}", s.solved_rate * 100.0),
-        out.join(harness_batch::RESULTS_FILE).display()
-    ));
     for unreadable in &collected.unreadable {
         let _ = Out::stderr().line(&shown!("harness: {}; left out", unreadable));
     }
-}
-
-/// `m:ss`.
-fn clock(duration: Duration) -> String {
-    let seconds = duration.as_secs();
-    format!("{}:{:02}", seconds / 60, seconds % 60)
 }
