@@ -460,6 +460,9 @@ mod tests {
         dotted_attribute: "token = self.token" => "token = self.token";
         dotted_settings: "SECRET_KEY = settings.SECRET_KEY" => "SECRET_KEY = settings.SECRET_KEY";
         python_none: "password = None" => "password = None";
+        example_value: "API_KEY=abc-example-12345" => "API_KEY=abc-example-12345";
+        placeholder_value: "DB_PASSWORD=secret" => "DB_PASSWORD=secret";
+        your_value: "TOKEN=your-token-123" => "TOKEN=your-token-123";
         json_null: "token: null" => "token: null";
         js_undefined: "apiKey = undefined" => "apiKey = undefined";
         ruby_nil: "secret = nil" => "secret = nil";
