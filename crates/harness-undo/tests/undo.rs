@@ -146,6 +146,9 @@ fn undo_of_a_dirty_start_restores_staged_unstaged_and_untracked_work() {
     assert_eq!(repo.tree(), before);
     assert_eq!(repo.index(), index);
     assert_eq!(repo.git(&["status", "--porcelain"]), status);
+    // The restored index names trees (its cache) that only the store held: they are in
+    // the workspace's repository too, or git finds them missing.
+    repo.git(&["fsck", "--no-dangling"]);
 }
 
 /// Issue 45 changed this: ignored files a command changed or made are put back too (they
@@ -612,6 +615,8 @@ fn accept_after_a_dirty_start_commits_only_the_runs_changes() {
         .collect();
     status.sort();
     assert_eq!(status, [" M README", "?? notes.txt", "M  src/lib.rs"]);
+    // The new commit and the index's trees are whole in the workspace's repository.
+    repo.git(&["fsck", "--no-dangling"]);
 }
 
 #[test]
