@@ -1093,3 +1093,39 @@ fn once_let_go<T>(mut attempt: impl FnMut() -> T, done: impl Fn(&T) -> bool) -> 
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_run_is_in_progress_while_its_session_is_open_and_not_after() {
+    let repo = dirty_project();
+    let session = begin_dirty(&repo);
+    let id = session.id().clone();
+    let run = || {
+        Session::runs(&repo.root)
+            .unwrap()
+            .into_iter()
+            .find(|run| run.id == id)
+            .unwrap()
+    };
+    assert!(harness_undo::is_in_progress(&run()));
+    drop(session);
+    assert!(once_let_go(
+        || !harness_undo::is_in_progress(&run()),
+        |ended| *ended
+    ));
+}
+
+#[test]
+fn stores_readable_by_others_are_made_private_and_named_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = dirty_project();
+    drop(begin_dirty(&repo));
+    let store = repo.store().unwrap();
+    fs::set_permissions(&store, fs::Permissions::from_mode(0o755)).unwrap();
+    let tightened = harness_undo::make_stores_private().unwrap();
+    assert!(tightened.contains(&store), "{tightened:?}");
+    let mode = fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    // Told once: a second pass finds nothing more of this store to tighten.
+    let again = harness_undo::make_stores_private().unwrap();
+    assert!(!again.contains(&store), "{again:?}");
+}
