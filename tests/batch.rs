@@ -96,6 +96,11 @@ fn a_batch_runs_each_task_in_its_own_clone_and_a_bad_line_stops_nothing() {
             "[3/3] ",
         ])
         .assert_stdout_has(&["3 tasks: 1 solved, 1 unresolved, 1 error, 0 timeout (33% solved)"]);
+    // The boundary is stated once for the batch, and in each task's log.
+    let statement = "Path confinement and a command policy stop accidents, not an adversary";
+    assert_eq!(run.stderr.matches(statement).count(), 1, "{run}");
+    let log = fs::read_to_string(out.join("solved/harness.log")).unwrap();
+    assert!(log.starts_with(statement), "{log}");
 
     // Each good task has its files; the solved one's patch is the fix.
     let solved = read_json(&out.join("solved/result.json"));

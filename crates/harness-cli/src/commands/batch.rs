@@ -13,9 +13,10 @@ use clap::{Args, Subcommand};
 use harness_agent::StopSignal;
 use harness_batch::{Collected, Local, LocalReport, RunningCommands, Tasks};
 
+use crate::boundary;
 use crate::display::Out;
 use crate::exit;
-use crate::shown::shown;
+use crate::shown::{Shown, shown};
 use crate::signals;
 
 /// Run many tasks, each in a fresh clone of its repository, N at a time.
@@ -111,6 +112,9 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
     }
     let path = command.tasks.as_deref().context("no task file given")?;
     let tasks = Tasks::read(path)?;
+    // Every run states what the harness does and does not protect before it starts: a
+    // batch once on stderr (its table is stdout's), and each task in its log.
+    Out::stderr().line(&Shown::text(boundary::STATEMENT))?;
     let index = match command.index {
         Some(index) => Some(index),
         None => match harness_batch::index_from_env() {
