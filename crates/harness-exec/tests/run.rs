@@ -620,6 +620,26 @@ fn a_custom_redactor_replaces_the_default() {
 }
 
 #[test]
+fn a_runner_sharing_markers_gives_out_markers_the_other_redactor_puts_back() {
+    let (_dir, options) = scratch(SHORT);
+    let toolbox = harness_exec::Redactor::new();
+    let runner = Runner::new().share_markers(&toolbox);
+    let outcome = runner
+        .run(&["echo", "token = \"k8Jd9s7Fq2LmZx4Vb1Nc\""], &options)
+        .expect("runs");
+    assert!(
+        !outcome.output().contains("k8Jd9s7Fq2LmZx4Vb1Nc"),
+        "{}",
+        outcome.output()
+    );
+    // The file tools' redactor writes the value back where the command's output had its
+    // marker: the two share one set of markers.
+    let restored = toolbox.restore(outcome.output());
+    assert_eq!(restored.text, "token = \"k8Jd9s7Fq2LmZx4Vb1Nc\"\n");
+    assert!(restored.unknown.is_empty());
+}
+
+#[test]
 fn core_dumps_are_always_off() {
     let outcome = run(&["sh", "-c", "ulimit -c; ulimit -Hc"], SHORT);
     assert_eq!(outcome.output(), "0\n0\n");
