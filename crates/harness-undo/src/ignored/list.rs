@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use git2::Repository;
@@ -74,13 +73,10 @@ pub(crate) fn list(
             continue;
         }
         let full = root.join(&dir);
-        let read = match fs::read_dir(&full) {
-            Ok(read) => read,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                continue;
-            }
-            // Unreadable (a command took the access): nothing below can be listed.
-            Err(_) => continue,
+        // Gone since its parent was read, or unreadable (a command took the access):
+        // nothing below can be listed.
+        let Ok(read) = fs::read_dir(&full) else {
+            continue;
         };
         for entry in read {
             let Ok(entry) = entry else { continue };
