@@ -178,8 +178,6 @@ fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
 
     fn tasks(text: &str) -> Tasks {
@@ -318,7 +316,9 @@ mod tests {
             "/srv/a\nb",
         ] {
             let error = script(&tasks(TWO), out, None).unwrap_err();
-            assert!(matches!(error, Error::SbatchPath { ref path } if *path == PathBuf::from(out)));
+            assert!(
+                matches!(error, Error::SbatchPath { ref path } if path.as_path() == Path::new(out))
+            );
         }
         let error = script(&tasks(TWO), "/srv/my out", None).unwrap_err();
         assert!(error.to_string().contains("choose an --out"), "{error}");
