@@ -67,8 +67,8 @@ pub(crate) struct BatchCommand {
     #[arg(value_name = "TASKS", required = true)]
     tasks: Option<PathBuf>,
 
-    /// Tasks run at once, each as a process of its own [default: 1; with --emit slurm:
-    /// as many as the cluster gives].
+    /// Tasks run at once, each as a process of its own [default: 1]. With --emit slurm,
+    /// the array's `%N`; without it, the cluster decides.
     #[arg(long, short = 'j', value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -85,8 +85,8 @@ pub(crate) struct BatchCommand {
     #[arg(long, value_name = "I")]
     index: Option<usize>,
 
-    /// Print a script that runs the batch on an engine instead of running it: `slurm`,
-    /// an sbatch job array (OUT is made, for its output files).
+    /// Print a script that runs the batch on an engine, instead of running it (OUT is
+    /// made, for the jobs' output files).
     #[arg(long, value_name = "ENGINE", conflicts_with_all = ["index", "resume"])]
     emit: Option<Engine>,
 }
