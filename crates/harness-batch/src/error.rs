@@ -100,6 +100,12 @@ pub enum Error {
         /// The task file.
         path: PathBuf,
     },
+    /// A path a script would name that is not UTF-8: the script is text.
+    #[error("{} is not UTF-8, so a script cannot name it: rename it", path.display())]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
     /// An output directory whose path an `#SBATCH` line cannot hold: sbatch reads those
     /// lines without a shell, so a blank, a quote or a backslash would split or mangle it.
     #[error(

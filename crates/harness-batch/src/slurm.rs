@@ -55,10 +55,35 @@ pub const START_MARGIN: Duration = Duration::from_secs(120);
 /// [`START_MARGIN`], rounded up to a minute. A `timeout` set in a repository's
 /// `harness.toml` is not seen here: the repositories are not cloned until the jobs run.
 ///
+/// ```
+/// use std::path::Path;
+///
+/// use harness_batch::{SlurmOptions, Tasks, slurm_script};
+///
+/// let text = "{\"id\": \"a\", \"repo\": \"calc\", \"task\": \"t\", \"timeout\": 600}\n{\"id\": \"b\"}\n";
+/// let tasks = Tasks::parse(Path::new("/srv/tasks.jsonl"), text);
+/// let options = SlurmOptions {
+///     program: Path::new("/usr/local/bin/harness"),
+///     tasks: tasks.path(),
+///     out: Path::new("/srv/out"),
+///     jobs: Some(4),
+/// };
+/// let script = slurm_script(&tasks, &options)?;
+/// // Both lines are indices; the bad one exits 2 when its array task runs it.
+/// assert!(script.contains("\n#SBATCH --array=0-1%4\n"));
+/// // 10 minutes of run, 10 for the last check, 2 to start.
+/// assert!(script.contains("\n#SBATCH --time=00:22:00\n"));
+/// assert!(script.ends_with(
+///     "\nexec /usr/local/bin/harness batch /srv/tasks.jsonl --out /srv/out --resume\n"
+/// ));
+/// # Ok::<(), harness_batch::Error>(())
+/// ```
+///
 /// # Errors
 ///
-/// A task file without task lines ([`Error::NoTasks`]), or an output directory whose path
-/// an `#SBATCH` line cannot hold ([`Error::SbatchPath`]).
+/// A task file without task lines ([`Error::NoTasks`]), a path that is not UTF-8 (a
+/// script is text: [`Error::NotUtf8`]), or an output directory whose path an `#SBATCH`
+/// line cannot hold ([`Error::SbatchPath`]).
 pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String, Error> {
     let count = tasks.entries().len();
     if count == 0 {
@@ -66,7 +91,12 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
             path: tasks.path().to_owned(),
         });
     }
-    let out = options.out.to_string_lossy();
+    let [program, tasks_path, out] = [options.program, options.tasks, options.out].map(|path| {
+        path.to_str().ok_or_else(|| Error::NotUtf8 {
+            path: path.to_owned(),
+        })
+    });
+    let (program, tasks_path, out) = (program?, tasks_path?, out?);
     // sbatch reads `#SBATCH` lines itself, not through a shell: no quoting to lean on.
     if out
         .chars()
@@ -76,8 +106,6 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
             path: options.out.to_owned(),
         });
     }
-    let program = options.program.to_string_lossy();
-    let tasks_path = options.tasks.to_string_lossy();
     let mut script = String::new();
     let mut line = |text: &str| {
         script.push_str(text);
@@ -86,7 +114,7 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
     line("#!/bin/sh");
     line(&format!(
         "# Written by `harness batch --emit slurm`: the {count} task lines of {}",
-        one_line(&tasks_path)
+        one_line(tasks_path)
     ));
     line("# as a Slurm job array, one task line per index. Submit it with `sbatch FILE`");
     line("# (`sbatch --wait FILE` returns when every index has ended); then gather the");
@@ -94,8 +122,8 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
     // A line break in a quoted path would end the comment and start a command.
     line(&one_line(&format!(
         "#   {} batch collect {}",
-        harness_app::quote(&program),
-        harness_app::quote(&out)
+        harness_app::quote(program),
+        harness_app::quote(out)
     )));
     line("# An index with a result keeps it when run again (--resume): resubmit to run the");
     line("# rest. A line that is not a task exits 2 with its error in its output file.");
@@ -121,9 +149,9 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
     line("");
     line(&format!(
         "exec {} batch {} --out {} --resume",
-        harness_app::quote(&program),
-        harness_app::quote(&tasks_path),
-        harness_app::quote(&out)
+        harness_app::quote(program),
+        harness_app::quote(tasks_path),
+        harness_app::quote(out)
     ));
     Ok(script)
 }
@@ -139,7 +167,10 @@ fn time_limit(tasks: &Tasks) -> String {
         .map(|spec| spec.timeout.map_or(default, Duration::from_secs))
         .max()
         .unwrap_or(default);
-    let limit = budget + Verification::DEFAULT_TIMEOUT + START_MARGIN;
+    // A task line may hold any u64 of seconds: no overflow, just a very long limit.
+    let limit = budget
+        .saturating_add(Verification::DEFAULT_TIMEOUT)
+        .saturating_add(START_MARGIN);
     let minutes = limit.as_secs().div_ceil(60);
     let (days, hours, minutes) = (minutes / (24 * 60), minutes / 60 % 24, minutes % 60);
     if days > 0 {
@@ -178,6 +209,8 @@ fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::ffi::OsStrExt as _;
+
     use super::*;
 
     fn tasks(text: &str) -> Tasks {
@@ -253,6 +286,8 @@ mod tests {
                 "{\"id\": \"b\", \"repo\": \"r\", \"task\": \"t\"}\n",
             ) => "00:42:00",
             "{\"id\": \"a\", \"repo\": \"r\", \"task\": \"t\", \"timeout\": 172800}" => "2-00:12:00",
+            "{\"id\": \"a\", \"repo\": \"r\", \"task\": \"t\", \"timeout\": 18446744073709551615}"
+                => "213503982334601-07:01:00",
             // A bad line has no budget: the default stands.
             "{\"id\": \"a\", \"timeout\": 99999}" => "00:42:00",
         }
@@ -322,5 +357,17 @@ mod tests {
         }
         let error = script(&tasks(TWO), "/srv/my out", None).unwrap_err();
         assert!(error.to_string().contains("choose an --out"), "{error}");
+        let not_utf8 = Path::new(std::ffi::OsStr::from_bytes(b"/srv/\xff"));
+        let error = slurm_script(
+            &tasks(TWO),
+            &SlurmOptions {
+                program: not_utf8,
+                tasks: Path::new("/srv/tasks.jsonl"),
+                out: Path::new("/srv/out"),
+                jobs: None,
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(error, Error::NotUtf8 { ref path } if path == not_utf8));
     }
 }
