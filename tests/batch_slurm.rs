@@ -168,11 +168,12 @@ fn a_slurm_job_array_gives_the_results_of_a_local_batch() {
 
     // sbatch hands the job its own environment: the tests' home and no colour. --wait
     // returns when every index ended, with the highest exit status: the bad line's 2, as a
-    // local batch with a bad line exits 2.
+    // local batch with a bad line exits 2. A hung cluster fails the test (timeout's 124)
+    // rather than holding it for the array's time limit.
     let submitted = Instant::now();
     let conf = slurm.conf().display().to_string();
     let submit = repo.shell(
-        &format!("sbatch --wait {}", script.display()),
+        &format!("timeout 300 sbatch --wait {}", script.display()),
         &[("SLURM_CONF", &conf)],
     );
     let ran = submitted.elapsed();
