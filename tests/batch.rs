@@ -15,7 +15,7 @@ use crate::support::{Model, Repo, Turn};
 
 /// A task line for the fixture's repository (`work`, beside the task file), asking
 /// `model`, with one attempt and one check so a failed check ends the run.
-fn task(id: &str, repo: &str, model: &Model) -> Value {
+pub(crate) fn task(id: &str, repo: &str, model: &Model) -> Value {
     json!({
         "id": id,
         "repo": repo,
@@ -34,13 +34,13 @@ fn task_file(repo: &Repo, lines: &[String]) -> String {
     path.display().to_string()
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let text =
         fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     serde_json::from_str(&text).expect("JSON")
 }
 
-fn results_ids(out: &Path) -> Vec<(String, u64, String)> {
+pub(crate) fn results_ids(out: &Path) -> Vec<(String, u64, String)> {
     fs::read_to_string(out.join("results.jsonl"))
         .expect("results.jsonl")
         .lines()

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod slurm;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -94,6 +94,28 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// A task file with no task lines: a job array needs at least one index.
+    #[error("{} has no task lines: there is nothing to run", path.display())]
+    NoTasks {
+        /// The task file.
+        path: PathBuf,
+    },
+    /// A path a script would name that is not UTF-8: the script is text.
+    #[error("{} is not UTF-8, so a script cannot name it: rename it", path.display())]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An output directory whose path an `#SBATCH` line cannot hold: sbatch reads those
+    /// lines without a shell, so a blank, a quote or a backslash would split or mangle it.
+    #[error(
+        "the output directory {path:?} has a blank, a quote, a backslash or a control \
+         character, which an #SBATCH line cannot hold: choose an --out without them"
+    )]
+    SbatchPath {
+        /// The output directory.
+        path: PathBuf,
+    },
     /// The task was stopped before it finished; no result was written, so a rerun (or
     /// `--resume`) runs it again.
     #[error("the task was stopped before it finished; no result was written")]

@@ -39,6 +39,8 @@
 //!   each running the index contract; a crashed or killed child is an `error` result.
 //! - **Collecting** (`collect.rs`): [`collect`] gathers `OUT/*/result.json` into
 //!   `results.jsonl`, `summary.json` and `summary.md`.
+//! - **On Slurm** (`slurm.rs`): [`slurm_script`] renders an `sbatch` script that runs
+//!   the task file as a job array, each index running the index contract.
 //! - **In words** (`text.rs`): a [`progress_line`] as each task finishes and the results
 //!   [`table`], for a front end to print.
 //!
@@ -57,6 +59,7 @@ mod index;
 mod local;
 mod one;
 mod result;
+mod slurm;
 mod spec;
 mod text;
 mod workdir;
@@ -70,6 +73,7 @@ pub use result::{
     DiffStat, LOG_FILE, PATCH_FILE, RESULT_FILE, Status, TRANSCRIPT_FILE, TaskResult, WORK_DIR,
     create_out_dir, read as read_result, task_dir,
 };
+pub use slurm::{START_MARGIN, SlurmOptions, slurm_script};
 pub use spec::{Entry, Source, TaskSpec, Tasks};
 pub use text::{progress_line, table};
 pub use workdir::clone_workdir;

@@ -1,6 +1,7 @@
 //! `harness batch`: many tasks, each in its own clone with its own result, run here N at a
 //! time (`--jobs`), one index at a time for an engine (`--index`, or the engine's
-//! variable), or gathered afterwards (`collect`). The work is `harness-batch`'s; this file
+//! variable), handed to an engine as a script (`--emit slurm`), or gathered afterwards
+//! (`collect`). The work is `harness-batch`'s; this file
 //! parses, calls and displays.
 
 use std::path::{Path, PathBuf};
@@ -9,9 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use harness_agent::StopSignal;
-use harness_batch::{Collected, Local, LocalReport, RunningCommands, Tasks};
+use harness_batch::{Collected, Local, LocalReport, RunningCommands, SlurmOptions, Tasks};
 
 use crate::boundary;
 use crate::display::Out;
@@ -36,7 +37,8 @@ use crate::signals;
 ///
 /// With --index I (or JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID) only task line I runs,
 /// here: what a Kubernetes Indexed Job or a Slurm job array runs; then `harness batch
-/// collect OUT` gathers the results.
+/// collect OUT` gathers the results. --emit slurm prints an sbatch script that runs
+/// every task line that way, as a job array (see docs/batch.md, "On Slurm").
 ///
 /// Examples:
 ///
@@ -45,6 +47,8 @@ use crate::signals;
 ///   harness batch tasks.jsonl --out results --resume
 ///
 ///   harness batch tasks.jsonl --index 3 --out results
+///
+///   harness batch tasks.jsonl --emit slurm --jobs 8 --out results > job.sh
 ///
 ///   harness batch collect results
 #[derive(Debug, Args)]
@@ -63,10 +67,11 @@ pub(crate) struct BatchCommand {
     #[arg(value_name = "TASKS", required = true)]
     tasks: Option<PathBuf>,
 
-    /// Tasks run at once, each as a process of its own.
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 1,
+    /// Tasks run at once, each as a process of its own [default: 1]. With --emit slurm,
+    /// the array's `%N`; without it, the cluster decides.
+    #[arg(long, short = 'j', value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
-    jobs: u16,
+    jobs: Option<u16>,
 
     /// Where the results go: OUT/<id>/ per task, results.jsonl and the summary.
     #[arg(long, value_name = "OUT", default_value = "batch-out")]
@@ -79,6 +84,18 @@ pub(crate) struct BatchCommand {
     /// Run only task line I (from 0, blank lines not counted) and write its result.
     #[arg(long, value_name = "I")]
     index: Option<usize>,
+
+    /// Print a script that runs the batch on an engine, instead of running it (OUT is
+    /// made, for the jobs' output files).
+    #[arg(long, value_name = "ENGINE", conflicts_with_all = ["index", "resume"])]
+    emit: Option<Engine>,
+}
+
+/// The engines `--emit` writes for.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Engine {
+    /// An sbatch script: a Slurm job array, one task line per index.
+    Slurm,
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,6 +129,9 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
     }
     let path = command.tasks.as_deref().context("no task file given")?;
     let tasks = Tasks::read(path)?;
+    if let Some(Engine::Slurm) = command.emit {
+        return emit_slurm(&tasks, &command);
+    }
     // Every run states what the harness does and does not protect before it starts: a
     // batch once on stderr (its table is stdout's), and each task in its log.
     Out::stderr().line(&Shown::text(boundary::STATEMENT))?;
@@ -179,7 +199,7 @@ fn all_tasks(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> 
     let batch = Local {
         tasks,
         out: &command.out,
-        jobs: usize::from(command.jobs),
+        jobs: usize::from(command.jobs.unwrap_or(1)),
         resume: command.resume,
         program: &program,
         stop: &stop,
@@ -195,6 +215,41 @@ fn all_tasks(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> 
     }
     print_table(&report.collected, &command.out);
     Ok(ExitCode::from(local_exit_code(tasks, &report)))
+}
+
+/// Prints the sbatch script for `tasks`; says on stderr which lines are not tasks (their
+/// indices stay in the array, each exiting 2 as `--index` does).
+fn emit_slurm(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> {
+    let mut err = Out::stderr();
+    for bad in tasks.errors() {
+        err.line(&shown!(
+            "harness: {}; its array task will exit 2 without a result",
+            bad
+        ))?;
+    }
+    let program = std::env::current_exe().context("cannot find the harness's own program")?;
+    let absolute = |path: &Path| {
+        std::path::absolute(path)
+            .with_context(|| format!("cannot make {} absolute", path.display()))
+    };
+    let tasks_path = absolute(tasks.path())?;
+    let out = absolute(&command.out)?;
+    let script = harness_batch::slurm_script(
+        tasks,
+        &SlurmOptions {
+            program: &program,
+            tasks: &tasks_path,
+            out: &out,
+            jobs: command.jobs.map(usize::from),
+        },
+    )?;
+    // Slurm opens each index's output file in OUT before the job runs, and fails the
+    // job when it cannot.
+    harness_batch::create_out_dir(&out)?;
+    // Shown::text keeps the script as it is but for characters a terminal would obey,
+    // which no path the script names has in practice.
+    Out::stdout().print(&Shown::text(&script))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The batch's exit status: interrupted, then a bad line, then a task without a result.
