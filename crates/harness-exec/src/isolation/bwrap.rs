@@ -3,9 +3,10 @@
 //! Mounts are stacked in order, later ones on top: the root filesystem
 //! read-only, a minimal `/dev`, a fresh `/proc` of the new PID namespace, an
 //! empty private `/tmp`, the workspace writable, its `.git` and the
-//! protected names read-only again on top, the extra writable paths, and last
-//! the hidden paths, covered by an empty tmpfs (a directory) or `/dev/null`
-//! (a file).
+//! protected names read-only again on top, the extra writable paths, the
+//! hidden paths, covered by an empty tmpfs (a directory) or `/dev/null` (a
+//! file), and last the paths hidden around the workspace, covered alike, with
+//! the workspace bound again on top when one of them holds it.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -146,19 +147,31 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
     // A read-only mount goes with the directory that holds it when that is renamed, and a
     // mount point cannot be renamed: each directory between one and the writable place
     // that holds it is bound onto itself, before the read-only binds it holds.
-    for dir in confinement.pinned_dirs() {
-        args.mount("--bind", &dir, &dir);
-    }
-    // After every writable bind, so that none can make them writable again.
-    for path in confinement.read_only_paths() {
-        args.mount("--ro-bind", &path, &path);
-    }
-    for path in confinement.hidden_paths() {
-        if path.is_dir() {
-            args.one("--tmpfs", &path);
-        } else {
-            args.mount("--ro-bind", Path::new("/dev/null"), &path);
+    let pinned = confinement.pinned_dirs();
+    let read_only = confinement.read_only_paths();
+    let hidden = confinement.hidden_paths();
+    let kept = |args: &mut Args, inside: &dyn Fn(&Path) -> bool| {
+        for dir in pinned.iter().filter(|dir| inside(dir)) {
+            args.mount("--bind", dir, dir);
         }
+        // After every writable bind, so that none can make them writable again.
+        for path in read_only.iter().filter(|path| inside(path)) {
+            args.mount("--ro-bind", path, path);
+        }
+        for path in hidden.iter().filter(|path| inside(path)) {
+            args.cover(path);
+        }
+    };
+    kept(&mut args, &|_| true);
+    // Last, so that no writable bind shows them again; and a workspace inside one is bound
+    // again on top, with what is kept and hidden in it, as the only way through.
+    let around = confinement.hidden_around_paths();
+    for path in &around {
+        args.cover(path);
+    }
+    if around.iter().any(|place| workspace.starts_with(place)) {
+        args.mount("--bind", &workspace, &workspace);
+        kept(&mut args, &|path| path.starts_with(&workspace));
     }
     args.one("--chdir", cwd);
     Ok(args.0)
@@ -182,6 +195,15 @@ impl Args {
         self.0.push(option.into());
         self.0.push(source.into());
         self.0.push(destination.into());
+    }
+
+    /// Covers `path`: an empty tmpfs over a directory, `/dev/null` over anything else.
+    fn cover(&mut self, path: &Path) {
+        if path.is_dir() {
+            self.one("--tmpfs", path);
+        } else {
+            self.mount("--ro-bind", Path::new("/dev/null"), path);
+        }
     }
 }
 
