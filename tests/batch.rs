@@ -480,9 +480,10 @@ fn the_help_shows_examples_the_schema_and_the_batch_s_exit_statuses() {
 
 /// Nothing shared between tasks: with the output directory and the task file outside `/tmp`
 /// (whose private copy under bwrap would hide them anyway), a task's command, under bwrap
-/// and under Landlock, reads nothing of a task solved before it (its working copy, result
-/// and patch), of the batch's results or of the task file (the other tasks' verification),
-/// and writes none of it; and its own working copy works as ever.
+/// and under Landlock, reads nothing of a task solved before it (its working copy, result,
+/// patch, and its undo store's snapshots and transcript), of the batch's results or of the
+/// task file (the other tasks' verification), and writes none of it; and its own working
+/// copy works as ever.
 #[test]
 fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
     let repo = Repo::from_fixture("calc");
@@ -494,6 +495,7 @@ fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
     let tiers = ["bwrap", "landlock"];
     let peekers: Vec<Model> = tiers.iter().map(|_| Model::start()).collect();
     let tasks = base.join("tasks.jsonl");
+    let stores = repo.outer.join("home/.local/state/harness");
     let peek = |out: &Path| {
         let theirs = [
             out.join("solved/result.json"),
@@ -505,10 +507,11 @@ fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
         let names: Vec<String> = theirs.iter().map(|p| p.display().to_string()).collect();
         format!(
             "cat {all}; echo tampered >> {result}; echo x > {new}; echo own-work > mine.txt; \
-             cat mine.txt; git status --porcelain",
+             cat mine.txt; git status --porcelain; ls {stores}; cat {stores}/*/harness/runs/*/*",
             all = names.join(" "),
             result = names[0],
             new = out.join("solved/new").display(),
+            stores = stores.display(),
         )
     };
     for model in &peekers {
@@ -552,6 +555,8 @@ fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
             "\\\"solved\\\"",
             "verified",
             "make the failing test pass",
+            "harness-workspace",
+            ".git",
         ] {
             assert!(!seen.contains(theirs), "{tier}: {theirs} read\n{seen}");
         }

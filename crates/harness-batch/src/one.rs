@@ -174,14 +174,19 @@ fn workspace(spec: &TaskSpec, context: &Context<'_>) -> Result<(PathBuf, Setting
 /// What the task's commands may not reach although it lies near their workspace: the whole
 /// output directory but the task's own working copy (the other tasks' working copies, their
 /// results, patches and transcripts, a solved task's answer among them, the batch's results,
-/// and a task directory made after this one started), and the task file, which names the
-/// other tasks and their verification commands. Hidden whole rather than entry by entry, so
-/// that what appears in it later is hidden too; each resolved, so that the tiers see the
-/// paths they confine by (a place that cannot be resolved is not there to hide).
+/// and a task directory made after this one started); the task file, which names the other
+/// tasks and their verification commands; and the undo stores, every task's (each holds its
+/// task's snapshots and transcript, which commands otherwise may read, not write), which no
+/// command needs: the harness reads and writes them itself. Hidden whole rather than entry
+/// by entry, so that what appears in them later (a task started after this one) is hidden
+/// too; each resolved, so that the tiers see the paths they confine by (a place that cannot
+/// be resolved is not there to hide).
 fn hidden_around(context: &Context<'_>) -> Vec<PathBuf> {
     [context.out, context.tasks_file]
         .into_iter()
-        .map(|place| place.canonicalize().unwrap_or_else(|_| place.to_owned()))
+        .map(Path::to_path_buf)
+        .chain(harness_undo::stores_dir())
+        .map(|place| place.canonicalize().unwrap_or(place))
         .collect()
 }
 
