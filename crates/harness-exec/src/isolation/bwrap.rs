@@ -322,4 +322,36 @@ mod tests {
         let networked = text(&arguments(&confinement.network(true), dir.path()).expect("args"));
         assert!(!networked.contains("--unshare-net"));
     }
+
+    #[test]
+    fn what_is_hidden_around_the_workspace_is_covered_last_and_the_workspace_bound_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let out = root.join("out");
+        let ws = out.join("a/work");
+        let tasks = root.join("tasks.jsonl");
+        std::fs::create_dir_all(ws.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("home")).expect("home");
+        std::fs::write(ws.join(".env"), "").expect("env");
+        std::fs::write(&tasks, "").expect("tasks");
+        let confinement = Confinement::new(&ws)
+            .home(root.join("home"))
+            .hide(ws.join(".env"))
+            .hide_around(&out)
+            .hide_around(&tasks)
+            .hide_around(root.join("gone"));
+        let args = text(&arguments(&confinement, &ws).expect("arguments"));
+        let (ws, out, tasks) = (ws.display(), out.display(), tasks.display());
+        // Covered after every bind, so that none shows them again; the workspace inside one
+        // bound on top, with its `.git` and hidden file again, its only way through. A path
+        // that does not exist is left out.
+        let kept = format!("--ro-bind {ws}/.git {ws}/.git --ro-bind /dev/null {ws}/.env");
+        assert!(
+            args.ends_with(&format!(
+                "--bind {ws} {ws} {kept} --tmpfs {out} --ro-bind /dev/null {tasks} \
+                 --bind {ws} {ws} {kept} --chdir {ws}"
+            )),
+            "{args}"
+        );
+    }
 }
