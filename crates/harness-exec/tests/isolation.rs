@@ -1035,3 +1035,46 @@ fn what_is_hidden_around_the_workspace_is_out_of_reach_but_the_workspace_is_not(
         );
     }
 }
+
+/// A writable path that holds the output directory (`--writable ~` with `OUT` under the
+/// home) neither shows it again nor lets a command move it out of hiding: the cover is a
+/// mount point under bwrap, which cannot be renamed, and under Landlock the writable path is
+/// granted entry by entry, without the right to rename its entries.
+#[test]
+fn a_writable_path_holding_what_is_hidden_around_the_workspace_does_not_show_it() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let home = root.join("home");
+        let out = home.join("out");
+        let workspace = out.join("a/work");
+        std::fs::create_dir_all(&workspace).expect("workspace");
+        std::fs::create_dir_all(home.join("cache")).expect("cache");
+        std::fs::create_dir_all(out.join("b")).expect("b");
+        std::fs::write(out.join("b/result.json"), "secret\n").expect("result");
+        let confinement = Confinement::new(&workspace)
+            .home(root.join("elsewhere"))
+            .writable(&home)
+            .hide_around(&out);
+        let script = "cat \"$0\"/out/b/result.json; mv \"$0\"/out \"$0\"/moved; \
+                      echo x > \"$0\"/cache/file; echo own > mine.txt";
+        let options = RunOptions::new(&workspace);
+        let outcome = runner(tier, confinement.clone())
+            .run(
+                &["sh", "-c", script, home.to_str().expect("utf-8")],
+                &options,
+            )
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("secret"), "{tier}: read\n{text}");
+        assert!(out.join("b/result.json").is_file(), "{tier}: moved\n{text}");
+        assert!(!home.join("moved").exists(), "{tier}: moved\n{text}");
+        assert!(
+            home.join("cache/file").is_file(),
+            "{tier}: the writable path\n{text}"
+        );
+        assert!(
+            workspace.join("mine.txt").is_file(),
+            "{tier}: the workspace\n{text}"
+        );
+    }
+}
