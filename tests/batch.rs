@@ -482,3 +482,96 @@ fn the_help_shows_examples_the_schema_and_the_batch_s_exit_statuses() {
         .assert_exit(2)
         .assert_stderr_has(&["<TASKS>"]);
 }
+
+/// Nothing shared between tasks: with the output directory and the task file outside `/tmp`
+/// (whose private copy under bwrap would hide them anyway), a task's command, under bwrap
+/// and under Landlock, reads nothing of a task solved before it (its working copy, result,
+/// patch, and its undo store's snapshots and transcript), of the batch's results or of the
+/// task file (the other tasks' verification), and writes none of it; and its own working
+/// copy works as ever.
+#[test]
+fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
+    let repo = Repo::from_fixture("calc");
+    let outside_tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let base = fs::canonicalize(outside_tmp.path()).expect("canonical");
+    let out = base.join("out");
+    let solver = Model::start();
+    solver.script(fix_script());
+    let tiers = ["bwrap", "landlock"];
+    let peekers: Vec<Model> = tiers.iter().map(|_| Model::start()).collect();
+    let tasks = base.join("tasks.jsonl");
+    let stores = repo.outer.join("home/.local/state/harness");
+    let peek = |out: &Path| {
+        let theirs = [
+            out.join("solved/result.json"),
+            out.join("solved/patch.diff"),
+            out.join("solved/work/calc.py"),
+            out.join("results.jsonl"),
+            tasks.clone(),
+        ];
+        let names: Vec<String> = theirs.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "cat {all}; echo tampered >> {result}; echo x > {new}; echo own-work > mine.txt; \
+             cat mine.txt; git status --porcelain; ls {stores}; cat {stores}/*/harness/runs/*/*",
+            all = names.join(" "),
+            result = names[0],
+            new = out.join("solved/new").display(),
+            stores = stores.display(),
+        )
+    };
+    for model in &peekers {
+        model.script(vec![
+            Turn::call("run_command", json!({"argv": ["sh", "-c", peek(&out)]})),
+            Turn::Text("Done."),
+        ]);
+    }
+    let root = repo.root.display().to_string();
+    let mut lines = vec![task("solved", &root, &solver).to_string()];
+    for (model, tier) in peekers.iter().zip(tiers) {
+        let mut line = task(&format!("peek-{tier}"), &root, model);
+        line["sandbox"] = json!(tier);
+        line["task"] = json!("look around");
+        lines.push(line.to_string());
+    }
+    fs::write(&tasks, lines.join("\n") + "\n").expect("the task file");
+    let (tasks_arg, out_arg) = (tasks.display().to_string(), out.display().to_string());
+
+    // The solved task's files, and the batch's results, are there before the others start.
+    repo.harness(&["batch", &tasks_arg, "--index", "0", "--out", &out_arg])
+        .assert_exit(0);
+    repo.harness(&["batch", "collect", &out_arg]).assert_exit(0);
+    let result = fs::read_to_string(out.join("solved/result.json")).expect("result");
+    assert!(result.contains("\"solved\""), "{result}");
+    for (index, (model, tier)) in peekers.iter().zip(tiers).enumerate() {
+        let index = (index + 1).to_string();
+        repo.harness(&["batch", &tasks_arg, "--index", &index, "--out", &out_arg])
+            .assert_exit(0);
+        let chats = model.chats();
+        let seen = chats
+            .get(1)
+            .and_then(|chat| chat["messages"].as_array())
+            .and_then(|messages| messages.last())
+            .map(|message| message["content"].to_string())
+            .unwrap_or_else(|| panic!("{tier}: no second request: {chats:?}"));
+        assert!(seen.contains("own-work"), "{tier}: own file\n{seen}");
+        assert!(seen.contains("?? mine.txt"), "{tier}: git status\n{seen}");
+        for theirs in [
+            "return a + b",
+            "\\\"solved\\\"",
+            "verified",
+            "make the failing test pass",
+            "harness-workspace",
+            ".git",
+        ] {
+            assert!(!seen.contains(theirs), "{tier}: {theirs} read\n{seen}");
+        }
+        assert_eq!(
+            fs::read_to_string(out.join("solved/result.json")).expect("result"),
+            result,
+            "{tier}"
+        );
+        assert!(!out.join("solved/new").exists(), "{tier}");
+        let own = read_json(&out.join(format!("peek-{tier}/result.json")));
+        assert_eq!(own["status"], "unresolved", "{tier}: {own}");
+    }
+}

@@ -2,7 +2,7 @@
 //! recorded, and the model server asked, side by side; a run begun beside a toolbox or a
 //! server that failed is discarded, so it leaves nothing to list or undo.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::thread;
 
 use harness_exec::preflight::Choice;
@@ -24,6 +24,10 @@ pub struct Request {
     pub allow_dirty: bool,
     /// Make the workspace a git repository (or give it a first commit) if it is not one.
     pub init: bool,
+    /// Places outside the workspace, or holding it, that its commands may neither read nor
+    /// write, beyond what the settings keep from them ([`Plan::hide_around`]): what a
+    /// front end knows is not the run's, such as the other tasks of a batch.
+    pub hidden_around: Vec<PathBuf>,
 }
 
 /// What a run needs before its first step.
@@ -54,7 +58,7 @@ pub struct Prepared {
 /// without waiting for it; then the server's. With `init` the server is asked before the
 /// begin, which changes the directory.
 pub fn prepare(root: &Path, settings: &Settings, request: &Request) -> Result<Prepared, Error> {
-    let plan = Plan::check(root, &settings.toolbox)?;
+    let plan = Plan::check(root, &settings.toolbox)?.hide_around(&request.hidden_around);
     if request.init {
         let (toolbox, isolation) = plan.build()?;
         let (client, model) = ask_the_model_server(settings)?;

@@ -6,7 +6,7 @@
 //! checks, deny rules, protected files, command policy, timeouts, environment and
 //! redaction, so a call made by hand is refused exactly when the model's would be.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness_exec::preflight::{self, Choice, Sandbox};
@@ -98,6 +98,18 @@ impl Plan {
             timeout: settings.command_timeout,
             max_timeout: settings.max_command_timeout,
         })
+    }
+
+    /// This plan, with `places` hidden from commands but for the workspace where one holds
+    /// it ([`Confinement::hide_around`]): a batch's output directory, where the other tasks'
+    /// working copies and results lie, and its task file. A place that does not exist when
+    /// a command starts is ignored. The file tools reach nothing outside the workspace
+    /// already; under the `none` tier nothing is hidden from commands.
+    pub fn hide_around(mut self, places: &[PathBuf]) -> Plan {
+        for place in places {
+            self.confinement = self.confinement.hide_around(place);
+        }
+        self
     }
 
     /// The toolbox, its commands confined to the root, the extra writable paths and, if

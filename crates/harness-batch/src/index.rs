@@ -61,6 +61,7 @@ pub fn run_index(
     let spec = tasks.task(index)?;
     let context = Context {
         tasks_dir: tasks.dir(),
+        tasks_file: tasks.path(),
         out,
         observer,
         stop,

@@ -30,7 +30,10 @@
 //! - **A task's working copy** (`workdir.rs`): `OUT/<id>/work`, a fresh `git clone`
 //!   (`--no-hardlinks` for a local path; a URL's `ref` checked out after).
 //! - **One task** (`one.rs`): [`run_one`] clones, prepares, runs and finishes it through
-//!   `harness-app`; a task that cannot be prepared is an `error` result, not a panic.
+//!   `harness-app`; a task that cannot be prepared is an `error` result, not a panic. Its
+//!   commands have the whole output directory but their own working copy, the task file and
+//!   the undo stores hidden (`harness_app::Request::hidden_around`), so no task reads or
+//!   writes another's working copy, result or store, under bwrap or Landlock.
 //! - **Its files** (`result.rs`): `OUT/<id>/result.json` ([`TaskResult`]), `patch.diff`
 //!   and `transcript.jsonl`, each written atomically (`atomic.rs`), the result last.
 //! - **The index contract** (`index.rs`): [`run_index`] runs exactly one task line, the

@@ -21,6 +21,9 @@ use crate::workdir::clone_workdir;
 pub struct Context<'a> {
     /// The directory local repositories are relative to (the task file's).
     pub tasks_dir: &'a Path,
+    /// The task file, which names the other tasks and their verification: hidden from the
+    /// task's commands.
+    pub tasks_file: &'a Path,
     /// The batch's output directory: the task works in `OUT/<id>/work`.
     pub out: &'a Path,
     /// Told of each event of the run.
@@ -113,6 +116,7 @@ fn attempt(
     let (root, settings) = workspace(spec, &context)?;
     let request = Request {
         task: spec.task.clone(),
+        hidden_around: hidden_around(&context),
         ..Request::default()
     };
     let Prepared {
@@ -165,6 +169,25 @@ fn workspace(spec: &TaskSpec, context: &Context<'_>) -> Result<(PathBuf, Setting
     let settings = Settings::resolve(&root, &spec.overrides())?;
     harness_app::refuse_unrunnable_verification(&settings)?;
     Ok((root, settings))
+}
+
+/// What the task's commands may not reach although it lies near their workspace: the whole
+/// output directory but the task's own working copy (the other tasks' working copies, their
+/// results, patches and transcripts, a solved task's answer among them, the batch's results,
+/// and a task directory made after this one started); the task file, which names the other
+/// tasks and their verification commands; and the undo stores, every task's (each holds its
+/// task's snapshots and transcript, which commands otherwise may read, not write), which no
+/// command needs: the harness reads and writes them itself. Hidden whole rather than entry
+/// by entry, so that what appears in them later (a task started after this one) is hidden
+/// too; each resolved, so that the tiers see the paths they confine by (a place that cannot
+/// be resolved is not there to hide).
+fn hidden_around(context: &Context<'_>) -> Vec<PathBuf> {
+    [context.out, context.tasks_file]
+        .into_iter()
+        .map(Path::to_path_buf)
+        .chain(harness_undo::stores_dir())
+        .map(|place| place.canonicalize().unwrap_or(place))
+        .collect()
 }
 
 /// The result of the run `summary` tells of.

@@ -85,6 +85,9 @@ pub struct Confinement {
     home: Option<PathBuf>,
     /// Further paths hidden (the deny rules).
     hidden: Vec<PathBuf>,
+    /// Paths hidden whole, but for the workspace where one holds it (a batch's
+    /// output directory, with the other runs' working copies beside this one).
+    hidden_around: Vec<PathBuf>,
     /// Further paths kept read-only (an undo store).
     read_only: Vec<PathBuf>,
     /// Paths relative to the workspace kept as its `.git` is (a program's own
@@ -111,6 +114,7 @@ impl Confinement {
             network: false,
             home: std::env::var_os("HOME").map(PathBuf::from),
             hidden: Vec::new(),
+            hidden_around: Vec::new(),
             read_only: Vec::new(),
             protected_names: Vec::new(),
             protected: Vec::new(),
@@ -135,6 +139,20 @@ impl Confinement {
     /// does not exist is ignored.
     pub fn hide(mut self, path: impl Into<PathBuf>) -> Confinement {
         self.hidden.push(path.into());
+        self
+    }
+
+    /// Hides `path` from commands as [`hide`](Confinement::hide) does, and
+    /// everything made in it later, but for the workspace when `path` holds it:
+    /// that stays as [`new`](Confinement::new) makes it. For what surrounds the
+    /// workspace and is not the command's: a batch's output directory, where the
+    /// other runs' working copies and results lie beside this run's workspace,
+    /// or the file that names their tasks. Hiding wins over a
+    /// [`writable`](Confinement::writable) path: one inside `path` (not in the
+    /// workspace) is hidden, and one that holds `path` has it cut out. A path
+    /// that does not exist when a command starts is ignored.
+    pub fn hide_around(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.hidden_around.push(path.into());
         self
     }
 
@@ -218,6 +236,11 @@ impl Confinement {
         existing(home_secrets.chain(self.hidden.iter().cloned()))
     }
 
+    /// The existing paths given to [`Confinement::hide_around`], resolved.
+    pub(crate) fn hidden_around_paths(&self) -> Vec<PathBuf> {
+        existing(self.hidden_around.iter().cloned())
+    }
+
     /// The home directory, resolved, when the private `/tmp` of a tier would
     /// otherwise hide it: a home under `/tmp` (a CI job's, an evaluation's)
     /// stays readable, so toolchains found through it (`~/.cargo`,
@@ -235,7 +258,8 @@ impl Confinement {
     }
 
     /// The directories between each [read-only](Confinement::read_only_paths) or
-    /// [hidden](Confinement::hidden_paths) path and the writable place that holds it
+    /// hidden path ([`hidden_paths`](Confinement::hidden_paths),
+    /// [`hidden_around_paths`](Confinement::hidden_around_paths)) and the writable place that holds it
     /// (the workspace or a writable path), outermost first. A mount goes with the
     /// directory that holds it when that is renamed (`mv lib gone` took a read-only
     /// `lib/sub/.git` with it; `mv ~/.docker ~/d` under `--writable ~` took what hid
@@ -254,6 +278,7 @@ impl Confinement {
             .read_only_paths()
             .into_iter()
             .chain(self.hidden_paths())
+            .chain(self.hidden_around_paths())
         {
             let holder = places
                 .iter()

@@ -928,3 +928,153 @@ fn git_status_refreshing_the_index_is_put_back_with_a_note_not_a_tampering() {
         }
     }
 }
+
+/// A batch's output directory (`OUT/<id>/work` is each task's workspace) and its task file,
+/// hidden around the workspace: a command of task `a` can neither read nor write task `b`'s
+/// working copy, its result and patch, a directory made in `OUT` after `a` started, the
+/// batch's results or the task file, under either tier, with `OUT` outside `/tmp` (whose
+/// private copy under bwrap would hide it anyway); and its own workspace works as ever.
+#[test]
+fn what_is_hidden_around_the_workspace_is_out_of_reach_but_the_workspace_is_not() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let out = root.join("out");
+        let workspace = out.join("a/work");
+        std::fs::create_dir_all(&workspace).expect("workspace");
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&workspace)
+            .status()
+            .expect("git");
+        assert!(git.success());
+        let tasks = root.join("tasks.jsonl");
+        let theirs = [
+            out.join("b/work/answer.py"),
+            out.join("b/result.json"),
+            out.join("b/patch.diff"),
+            out.join("results.jsonl"),
+            tasks.clone(),
+        ];
+        for (n, path) in theirs.iter().enumerate() {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, format!("secret-{n}\n")).expect("write");
+        }
+        let confinement = Confinement::new(&workspace)
+            .home(root.join("home"))
+            .hide_around(&out)
+            .hide_around(&tasks);
+        let runner = runner(tier, confinement);
+        let options = RunOptions::new(&workspace);
+        // Own work first: a file written, and git sees it.
+        let outcome = runner
+            .run(
+                &[
+                    "sh",
+                    "-c",
+                    "echo own-work > mine.txt && git status --porcelain",
+                ],
+                &options,
+            )
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(outcome.is_success(), "{tier}: {text}");
+        assert!(text.contains("?? mine.txt"), "{tier}: {text}");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("mine.txt")).ok(),
+            Some("own-work\n".to_owned()),
+            "{tier}: not written in the workspace"
+        );
+        // Made after the task started, by another task.
+        let late = out.join("c/work/late.txt");
+        std::fs::create_dir_all(late.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&late, "secret-late\n").expect("late");
+        let mut reached: Vec<&std::path::Path> = theirs.iter().map(AsRef::as_ref).collect();
+        reached.push(&late);
+        for path in reached {
+            let before = std::fs::read_to_string(path).expect("read");
+            let script = "cat \"$0\"; ls \"$(dirname \"$0\")\"; echo changed >> \"$0\"; \
+                          echo new > \"$(dirname \"$0\")/new\"; cat mine.txt";
+            let outcome = runner
+                .run(
+                    &["sh", "-c", script, path.to_str().expect("utf-8")],
+                    &options,
+                )
+                .expect("runs");
+            let text = outcome.to_model_text();
+            assert!(
+                !text.contains("secret"),
+                "{tier}: {} read\n{text}",
+                path.display()
+            );
+            assert!(
+                text.contains("own-work"),
+                "{tier}: own file not read\n{text}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(path).expect("read"),
+                before,
+                "{tier}: {} written",
+                path.display()
+            );
+            let new = path.parent().expect("parent").join("new");
+            assert!(!new.exists(), "{tier}: {} made", new.display());
+        }
+        // Nor listed: the other tasks' names are no more the command's than their files (the
+        // task file's name in its directory is, as a hidden file's always is).
+        let outcome = runner
+            .run(
+                &["sh", "-c", "ls \"$0\"", out.to_str().expect("utf-8")],
+                &options,
+            )
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("results.jsonl"), "{tier}: listed\n{text}");
+        assert!(
+            !text.lines().any(|line| line == "b" || line == "c"),
+            "{tier}: listed\n{text}"
+        );
+    }
+}
+
+/// A writable path that holds the output directory (`--writable ~` with `OUT` under the
+/// home) neither shows it again nor lets a command move it out of hiding: the cover is a
+/// mount point under bwrap, which cannot be renamed, and under Landlock the writable path is
+/// granted entry by entry, without the right to rename its entries.
+#[test]
+fn a_writable_path_holding_what_is_hidden_around_the_workspace_does_not_show_it() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let home = root.join("home");
+        let out = home.join("out");
+        let workspace = out.join("a/work");
+        std::fs::create_dir_all(&workspace).expect("workspace");
+        std::fs::create_dir_all(home.join("cache")).expect("cache");
+        std::fs::create_dir_all(out.join("b")).expect("b");
+        std::fs::write(out.join("b/result.json"), "secret\n").expect("result");
+        let confinement = Confinement::new(&workspace)
+            .home(root.join("elsewhere"))
+            .writable(&home)
+            .hide_around(&out);
+        let script = "cat \"$0\"/out/b/result.json; mv \"$0\"/out \"$0\"/moved; \
+                      echo x > \"$0\"/cache/file; echo own > mine.txt";
+        let options = RunOptions::new(&workspace);
+        let outcome = runner(tier, confinement.clone())
+            .run(
+                &["sh", "-c", script, home.to_str().expect("utf-8")],
+                &options,
+            )
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("secret"), "{tier}: read\n{text}");
+        assert!(out.join("b/result.json").is_file(), "{tier}: moved\n{text}");
+        assert!(!home.join("moved").exists(), "{tier}: moved\n{text}");
+        assert!(
+            home.join("cache/file").is_file(),
+            "{tier}: the writable path\n{text}"
+        );
+        assert!(
+            workspace.join("mine.txt").is_file(),
+            "{tier}: the workspace\n{text}"
+        );
+    }
+}

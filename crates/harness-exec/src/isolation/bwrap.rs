@@ -3,9 +3,10 @@
 //! Mounts are stacked in order, later ones on top: the root filesystem
 //! read-only, a minimal `/dev`, a fresh `/proc` of the new PID namespace, an
 //! empty private `/tmp`, the workspace writable, its `.git` and the
-//! protected names read-only again on top, the extra writable paths, and last
-//! the hidden paths, covered by an empty tmpfs (a directory) or `/dev/null`
-//! (a file).
+//! protected names read-only again on top, the extra writable paths, the
+//! hidden paths, covered by an empty tmpfs (a directory) or `/dev/null` (a
+//! file), and last the paths hidden around the workspace, covered alike, with
+//! the workspace bound again on top when one of them holds it.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -146,19 +147,31 @@ fn arguments(confinement: &Confinement, cwd: &Path) -> Result<Vec<OsString>, Err
     // A read-only mount goes with the directory that holds it when that is renamed, and a
     // mount point cannot be renamed: each directory between one and the writable place
     // that holds it is bound onto itself, before the read-only binds it holds.
-    for dir in confinement.pinned_dirs() {
-        args.mount("--bind", &dir, &dir);
-    }
-    // After every writable bind, so that none can make them writable again.
-    for path in confinement.read_only_paths() {
-        args.mount("--ro-bind", &path, &path);
-    }
-    for path in confinement.hidden_paths() {
-        if path.is_dir() {
-            args.one("--tmpfs", &path);
-        } else {
-            args.mount("--ro-bind", Path::new("/dev/null"), &path);
+    let pinned = confinement.pinned_dirs();
+    let read_only = confinement.read_only_paths();
+    let hidden = confinement.hidden_paths();
+    let kept = |args: &mut Args, inside: &dyn Fn(&Path) -> bool| {
+        for dir in pinned.iter().filter(|dir| inside(dir)) {
+            args.mount("--bind", dir, dir);
         }
+        // After every writable bind, so that none can make them writable again.
+        for path in read_only.iter().filter(|path| inside(path)) {
+            args.mount("--ro-bind", path, path);
+        }
+        for path in hidden.iter().filter(|path| inside(path)) {
+            args.cover(path);
+        }
+    };
+    kept(&mut args, &|_| true);
+    // Last, so that no writable bind shows them again; and a workspace inside one is bound
+    // again on top, with what is kept and hidden in it, as the only way through.
+    let around = confinement.hidden_around_paths();
+    for path in &around {
+        args.cover(path);
+    }
+    if around.iter().any(|place| workspace.starts_with(place)) {
+        args.mount("--bind", &workspace, &workspace);
+        kept(&mut args, &|path| path.starts_with(&workspace));
     }
     args.one("--chdir", cwd);
     Ok(args.0)
@@ -182,6 +195,15 @@ impl Args {
         self.0.push(option.into());
         self.0.push(source.into());
         self.0.push(destination.into());
+    }
+
+    /// Covers `path`: an empty tmpfs over a directory, `/dev/null` over anything else.
+    fn cover(&mut self, path: &Path) {
+        if path.is_dir() {
+            self.one("--tmpfs", path);
+        } else {
+            self.mount("--ro-bind", Path::new("/dev/null"), path);
+        }
     }
 }
 
@@ -299,5 +321,37 @@ mod tests {
         );
         let networked = text(&arguments(&confinement.network(true), dir.path()).expect("args"));
         assert!(!networked.contains("--unshare-net"));
+    }
+
+    #[test]
+    fn what_is_hidden_around_the_workspace_is_covered_last_and_the_workspace_bound_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let out = root.join("out");
+        let ws = out.join("a/work");
+        let tasks = root.join("tasks.jsonl");
+        std::fs::create_dir_all(ws.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("home")).expect("home");
+        std::fs::write(ws.join(".env"), "").expect("env");
+        std::fs::write(&tasks, "").expect("tasks");
+        let confinement = Confinement::new(&ws)
+            .home(root.join("home"))
+            .hide(ws.join(".env"))
+            .hide_around(&out)
+            .hide_around(&tasks)
+            .hide_around(root.join("gone"));
+        let args = text(&arguments(&confinement, &ws).expect("arguments"));
+        let (ws, out, tasks) = (ws.display(), out.display(), tasks.display());
+        // Covered after every bind, so that none shows them again; the workspace inside one
+        // bound on top, with its `.git` and hidden file again, its only way through. A path
+        // that does not exist is left out.
+        let kept = format!("--ro-bind {ws}/.git {ws}/.git --ro-bind /dev/null {ws}/.env");
+        assert!(
+            args.ends_with(&format!(
+                "--bind {ws} {ws} {kept} --tmpfs {out} --ro-bind /dev/null {tasks} \
+                 --bind {ws} {ws} {kept} --chdir {ws}"
+            )),
+            "{args}"
+        );
     }
 }

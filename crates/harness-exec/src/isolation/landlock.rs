@@ -111,19 +111,41 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
     }
     let workspace = confinement.workspace()?;
     let hidden = confinement.hidden_paths();
+    // A path hidden around the workspace is cut out of every grant, but where it holds the
+    // workspace, the workspace is granted inside it as if it were not there: grants add up,
+    // so that is all a command reaches in it, and what is made in it later is in no grant.
+    let (holding, beside): (Vec<PathBuf>, Vec<PathBuf>) = confinement
+        .hidden_around_paths()
+        .into_iter()
+        .partition(|place| workspace.starts_with(place));
     let mut read_holes = hidden.clone();
+    read_holes.extend(beside.iter().cloned());
     read_holes.push(PathBuf::from("/dev"));
     let mut write_holes = hidden;
     write_holes.extend(confinement.read_only_paths());
+    write_holes.extend(beside);
+    let mut outside_holes = read_holes.clone();
+    outside_holes.extend(holding.iter().cloned());
+    let mut writable_holes = write_holes.clone();
+    writable_holes.extend(holding.iter().cloned());
 
     let mut rules = Vec::new();
     let read = AccessFs::from_read(REQUESTED);
     let all = AccessFs::from_all(REQUESTED);
     rules.extend(
-        grants(Path::new("/"), &read_holes)
+        grants(Path::new("/"), &outside_holes)
             .into_iter()
             .map(|path| (path, read)),
     );
+    // What `/` no longer grants for the holding path: reading the workspace's kept paths
+    // (its `.git`), which the workspace's own grant below leaves out.
+    if !holding.is_empty() {
+        rules.extend(
+            grants(&workspace, &read_holes)
+                .into_iter()
+                .map(|path| (path, read)),
+        );
+    }
     rules.extend(DEVICES.iter().map(|device| (PathBuf::from(device), all)));
     rules.extend(
         grants(&workspace, &write_holes)
@@ -139,7 +161,7 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
     rules.push((private_tmp.to_owned(), all));
     for path in confinement.writable_paths() {
         rules.extend(
-            grants(&path, &write_holes)
+            grants(&path, &writable_holes)
                 .into_iter()
                 .map(|path| (path, all)),
         );

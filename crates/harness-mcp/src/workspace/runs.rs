@@ -127,6 +127,7 @@ impl Runs {
             task: args.task.clone(),
             allow_dirty: self.allow_dirty,
             init: false,
+            hidden_around: Vec::new(),
         };
         let mut session = harness_app::begin(&self.root, &settings, &request)?;
         let transcript = Transcript::create(session.transcript_path())?;

@@ -180,6 +180,7 @@ impl RunCommand {
             task: self.task.clone(),
             allow_dirty: self.allow_dirty,
             init: self.init,
+            hidden_around: Vec::new(),
         }
     }
 }
