@@ -206,8 +206,10 @@ pub(crate) fn key(path: &Path) -> String {
 pub(crate) fn path_of(key: &str) -> PathBuf {
     match key.strip_prefix('\u{1}') {
         Some(hex) => {
-            let bytes: Vec<u8> = (0..hex.len() / 2)
-                .filter_map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
+            let bytes: Vec<u8> = hex
+                .as_bytes()
+                .chunks_exact(2)
+                .filter_map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
                 .collect();
             paths::from_bytes(&bytes)
         }
@@ -289,5 +291,14 @@ mod tests {
             assert_eq!(key(raw), "\u{1}636166e92e707963");
             assert_eq!(path_of(&key(raw)), raw);
         }
+    }
+
+    #[test]
+    fn a_missing_manifest_is_none_and_one_that_cannot_be_read_is_an_error() {
+        let run = tempfile::tempdir().unwrap();
+        assert_eq!(read(run.path(), Which::Start).unwrap(), None);
+        // A directory where the file should be: reading fails, and says so.
+        fs::create_dir(manifest_path(run.path(), Which::Start)).unwrap();
+        assert!(read(run.path(), Which::Start).is_err());
     }
 }

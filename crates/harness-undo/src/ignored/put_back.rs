@@ -205,3 +205,80 @@ mod imp_write {
         std::fs::write(full, bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Makes `file` (or a directory) one that cannot be removed: its directory read-only,
+    /// or, for root, whom permissions do not stop, itself immutable. Undone on drop.
+    struct Unremovable(PathBuf);
+
+    impl Unremovable {
+        fn make(file: &Path) -> Unremovable {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = file.parent().unwrap();
+            if rustix::process::geteuid().is_root() {
+                let made = std::process::Command::new("chattr")
+                    .arg("+i")
+                    .arg(file)
+                    .status()
+                    .unwrap();
+                assert!(made.success(), "chattr +i {}", file.display());
+            } else {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o555)).unwrap();
+            }
+            Unremovable(file.to_owned())
+        }
+    }
+
+    impl Drop for Unremovable {
+        fn drop(&mut self) {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+            if let Some(dir) = self.0.parent() {
+                let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o755));
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_removed_is_named_and_a_directory_holding_more_is_left() {
+        let root = tempfile::tempdir().unwrap();
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = Repository::init_bare(store_dir.path()).unwrap();
+        let at = |path: &str| root.path().join(path);
+        // A directory a command made that holds what the list does not (a file the file
+        // tools wrote): left, and not named as not put back.
+        fs::create_dir(at("made_dir")).unwrap();
+        fs::write(at("made_dir/unlisted"), "tools").unwrap();
+        fs::write(at("made_file"), "command").unwrap();
+        // A file a command made that cannot be removed: named.
+        fs::create_dir(at("locked")).unwrap();
+        fs::write(at("locked/made"), "command").unwrap();
+        let _locked = Unremovable::make(&at("locked/made"));
+        // And an empty directory a command made that cannot be removed: named too.
+        fs::create_dir(at("locked_dir")).unwrap();
+        fs::create_dir(at("locked_dir/made")).unwrap();
+        let _locked_dir = Unremovable::make(&at("locked_dir/made"));
+        let changes: Vec<(String, Change)> =
+            ["locked/made", "locked_dir/made", "made_dir", "made_file"]
+                .iter()
+                .map(|path| (path.to_string(), Change::Created))
+                .collect();
+        let done = put_back(root.path(), &store, &Manifest::default(), &changes, false);
+        assert_eq!(done.removed, [PathBuf::from("made_file")]);
+        assert_eq!(
+            done.not_restored,
+            [
+                PathBuf::from("locked/made"),
+                PathBuf::from("locked_dir/made")
+            ]
+        );
+        assert!(at("made_dir/unlisted").exists());
+        assert!(!at("made_file").exists());
+    }
+}
