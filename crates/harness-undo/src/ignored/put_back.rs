@@ -208,6 +208,7 @@ mod imp_write {
 
 #[cfg(test)]
 mod tests {
+    use super::super::manifest::Entry;
     use super::*;
 
     /// Makes `file` (or a directory) one that cannot be removed: its directory read-only,
@@ -280,5 +281,57 @@ mod tests {
         );
         assert!(at("made_dir/unlisted").exists());
         assert!(!at("made_file").exists());
+    }
+
+    fn entry(kind: Kind, from_check: bool) -> Entry {
+        Entry {
+            stat: Stat {
+                kind,
+                size: 0,
+                mtime_ns: 0,
+                ctime_ns: 0,
+                ino: 0,
+                mode: 0o644,
+            },
+            blob: None,
+            from_check,
+        }
+    }
+
+    #[test]
+    fn a_deleted_directory_is_made_again_and_an_unsaved_file_a_check_wrote_is_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = Repository::init_bare(store_dir.path()).unwrap();
+        let at = |path: &str| root.path().join(path);
+        let mut base = Manifest::default();
+        base.entries
+            .insert("cache".to_owned(), entry(Kind::Dir, false));
+        base.entries
+            .insert("check.out".to_owned(), entry(Kind::File, true));
+        base.entries
+            .insert("big.bin".to_owned(), entry(Kind::File, false));
+        fs::write(at("check.out"), "changed since the check").unwrap();
+        fs::write(at("big.bin"), "changed, never saved").unwrap();
+        let changes: Vec<(String, Change)> = vec![
+            ("big.bin".to_owned(), Change::Changed),
+            ("cache".to_owned(), Change::Deleted),
+            ("check.out".to_owned(), Change::Changed),
+        ];
+        let done = put_back(root.path(), &store, &base, &changes, true);
+        assert_eq!(
+            done.restored,
+            [PathBuf::from("cache"), PathBuf::from("check.out")]
+        );
+        assert!(at("cache").is_dir());
+        assert!(!at("check.out").exists());
+        // Not saved and not a check's: left as it is, and named.
+        assert_eq!(done.not_restored, [PathBuf::from("big.bin")]);
+        assert!(at("big.bin").exists());
+        // Without leave to remove what checks wrote, that too is named, not removed.
+        fs::write(at("check.out"), "again").unwrap();
+        let kept = put_back(root.path(), &store, &base, &changes[2..], false);
+        assert_eq!(kept.not_restored, [PathBuf::from("check.out")]);
+        assert!(at("check.out").exists());
     }
 }
