@@ -1,7 +1,7 @@
 //! How a run looks as text, for every front end alike: each fact of a run as it happens or
 //! read back from its transcript ([`Facts`], in `facts.rs`), the summary at its end
-//! ([`SummaryText`], in `summary.rs`), and our colours around text already made safe to
-//! show ([`Style`], in `style.rs`). Each returns [`Shown`](crate::shown::Shown) lines and
+//! ([`SummaryText`], in `summary.rs`), the recorded runs and stores (`runs.rs`), and our
+//! colours around text already made safe to show ([`Style`], in `style.rs`). Each returns [`Shown`](crate::shown::Shown) lines and
 //! prints nothing: the front end chooses where they go.
 //!
 //! ```
@@ -18,10 +18,12 @@
 //! ```
 
 mod facts;
+mod runs;
 mod style;
 mod summary;
 
 pub use facts::{Facts, View, count};
+pub use runs::{human_size, pruned_lines, runs_table, stores_table};
 pub use style::Style;
 pub use summary::SummaryText;
 
