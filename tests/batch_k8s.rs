@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::batch::{read_json, results_ids, task};
 use crate::end_to_end::fix_script;
-use crate::support::{Model, Repo, Turn};
+use crate::support::{Model, Repo, Turn, source_root};
 
 /// Writes `lines` as the task file `outer/NAME`; returns its path.
 fn task_file(repo: &Repo, name: &str, lines: &[String]) -> String {
@@ -80,6 +80,23 @@ fn emit_k8s_writes_the_manifests_into_out_and_runs_nothing() {
     assert_eq!(job["spec"]["completions"], 2);
     assert_eq!(job["spec"]["parallelism"], 2);
     assert!(model.chats().is_empty());
+
+    // The image the Job names is deploy/Dockerfile's: the program it runs, the tools a
+    // task needs, and the user the pod's securityContext runs as.
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsUser"], 1000);
+    assert_eq!(pod["containers"][0]["image"], "harness:latest");
+    let dockerfile = fs::read_to_string(source_root().join("deploy/Dockerfile")).unwrap();
+    for part in [
+        "docker build -f deploy/Dockerfile -t harness:latest .",
+        "bubblewrap",
+        " git ",
+        "python3",
+        "COPY --from=build /harness /usr/local/bin/harness",
+        "USER 1000:1000",
+    ] {
+        assert!(dockerfile.contains(part), "the Dockerfile lacks {part:?}");
+    }
 
     let empty = task_file(&repo, "empty.jsonl", &[]);
     repo.harness(&["batch", &empty, "--emit", "k8s", "--out", "m"])
