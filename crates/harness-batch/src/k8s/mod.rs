@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::slurm::index_limit;
-use crate::spec::Tasks;
+use crate::spec::{Source, Tasks};
 use kinds::{
     Capabilities, ClaimResources, ClaimSpec, ClaimVolume, ConfigMapBody, ConfigMapVolume,
     Container, ContainerSecurity, EgressRule, EmptyDir, EnvVar, ExitCodes, FailureRule, JobSpec,
@@ -104,6 +104,9 @@ pub struct Manifests {
     pub files: Vec<(String, String)>,
     /// The Job's name: the results are in `harness-results` under it.
     pub job: String,
+    /// What will not work in a pod as the task file says, one line each: a task whose
+    /// repository is a relative path (looked for under [`TASKS_DIR`], where there is none).
+    pub warnings: Vec<String>,
 }
 
 impl Manifests {
@@ -195,7 +198,32 @@ pub fn k8s_manifests(tasks: &Tasks, options: &K8sOptions) -> Result<Manifests, E
         ),
         ("pvc.json".to_owned(), to_json(&claim(&job))),
     ];
-    Ok(Manifests { files, job })
+    Ok(Manifests {
+        files,
+        job,
+        warnings: warnings(tasks),
+    })
+}
+
+/// The tasks whose repository a pod cannot have: a relative path, taken from the task
+/// file's directory, which in a pod is the ConfigMap's and holds nothing else.
+fn warnings(tasks: &Tasks) -> Vec<String> {
+    tasks
+        .entries()
+        .iter()
+        .filter_map(|entry| entry.parsed.as_ref().ok())
+        .filter(|spec| {
+            matches!(spec.source(Path::new(TASKS_DIR)), Source::Local(_))
+                && Path::new(&spec.repo).is_relative()
+        })
+        .map(|spec| {
+            format!(
+                "{}: the repository {:?} is a relative path, which a pod looks for under \
+                 {TASKS_DIR}: use a git URL, or an absolute path in the image or a volume",
+                spec.id, spec.repo
+            )
+        })
+        .collect()
 }
 
 /// The task file with each task's host made the Service's, and the ports they name.
@@ -623,6 +651,17 @@ mod tests {
             .collect();
         assert_eq!(ports, [8080, 11434]);
         assert_eq!(file(&manifests, "job.json")["spec"]["parallelism"], 1);
+        // A URL and an absolute path are a pod's to have; a relative path is not.
+        assert!(manifests.warnings.is_empty(), "{:?}", manifests.warnings);
+        let relative = tasks("{\"id\": \"a\", \"repo\": \"../calc\", \"task\": \"t\"}\n");
+        let manifests = k8s_manifests(&relative, &K8sOptions::default()).unwrap();
+        assert_eq!(
+            manifests.warnings,
+            [
+                "a: the repository \"../calc\" is a relative path, which a pod looks for under \
+              /harness/tasks: use a git URL, or an absolute path in the image or a volume"
+            ]
+        );
     }
 
     #[test]

@@ -274,7 +274,7 @@ fn emit_slurm(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode>
 }
 
 /// Writes the Kubernetes manifests for `tasks` into OUT; says on stderr which lines are
-/// not tasks, and which tasks name a relative repository path a pod cannot have.
+/// not tasks, and what else will not work in a pod.
 fn emit_k8s(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> {
     let mut err = Out::stderr();
     for bad in tasks.errors() {
@@ -283,27 +283,13 @@ fn emit_k8s(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> {
             bad
         ))?;
     }
-    for spec in tasks
-        .entries()
-        .iter()
-        .filter_map(|e| e.parsed.as_ref().ok())
-    {
-        if matches!(spec.source(Path::new("/")), harness_batch::Source::Local(_))
-            && Path::new(&spec.repo).is_relative()
-        {
-            err.line(&shown!(
-                "harness: {}: the repository {:?} is a relative path, which a pod looks for \
-                 under {}: use a git URL, or an absolute path in the image or a volume",
-                spec.id,
-                spec.repo,
-                harness_batch::TASKS_DIR
-            ))?;
-        }
-    }
     let options = K8sOptions {
         jobs: command.jobs.map(usize::from),
     };
     let manifests = harness_batch::k8s_manifests(tasks, &options)?;
+    for warning in &manifests.warnings {
+        err.line(&shown!("harness: {}", warning))?;
+    }
     manifests.write(&command.out)?;
     Out::stdout().line(&shown!(
         "wrote the Job {} in {}: apply it with `kubectl apply -k {}` (docs/batch.md, \"On Kubernetes\")",
