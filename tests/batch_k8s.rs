@@ -298,19 +298,27 @@ impl Job {
         assert_eq!(container["command"], serde_json::json!(["harness"]));
 
         // The ConfigMap's task file, beside the fixture's repository (a relative `repo` is
-        // taken from the task file's directory), the Service's name made 127.0.0.1: the
-        // Service forwards each port to the same port, as the scripted servers listen.
+        // taken from the task file's directory, not the link's target), the Service's name
+        // made 127.0.0.1: the Service forwards each port to the same port, as the scripted
+        // servers listen.
         let config_map = read_json(&manifests.join("configmap.json"));
         let text = config_map["data"]["tasks.jsonl"]
             .as_str()
             .expect("the tasks");
         assert!(text.contains("http://harness-model:"), "{text}");
-        let tasks = repo.outer.join("pod-tasks.jsonl");
+        // Laid out as the kubelet lays out a ConfigMap volume: the file is a link through
+        // `..data` to a timestamped directory, which an update of the ConfigMap swaps.
+        let data = repo.outer.join("..2026_12_07_22_00_00.000000000");
+        fs::create_dir_all(&data).expect("the ConfigMap's data directory");
         fs::write(
-            &tasks,
+            data.join("tasks.jsonl"),
             text.replace("http://harness-model:", "http://127.0.0.1:"),
         )
         .expect("write the pod's task file");
+        std::os::unix::fs::symlink(data.file_name().expect("a name"), repo.outer.join("..data"))
+            .expect("link ..data");
+        let tasks = repo.outer.join("tasks.jsonl");
+        std::os::unix::fs::symlink("..data/tasks.jsonl", &tasks).expect("link tasks.jsonl");
         let out = repo.outer.join("k8s-out");
         let logs = repo.outer.join("termination-logs");
         fs::create_dir_all(&logs).expect("a directory for the termination messages");
