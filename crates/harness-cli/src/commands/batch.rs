@@ -73,7 +73,8 @@ pub(crate) struct BatchCommand {
     tasks: Option<PathBuf>,
 
     /// Tasks run at once, each as a process of its own [default: 1]. With --emit slurm,
-    /// the array's `%N`; without it, the cluster decides.
+    /// the array's `%N` (without it, the cluster decides); with --emit k8s, the Job's
+    /// parallelism.
     #[arg(long, short = 'j', value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
