@@ -6,6 +6,7 @@
 
 mod adversarial;
 mod batch;
+mod batch_k8s;
 mod batch_slurm;
 mod claims;
 mod docs;

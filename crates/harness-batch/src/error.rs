@@ -116,6 +116,18 @@ pub enum Error {
         /// The output directory.
         path: PathBuf,
     },
+    /// A task file too large for the ConfigMap `--emit k8s` would carry it in.
+    #[error(
+        "{} is {bytes} bytes as a ConfigMap, over Kubernetes' 1 MiB limit for one: split it \
+         into task files of fewer lines and emit one Job for each",
+        path.display()
+    )]
+    TooLargeForConfigMap {
+        /// The task file.
+        path: PathBuf,
+        /// The ConfigMap's size.
+        bytes: usize,
+    },
     /// The task was stopped before it finished; no result was written, so a rerun (or
     /// `--resume`) runs it again.
     #[error("the task was stopped before it finished; no result was written")]

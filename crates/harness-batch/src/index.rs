@@ -75,6 +75,21 @@ pub fn run_index(
     Ok(ran.result)
 }
 
+/// Writes `line` to the file [`crate::RESULT_LINE_VARIABLE`] names, when it names one: a
+/// Kubernetes pod names its termination message file there, so `kubectl get pods` shows
+/// each index's result without the volume. Not set, nothing is written.
+///
+/// # Errors
+///
+/// The file cannot be written.
+pub fn write_result_line(line: &str) -> Result<(), Error> {
+    let Some(path) = std::env::var_os(crate::RESULT_LINE_VARIABLE) else {
+        return Ok(());
+    };
+    let path = std::path::PathBuf::from(path);
+    std::fs::write(&path, line).map_err(|source| Error::Write { path, source })
+}
+
 /// The result task line `index` already has in `out`, for `--resume`: an engine that
 /// runs an index again after its result was written (a retried pod, a requeued array
 /// task) then keeps it.

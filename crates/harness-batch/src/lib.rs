@@ -44,6 +44,9 @@
 //!   `results.jsonl`, `summary.json` and `summary.md`.
 //! - **On Slurm** (`slurm.rs`): [`slurm_script`] renders an `sbatch` script that runs
 //!   the task file as a job array, each index running the index contract.
+//! - **On Kubernetes** (`k8s/`): [`k8s_manifests`] renders an Indexed Job, the task file
+//!   as its ConfigMap, the model Service, a NetworkPolicy and the results claim, built
+//!   from typed objects; each index runs the index contract.
 //! - **In words** (`text.rs`): a [`progress_line`] as each task finishes and the results
 //!   [`table`], for a front end to print.
 //!
@@ -59,6 +62,7 @@ mod atomic;
 mod collect;
 mod error;
 mod index;
+mod k8s;
 mod local;
 mod one;
 mod result;
@@ -69,7 +73,13 @@ mod workdir;
 
 pub use collect::{Collected, RESULTS_FILE, SUMMARY_JSON, SUMMARY_MD, Summary, collect, markdown};
 pub use error::{Error, LineError};
-pub use index::{INDEX_VARIABLES, index_from, index_from_env, kept_result, run_index};
+pub use index::{
+    INDEX_VARIABLES, index_from, index_from_env, kept_result, run_index, write_result_line,
+};
+pub use k8s::{
+    BACKOFF_LIMIT_PER_INDEX, CONFIGMAP_LIMIT, IMAGE, K8sOptions, MODEL_SERVICE, Manifests, OUT_DIR,
+    RESULT_LINE_VARIABLE, RESULTS_CLAIM, TASKS_DIR, TTL_SECONDS, k8s_manifests,
+};
 pub use local::{Local, LocalReport, Progress, run_local};
 pub use one::{Context, Ran, RunningCommands, run_one};
 pub use result::{

@@ -159,6 +159,21 @@ pub fn slurm_script(tasks: &Tasks, options: &SlurmOptions<'_>) -> Result<String,
 /// The time limit of one array task, as Slurm writes it: `HH:MM:SS`, or `D-HH:MM:SS` from
 /// a day on.
 fn time_limit(tasks: &Tasks) -> String {
+    let limit = index_limit(tasks);
+    let minutes = limit.as_secs().div_ceil(60);
+    let (days, hours, minutes) = (minutes / (24 * 60), minutes / 60 % 24, minutes % 60);
+    if days > 0 {
+        format!("{days}-{hours:02}:{minutes:02}:00")
+    } else {
+        format!("{hours:02}:{minutes:02}:00")
+    }
+}
+
+/// The time one index may take: the largest run budget in the file (a line's `timeout`,
+/// else the default run's), plus [`Verification::DEFAULT_TIMEOUT`] and [`START_MARGIN`].
+/// A bad line has no budget: the default stands. Shared by the Slurm and Kubernetes
+/// renderers.
+pub(crate) fn index_limit(tasks: &Tasks) -> Duration {
     let default = Budgets::default().max_duration;
     let budget = tasks
         .entries()
@@ -168,16 +183,9 @@ fn time_limit(tasks: &Tasks) -> String {
         .max()
         .unwrap_or(default);
     // A task line may hold any u64 of seconds: no overflow, just a very long limit.
-    let limit = budget
+    budget
         .saturating_add(Verification::DEFAULT_TIMEOUT)
-        .saturating_add(START_MARGIN);
-    let minutes = limit.as_secs().div_ceil(60);
-    let (days, hours, minutes) = (minutes / (24 * 60), minutes / 60 % 24, minutes % 60);
-    if days > 0 {
-        format!("{days}-{hours:02}:{minutes:02}:00")
-    } else {
-        format!("{hours:02}:{minutes:02}:00")
-    }
+        .saturating_add(START_MARGIN)
 }
 
 /// `harness-<the task file's stem>`, in letters, digits, `.`, `_` and `-`: the job's name

@@ -167,6 +167,8 @@ pub enum Source {
 #[derive(Clone, Debug)]
 pub struct Tasks {
     path: PathBuf,
+    /// The file as read: what an engine that carries the file itself is given.
+    text: String,
     entries: Vec<Entry>,
 }
 
@@ -236,8 +238,14 @@ impl Tasks {
         }
         Tasks {
             path: path.to_owned(),
+            text: text.to_owned(),
             entries,
         }
+    }
+
+    /// The task file's text, as read.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The task file's path.

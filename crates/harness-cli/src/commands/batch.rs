@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use harness_agent::StopSignal;
-use harness_batch::{Collected, Local, LocalReport, RunningCommands, SlurmOptions, Tasks};
+use harness_batch::{
+    Collected, K8sOptions, Local, LocalReport, RunningCommands, SlurmOptions, Tasks,
+};
 
 use crate::boundary;
 use crate::display::Out;
@@ -38,7 +40,8 @@ use crate::signals;
 /// With --index I (or JOB_COMPLETION_INDEX, or SLURM_ARRAY_TASK_ID) only task line I runs,
 /// here: what a Kubernetes Indexed Job or a Slurm job array runs; then `harness batch
 /// collect OUT` gathers the results. --emit slurm prints an sbatch script that runs
-/// every task line that way, as a job array (see docs/batch.md, "On Slurm").
+/// every task line that way, as a job array (see docs/batch.md, "On Slurm"); --emit k8s
+/// writes into OUT the manifests of a Kubernetes Indexed Job ("On Kubernetes").
 ///
 /// Examples:
 ///
@@ -49,6 +52,8 @@ use crate::signals;
 ///   harness batch tasks.jsonl --index 3 --out results
 ///
 ///   harness batch tasks.jsonl --emit slurm --jobs 8 --out results > job.sh
+///
+///   harness batch tasks.jsonl --emit k8s --jobs 8 --out manifests
 ///
 ///   harness batch collect results
 #[derive(Debug, Args)]
@@ -68,12 +73,14 @@ pub(crate) struct BatchCommand {
     tasks: Option<PathBuf>,
 
     /// Tasks run at once, each as a process of its own [default: 1]. With --emit slurm,
-    /// the array's `%N`; without it, the cluster decides.
+    /// the array's `%N` (without it, the cluster decides); with --emit k8s, the Job's
+    /// parallelism.
     #[arg(long, short = 'j', value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
-    /// Where the results go: OUT/<id>/ per task, results.jsonl and the summary.
+    /// Where the results go: OUT/<id>/ per task, results.jsonl and the summary. With
+    /// --emit k8s, where the manifests go (the results go to a volume).
     #[arg(long, value_name = "OUT", default_value = "batch-out")]
     out: PathBuf,
 
@@ -96,6 +103,8 @@ pub(crate) struct BatchCommand {
 enum Engine {
     /// An sbatch script: a Slurm job array, one task line per index.
     Slurm,
+    /// Kubernetes manifests, written into OUT: an Indexed Job, one task line per index.
+    K8s,
 }
 
 #[derive(Debug, Subcommand)]
@@ -129,8 +138,10 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
     }
     let path = command.tasks.as_deref().context("no task file given")?;
     let tasks = Tasks::read(path)?;
-    if let Some(Engine::Slurm) = command.emit {
-        return emit_slurm(&tasks, &command);
+    match command.emit {
+        Some(Engine::Slurm) => return emit_slurm(&tasks, &command),
+        Some(Engine::K8s) => return emit_k8s(&tasks, &command),
+        None => {}
     }
     // Every run states what the harness does and does not protect before it starts: a
     // batch once on stderr (its table is stdout's), and each task in its log.
@@ -153,7 +164,7 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
 /// its result as one JSON line.
 fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Result<ExitCode> {
     if resume && let Some(kept) = harness_batch::kept_result(tasks, index, out)? {
-        Out::stdout().json_text(&(kept.to_line() + "\n"))?;
+        print_result_line(&kept.to_line())?;
         return Ok(ExitCode::SUCCESS);
     }
     let commands = RunningCommands::default();
@@ -165,7 +176,7 @@ fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Re
     });
     match harness_batch::run_index(tasks, index, out, &mut (), StopSignal::new(), commands) {
         Ok(result) => {
-            Out::stdout().json_text(&(result.to_line() + "\n"))?;
+            print_result_line(&result.to_line())?;
             Ok(ExitCode::SUCCESS)
         }
         Err(harness_batch::Error::Interrupted) => Ok(ExitCode::from(exit::INTERRUPTED)),
@@ -177,6 +188,17 @@ fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Re
             Ok(ExitCode::from(exit::NOT_VERIFIED))
         }
     }
+}
+
+/// A task's result line on stdout, and in the file an engine asked for (a pod's
+/// termination message); the result itself is already written, so that file failing is
+/// said on stderr and not an error.
+fn print_result_line(line: &str) -> anyhow::Result<()> {
+    Out::stdout().json_text(&format!("{line}\n"))?;
+    if let Err(error) = harness_batch::write_result_line(line) {
+        Out::stderr().line(&shown!("harness: {}", error.chain()))?;
+    }
+    Ok(())
 }
 
 /// Runs every task, `--jobs` at a time, each as a child process of this program.
@@ -249,6 +271,33 @@ fn emit_slurm(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode>
     // Shown::text keeps the script as it is but for characters a terminal would obey,
     // which no path the script names has in practice.
     Out::stdout().print(&Shown::text(&script))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the Kubernetes manifests for `tasks` into OUT; says on stderr which lines are
+/// not tasks, and what else will not work in a pod.
+fn emit_k8s(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> {
+    let mut err = Out::stderr();
+    for bad in tasks.errors() {
+        err.line(&shown!(
+            "harness: {}; its index will exit 2 without a result",
+            bad
+        ))?;
+    }
+    let options = K8sOptions {
+        jobs: command.jobs.map(usize::from),
+    };
+    let manifests = harness_batch::k8s_manifests(tasks, &options)?;
+    for warning in &manifests.warnings {
+        err.line(&shown!("harness: {}", warning))?;
+    }
+    manifests.write(&command.out)?;
+    Out::stdout().line(&shown!(
+        "wrote the Job {} in {}: apply it with `kubectl apply -k {}` (docs/batch.md, \"On Kubernetes\")",
+        manifests.job,
+        command.out.display(),
+        command.out.display()
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
