@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use harness_app::render::count;
 use harness_app::shown;
 use harness_app::shown::Shown;
 
@@ -18,8 +19,10 @@ pub fn progress_line(progress: &Progress<'_>) -> Shown {
     let how = match &task.error {
         Some(error) => format!("after {:.1} s: {error}", task.wall_seconds),
         None => format!(
-            "({}) after {} steps, {:.1} s",
-            task.outcome, task.steps, task.wall_seconds
+            "({}) after {}, {:.1} s",
+            task.outcome,
+            count(u64::from(task.steps), "step"),
+            task.wall_seconds
         ),
     };
     let left = progress
