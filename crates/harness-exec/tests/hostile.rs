@@ -425,11 +425,16 @@ impl Fixture {
             .protect_in_workspace(harness_exec::corpus::PROTECTED_NAME)
             .home(&self.home)
             .hide_denied(|_| false);
+        // The user's $TMPDIR, which `none` passes on as it is: one of the test's own, so that
+        // no row writes where the machine's other users do (unset, "$TMPDIR/f" is "/f").
+        let tmp = self._dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("a temporary directory");
         let runner = Runner::new()
             .parent_env([
                 ("PATH", path.as_str()),
                 ("HOME", &self.home.to_string_lossy()),
                 ("LANG", "C.UTF-8"),
+                ("TMPDIR", &tmp.to_string_lossy()),
             ])
             .policy(Policy::allowlist([
                 "sh", "bash", "python3", "rm", "git", "cat", "curl", "kill", "node", "cargo",
