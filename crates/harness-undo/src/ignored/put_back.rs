@@ -138,8 +138,8 @@ fn make_dirs(root: &Path, relative: &Path) -> std::io::Result<()> {
         match fs::symlink_metadata(&full) {
             Ok(m) if m.is_dir() => continue,
             Ok(_) => fs::remove_file(&full)?,
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+            // Nothing there, or it cannot be looked at: making it says which.
+            Err(_) => {}
         }
         fs::create_dir(&full)?;
     }
@@ -312,26 +312,97 @@ mod tests {
         base.entries
             .insert("big.bin".to_owned(), entry(Kind::File, false));
         fs::write(at("check.out"), "changed since the check").unwrap();
+        // A check's file a command made a directory: removed with what it holds.
+        base.entries
+            .insert("check.dir".to_owned(), entry(Kind::File, true));
+        fs::create_dir(at("check.dir")).unwrap();
+        fs::write(at("check.dir/inside"), "x").unwrap();
         fs::write(at("big.bin"), "changed, never saved").unwrap();
         let changes: Vec<(String, Change)> = vec![
             ("big.bin".to_owned(), Change::Changed),
             ("cache".to_owned(), Change::Deleted),
+            ("check.dir".to_owned(), Change::Changed),
             ("check.out".to_owned(), Change::Changed),
         ];
         let done = put_back(root.path(), &store, &base, &changes, true);
         assert_eq!(
             done.restored,
-            [PathBuf::from("cache"), PathBuf::from("check.out")]
+            [
+                PathBuf::from("cache"),
+                PathBuf::from("check.dir"),
+                PathBuf::from("check.out")
+            ]
         );
         assert!(at("cache").is_dir());
+        assert!(!at("check.dir").exists());
         assert!(!at("check.out").exists());
         // Not saved and not a check's: left as it is, and named.
         assert_eq!(done.not_restored, [PathBuf::from("big.bin")]);
         assert!(at("big.bin").exists());
         // Without leave to remove what checks wrote, that too is named, not removed.
         fs::write(at("check.out"), "again").unwrap();
-        let kept = put_back(root.path(), &store, &base, &changes[2..], false);
+        let kept = put_back(root.path(), &store, &base, &changes[3..], false);
         assert_eq!(kept.not_restored, [PathBuf::from("check.out")]);
         assert!(at("check.out").exists());
+    }
+
+    #[test]
+    fn a_saved_file_comes_back_as_a_new_file_with_its_mode_and_time() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let root = tempfile::tempdir().unwrap();
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = Repository::init_bare(store_dir.path()).unwrap();
+        let at = |path: &str| root.path().join(path);
+        let mtime_ns = 1_600_000_000_123_456_789;
+        let mut saved = entry(Kind::File, false);
+        saved.stat.mode = 0o100_751;
+        saved.stat.mtime_ns = mtime_ns;
+        saved.blob = Some(store.blob(b"print('saved')\n").unwrap());
+        let mut base = Manifest::default();
+        base.entries.insert("gone.py".to_owned(), saved.clone());
+        base.entries.insert("tool.py".to_owned(), saved);
+        // A command made it a hard link to a file elsewhere: that file is not written.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let other = elsewhere.path().join("other");
+        fs::write(&other, "the other file").unwrap();
+        fs::hard_link(&other, at("tool.py")).unwrap();
+        // And one a command deleted.
+        let changes = vec![
+            ("gone.py".to_owned(), Change::Deleted),
+            ("tool.py".to_owned(), Change::Changed),
+        ];
+        let done = put_back(root.path(), &store, &base, &changes, false);
+        assert_eq!(
+            done.restored,
+            [PathBuf::from("gone.py"), PathBuf::from("tool.py")]
+        );
+        assert_eq!(
+            fs::read_to_string(at("gone.py")).unwrap(),
+            "print('saved')\n"
+        );
+        assert_eq!(
+            fs::read_to_string(at("tool.py")).unwrap(),
+            "print('saved')\n"
+        );
+        assert_eq!(fs::read_to_string(&other).unwrap(), "the other file");
+        let meta = fs::metadata(at("tool.py")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o751);
+        assert_eq!(meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), mtime_ns);
+    }
+
+    #[test]
+    fn nothing_is_removed_or_written_through_a_symlinked_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = Repository::init_bare(store_dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("precious"), "the user's").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        let changes = vec![("link/precious".to_owned(), Change::Created)];
+        put_back(root.path(), &store, &Manifest::default(), &changes, false);
+        assert_eq!(
+            fs::read_to_string(outside.path().join("precious")).unwrap(),
+            "the user's"
+        );
     }
 }
