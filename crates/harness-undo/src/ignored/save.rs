@@ -74,10 +74,10 @@ pub(crate) fn save(
             candidates.push((path, stat));
         }
     }
-    let (mut total, mut count) = entries
-        .values()
-        .filter(|e| e.blob.is_some())
-        .fold((0u64, 0usize), |(t, c), e| (t + e.stat.size, c + 1));
+    // What the previous manifest's blobs already hold counts toward the budgets.
+    let kept = || entries.values().filter(|e| e.blob.is_some());
+    let mut total: u64 = kept().map(|e| e.stat.size).sum();
+    let mut count = kept().count();
     candidates.sort_by_key(|(path, stat)| (stat.size, (*path).clone()));
     for (path, stat) in candidates {
         if count >= MOST_SAVED_IGNORED || total + stat.size > IGNORED_SAVE_BUDGET {
@@ -230,4 +230,71 @@ fn tree_of(repo: &Repository, manifest: &Manifest) -> Result<Oid, Error> {
     index
         .write_tree_to(repo)
         .context("write the saved ignored files' tree")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::super::list::list;
+    use super::*;
+
+    #[test]
+    fn an_unchanged_file_keeps_its_blob_and_its_writer_and_a_blob_the_store_lost_is_saved_again() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = Repository::init(root.path()).unwrap();
+        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
+        fs::create_dir(root.path().join("cache")).unwrap();
+        fs::write(root.path().join("cache/a.pyc"), "compiled a").unwrap();
+        fs::write(root.path().join("cache/b.pyc"), "compiled b").unwrap();
+        let store = tempfile::tempdir().unwrap();
+        Repository::init_bare(store.path()).unwrap();
+        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
+
+        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
+        let blob_of = |manifest: &Manifest, path: &str| manifest.entries[path].blob;
+        assert!(blob_of(&first, "cache/a.pyc").is_some());
+        // The store lost b's blob since (as a prune can take it).
+        let mut previous = first.clone();
+        let lost = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
+        previous.entries.get_mut("cache/b.pyc").unwrap().blob = Some(lost);
+
+        let (second, _) =
+            save(store.path(), root.path(), listing(), Some(&previous), true).unwrap();
+        // Unchanged, its blob held: kept unread, and still the start's, not a check's.
+        let a = &second.entries["cache/a.pyc"];
+        assert_eq!(a.blob, blob_of(&first, "cache/a.pyc"));
+        assert!(!a.from_check);
+        // Unchanged but its blob lost: read and saved again.
+        assert_eq!(
+            blob_of(&second, "cache/b.pyc"),
+            blob_of(&first, "cache/b.pyc")
+        );
+    }
+
+    #[test]
+    fn what_the_last_manifest_saved_counts_toward_the_budget() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = Repository::init(root.path()).unwrap();
+        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
+        fs::create_dir(root.path().join("cache")).unwrap();
+        // The whole budget, in files of the largest size saved.
+        let large = vec![b'x'; LARGEST_SAVED_IGNORED_FILE as usize];
+        let files = IGNORED_SAVE_BUDGET / LARGEST_SAVED_IGNORED_FILE;
+        for i in 0..files {
+            fs::write(root.path().join(format!("cache/{i:02}.bin")), &large).unwrap();
+        }
+        let store = tempfile::tempdir().unwrap();
+        Repository::init_bare(store.path()).unwrap();
+        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
+        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
+        let saved = |m: &Manifest| m.entries.values().filter(|e| e.blob.is_some()).count();
+        assert_eq!(saved(&first) as u64, files);
+
+        // One byte more, beside the unchanged files the last manifest saved: over budget.
+        fs::write(root.path().join("cache/small"), "1").unwrap();
+        let (second, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        assert_eq!(saved(&second) as u64, files);
+        assert_eq!(second.entries["cache/small"].blob, None);
+    }
 }
