@@ -658,7 +658,8 @@ fn ordinary_work_at_the_top_of_the_workspace_works_and_a_hidden_file_stays_unrea
         let workspace = top_of_a_real_workspace(&root);
         let script = "touch new.txt && rm old.txt && mkdir target && echo x > target/x && \
                       mv moved.txt renamed.txt && mkdir -p build/deep && rm -r build && \
-                      ln -s renamed.txt link && ls -a && python3 -m unittest 2>&1";
+                      ln -s renamed.txt link && mkfifo pipe && rm pipe && ls -a && \
+                      python3 -m unittest 2>&1";
         let outcome = runner(tier, hiding_env(&workspace, &root))
             .run(&["sh", "-c", script], &RunOptions::new(&workspace))
             .expect("runs");

@@ -208,17 +208,21 @@ pub(crate) fn ruleset(confinement: &Confinement, private_tmp: &Path) -> Result<O
 /// by hierarchy, so these rights reach everything below too, `.git` and the protected
 /// names among it: what a command changes there is put back after it (`repair`).
 fn at_the_top(abi: ABI) -> landlock::BitFlags<AccessFs> {
-    let rights = AccessFs::ReadDir
-        | AccessFs::WriteFile
-        | AccessFs::Truncate
-        | AccessFs::RemoveDir
-        | AccessFs::RemoveFile
-        | AccessFs::MakeDir
-        | AccessFs::MakeReg
-        | AccessFs::MakeSock
-        | AccessFs::MakeFifo
-        | AccessFs::MakeSym
-        | AccessFs::Refer;
+    let rights: landlock::BitFlags<AccessFs> = [
+        AccessFs::ReadDir,
+        AccessFs::WriteFile,
+        AccessFs::Truncate,
+        AccessFs::RemoveDir,
+        AccessFs::RemoveFile,
+        AccessFs::MakeDir,
+        AccessFs::MakeReg,
+        AccessFs::MakeSock,
+        AccessFs::MakeFifo,
+        AccessFs::MakeSym,
+        AccessFs::Refer,
+    ]
+    .into_iter()
+    .collect();
     rights & AccessFs::from_all(abi)
 }
 
