@@ -278,10 +278,10 @@ mod tests {
         let repo = Repository::init(root.path()).unwrap();
         fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
         fs::create_dir(root.path().join("cache")).unwrap();
-        // The whole budget, in files of the largest size saved.
+        // The whole budget, in files of the largest size saved, and one more.
         let large = vec![b'x'; LARGEST_SAVED_IGNORED_FILE as usize];
         let files = IGNORED_SAVE_BUDGET / LARGEST_SAVED_IGNORED_FILE;
-        for i in 0..files {
+        for i in 0..=files {
             fs::write(root.path().join(format!("cache/{i:02}.bin")), &large).unwrap();
         }
         let store = tempfile::tempdir().unwrap();
@@ -290,11 +290,33 @@ mod tests {
         let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
         let saved = |m: &Manifest| m.entries.values().filter(|e| e.blob.is_some()).count();
         assert_eq!(saved(&first) as u64, files);
+        assert_eq!(first.entries[&format!("cache/{files:02}.bin")].blob, None);
 
         // One byte more, beside the unchanged files the last manifest saved: over budget.
         fs::write(root.path().join("cache/small"), "1").unwrap();
         let (second, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
         assert_eq!(saved(&second) as u64, files);
         assert_eq!(second.entries["cache/small"].blob, None);
+    }
+
+    #[test]
+    fn at_most_so_many_files_are_saved_for_one_state() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = Repository::init(root.path()).unwrap();
+        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
+        fs::create_dir(root.path().join("cache")).unwrap();
+        for i in 0..=MOST_SAVED_IGNORED {
+            fs::write(root.path().join(format!("cache/{i:05}")), i.to_string()).unwrap();
+        }
+        let store = tempfile::tempdir().unwrap();
+        Repository::init_bare(store.path()).unwrap();
+        let listing = list(&repo, root.path(), &BTreeSet::new()).unwrap();
+        let (manifest, _) = save(store.path(), root.path(), listing, None, false).unwrap();
+        let saved = manifest
+            .entries
+            .values()
+            .filter(|e| e.blob.is_some())
+            .count();
+        assert_eq!(saved, MOST_SAVED_IGNORED);
     }
 }
