@@ -319,4 +319,40 @@ mod tests {
             .count();
         assert_eq!(saved, MOST_SAVED_IGNORED);
     }
+
+    /// Every saved blob is in the tree the store's commit keeps, at its path: a blob out of
+    /// it would be lost at the store's next prune.
+    fn assert_kept(store: &Path, manifest: &Manifest) {
+        let repo = Repository::open_bare(store).unwrap();
+        let tree = repo.find_tree(manifest.tree.expect("a tree")).unwrap();
+        for (key, entry) in &manifest.entries {
+            if let Some(blob) = entry.blob {
+                let held = tree.get_path(&path_of(key)).map(|e| e.id()).ok();
+                assert_eq!(held, Some(blob), "{key}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_kept_tree_holds_every_saved_blob_when_one_changes_and_is_reused_when_none_does() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = Repository::init(root.path()).unwrap();
+        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
+        fs::create_dir(root.path().join("cache")).unwrap();
+        fs::write(root.path().join("cache/a.pyc"), "compiled a").unwrap();
+        fs::write(root.path().join("cache/b.pyc"), "compiled b").unwrap();
+        let store = tempfile::tempdir().unwrap();
+        Repository::init_bare(store.path()).unwrap();
+        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
+        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
+        assert_kept(store.path(), &first);
+        // Nothing changed: the same tree.
+        let (same, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        assert_eq!(same.tree, first.tree);
+        // One file changed: a tree that holds its new blob.
+        fs::write(root.path().join("cache/a.pyc"), "compiled a, again").unwrap();
+        let (changed, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        assert_ne!(changed.tree, first.tree);
+        assert_kept(store.path(), &changed);
+    }
 }
