@@ -1079,3 +1079,42 @@ fn a_writable_path_holding_what_is_hidden_around_the_workspace_does_not_show_it(
         );
     }
 }
+
+/// A hidden file below the top (`config/.env`) stays unreadable, by its path and by a
+/// walk of its directory, while the files beside it are read and written as ever: every
+/// directory between the top and the hidden path is split, not granted whole.
+#[test]
+fn a_hidden_file_deep_in_the_workspace_stays_unreadable_and_its_neighbours_work() {
+    for tier in real_tiers() {
+        let (_dir, root) = scratch();
+        let workspace = top_of_a_real_workspace(&root);
+        std::fs::create_dir_all(workspace.join("config/deploy")).expect("dirs");
+        std::fs::write(
+            workspace.join("config/deploy/.env"),
+            "SECRET=hunter2-deep\n",
+        )
+        .expect("write");
+        std::fs::write(workspace.join("config/deploy/app.toml"), "name = 'app'\n").expect("write");
+        let script = "cat config/deploy/app.toml; echo more >> config/deploy/app.toml; \
+                      echo new > config/deploy/new.toml; mkdir config/deploy/d; ls config/deploy; \
+                      cat config/deploy/.env; cat config/deploy/.e*; grep -r SECRET config; \
+                      exit 0";
+        let outcome = runner(tier, hiding_env(&workspace, &root))
+            .policy(Policy::allowlist(["sh", "cat", "grep", "ls", "mkdir"]))
+            .run(&["sh", "-c", script], &RunOptions::new(&workspace))
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(text.contains("name = 'app'"), "{tier}: {text}");
+        assert!(
+            text.lines().any(|line| line == "new.toml"),
+            "{tier}: {text}"
+        );
+        assert!(workspace.join("config/deploy/d").is_dir(), "{tier}: {text}");
+        assert!(!text.contains("hunter2-deep"), "{tier}: .env read\n{text}");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("config/deploy/app.toml")).expect("read"),
+            "name = 'app'\nmore\n",
+            "{tier}: {text}"
+        );
+    }
+}
