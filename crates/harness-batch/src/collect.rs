@@ -48,6 +48,10 @@ pub struct Summary {
     pub wall_seconds_total: f64,
     /// The tasks' mean wall time; 0 without tasks.
     pub wall_seconds_mean: f64,
+    /// The tasks' time inside model requests, added up.
+    pub model_seconds_total: f64,
+    /// The tasks' time waiting for a model slot (`--max-inflight`), added up.
+    pub queue_seconds_total: f64,
     /// Prompt tokens over every task.
     pub prompt_tokens: u64,
     /// Generated tokens over every task.
@@ -76,6 +80,8 @@ impl Summary {
             solved_rate: per_task(count(Status::Solved) as f64),
             wall_seconds_total,
             wall_seconds_mean: per_task(wall_seconds_total),
+            model_seconds_total: results.iter().map(|r| r.model_seconds).sum(),
+            queue_seconds_total: results.iter().map(|r| r.queue_seconds).sum(),
             prompt_tokens: results.iter().map(|r| r.prompt_tokens).sum(),
             completion_tokens: results.iter().map(|r| r.completion_tokens).sum(),
         }
@@ -143,27 +149,32 @@ pub fn markdown(summary: &Summary, results: &[TaskResult]) -> String {
     }
     let _ = write!(
         text,
-        "\n{} tasks, {} solved ({:.0}%); wall time {:.1} s in all, {:.1} s per task; \
+        "\n{} tasks, {} solved ({:.0}%); wall time {:.1} s in all, {:.1} s per task, \
+         of which {:.1} s in model requests and {:.1} s waiting for a model slot; \
          tokens {} prompt, {} generated.\n\n",
         summary.tasks,
         summary.solved,
         summary.solved_rate * 100.0,
         summary.wall_seconds_total,
         summary.wall_seconds_mean,
+        summary.model_seconds_total,
+        summary.queue_seconds_total,
         summary.prompt_tokens,
         summary.completion_tokens,
     );
-    text.push_str("| id | status | outcome | steps | wall s | files | +/- |\n");
-    text.push_str("|---|---|---|---|---|---|---|\n");
+    text.push_str("| id | status | outcome | steps | wall s | model s | queue s | files | +/- |\n");
+    text.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for r in results {
         let _ = writeln!(
             text,
-            "| {} | {} | {} | {} | {:.1} | {} | +{} −{} |",
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | +{} −{} |",
             r.id,
             r.status,
             r.outcome.replace('|', "/"),
             r.steps,
             r.wall_seconds,
+            r.model_seconds,
+            r.queue_seconds,
             r.diff.files,
             r.diff.added,
             r.diff.removed
