@@ -192,6 +192,8 @@ mod tests {
             status,
             prompt_tokens: 100,
             completion_tokens: 10,
+            model_seconds: wall_seconds / 2.0,
+            queue_seconds: 0.5,
             ..TaskResult::error(id, index, String::new(), wall_seconds)
         }
     }
@@ -218,6 +220,8 @@ mod tests {
         assert!((summary.solved_rate - 2.0 / 3.0).abs() < 1e-9);
         assert!((summary.wall_seconds_mean - 2.0).abs() < 1e-9);
         assert_eq!(summary.prompt_tokens, 300);
+        assert!((summary.model_seconds_total - 3.0).abs() < 1e-9);
+        assert!((summary.queue_seconds_total - 1.5).abs() < 1e-9);
 
         let lines = std::fs::read_to_string(out.path().join(RESULTS_FILE)).unwrap();
         let first: TaskResult = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
@@ -229,6 +233,16 @@ mod tests {
         let md = std::fs::read_to_string(out.path().join(SUMMARY_MD)).unwrap();
         assert!(md.contains("| solved | 2 |"), "{md}");
         assert!(md.contains("| mid | solved |"), "{md}");
+    }
+
+    #[test]
+    fn a_result_written_before_model_time_was_counted_reads_as_none_spent() {
+        let mut old = serde_json::to_value(result("old", 0, Status::Solved, 1.0)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("model_seconds");
+        fields.remove("queue_seconds");
+        let read: TaskResult = serde_json::from_value(old).unwrap();
+        assert_eq!((read.model_seconds, read.queue_seconds), (0.0, 0.0));
     }
 
     #[test]

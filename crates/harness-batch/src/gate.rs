@@ -111,3 +111,66 @@ fn add(total: &AtomicU64, elapsed: Duration) {
 fn seconds(total: &AtomicU64) -> f64 {
     Duration::from_nanos(total.load(Ordering::Relaxed)).as_secs_f64()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model that takes its duration to answer: a real wait, as a server's.
+    struct Slow(Duration);
+
+    impl ChatClient for Slow {
+        fn chat(
+            &self,
+            _: &[Message],
+            _: &[Value],
+            _: &mut dyn FnMut(&str),
+        ) -> Result<Reply, ChatError> {
+            std::thread::sleep(self.0);
+            Ok(Reply::text("done"))
+        }
+
+        fn context_window(&self) -> Result<u32, ChatError> {
+            Ok(4096)
+        }
+    }
+
+    #[test]
+    fn requests_count_as_model_time_and_waiting_for_the_slot_as_queue_time() {
+        let out = tempfile::tempdir().unwrap();
+        let slots = ModelSlots::open(out.path(), 1).unwrap();
+        let clock = Arc::new(ModelClock::default());
+        let gated = Gated::new(
+            Arc::new(Slow(Duration::from_millis(100))),
+            Some(slots.clone()),
+            clock.clone(),
+        );
+        let held = slots.acquire().unwrap();
+        let releasing = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(held);
+        });
+        let reply = gated.chat(&[], &[], &mut |_| {}).unwrap();
+        releasing.join().unwrap();
+        assert_eq!(reply.text, "done");
+        assert!(clock.queue_seconds() >= 0.15, "{}", clock.queue_seconds());
+        assert!(clock.model_seconds() >= 0.1, "{}", clock.model_seconds());
+        assert!(
+            clock.model_seconds() < 0.15 + 0.1,
+            "the wait is not the model's"
+        );
+        // Released after the request: another takes the slot at once.
+        assert!(slots.try_acquire().unwrap().is_some());
+    }
+
+    #[test]
+    fn without_slots_nothing_waits() {
+        let clock = Arc::new(ModelClock::default());
+        let gated = Gated::new(Arc::new(Slow(Duration::ZERO)), None, clock.clone());
+        for _ in 0..3 {
+            gated.chat(&[], &[], &mut |_| {}).unwrap();
+        }
+        assert_eq!(gated.context_window().unwrap(), 4096);
+        assert!(clock.queue_seconds() < 0.01);
+    }
+}
