@@ -575,3 +575,168 @@ fn a_task_s_commands_reach_nothing_of_the_other_tasks() {
         assert_eq!(own["status"], "unresolved", "{tier}: {own}");
     }
 }
+
+/// How long the shared model server of the `--max-inflight` tests takes per answer.
+const ANSWER_DELAY: Duration = Duration::from_secs(2);
+/// How often those tests look for a request that arrived: arrival times are this exact.
+const LOOK: Duration = Duration::from_millis(10);
+
+/// Runs three tasks `--jobs 3` (with `extra` flags) against one model server that takes
+/// [`ANSWER_DELAY`] per answer and serves any number at once; returns the output directory
+/// and the times between the chat requests' arrivals, in order.
+fn three_tasks_on_one_slow_server(
+    repo: &Repo,
+    name: &str,
+    extra: &[&str],
+) -> (PathBuf, Vec<Duration>) {
+    let model = Model::start();
+    model.script_slow(
+        vec![
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+            Turn::Text("Done."),
+        ],
+        ANSWER_DELAY,
+    );
+    let lines: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|id| task(id, "work", &model).to_string())
+        .collect();
+    let tasks = task_file(repo, &lines);
+    let out = repo.outer.join(name);
+    let out_arg = out.display().to_string();
+    let mut args = vec!["batch", &tasks, "--jobs", "3", "--out", &out_arg];
+    args.extend_from_slice(extra);
+    let mut batch = repo.spawn(&args);
+    let mut arrivals = Vec::new();
+    while batch.try_wait().expect("the batch runs").is_none() {
+        let seen = model.chats().len();
+        arrivals.extend((arrivals.len()..seen).map(|_| Instant::now()));
+        std::thread::sleep(LOOK);
+    }
+    let output = batch.wait_with_output().expect("the batch ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(model.chats().len(), 3);
+    assert_eq!(arrivals.len(), 3, "every chat request was seen arriving");
+    let gaps = arrivals.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    (out, gaps)
+}
+
+/// Issue #47: with `--max-inflight 1` the model server never has two requests at once,
+/// and the time each task waited for the slot is in its result, apart from the model's.
+#[test]
+fn max_inflight_1_keeps_the_model_to_one_request_at_a_time_across_tasks() {
+    let repo = Repo::from_fixture("calc");
+    let (out, gaps) = three_tasks_on_one_slow_server(&repo, "capped", &["--max-inflight", "1"]);
+    // A request arrives only after the one before it was answered.
+    for gap in &gaps {
+        assert!(
+            *gap >= ANSWER_DELAY - 2 * LOOK,
+            "two requests at once: {gaps:?}"
+        );
+    }
+    for id in ["a", "b", "c"] {
+        let result = read_json(&out.join(id).join("result.json"));
+        assert_eq!(result["status"], "unresolved", "{result}");
+        let model = result["model_seconds"].as_f64().expect("model_seconds");
+        let queue = result["queue_seconds"].as_f64().expect("queue_seconds");
+        let wall = result["wall_seconds"].as_f64().expect("wall_seconds");
+        assert!(model >= ANSWER_DELAY.as_secs_f64() - 0.05, "{result}");
+        assert!(model + queue <= wall, "{result}");
+    }
+    let summary = read_json(&out.join("summary.json"));
+    let queued = summary["queue_seconds_total"].as_f64().expect("a total");
+    // Three requests of 2 s, one at a time, started together: the second waits about
+    // 2 s, the third about 4 s, less the time the tasks took to start apart.
+    assert!(queued > ANSWER_DELAY.as_secs_f64(), "{summary}");
+    assert!(
+        summary["model_seconds_total"].as_f64().expect("a total") >= 5.8,
+        "{summary}"
+    );
+    assert!(
+        fs::read_to_string(out.join("summary.md"))
+            .expect("summary.md")
+            .contains("waiting for a model slot"),
+    );
+}
+
+/// The other side of the test above, so that it can fail: the same tasks without the cap
+/// do reach the server at once.
+#[test]
+fn without_max_inflight_the_tasks_ask_the_model_at_once() {
+    let repo = Repo::from_fixture("calc");
+    let (out, gaps) = three_tasks_on_one_slow_server(&repo, "uncapped", &[]);
+    assert!(
+        gaps.iter().any(|gap| *gap < ANSWER_DELAY - 2 * LOOK),
+        "no two requests at once: {gaps:?}"
+    );
+    let summary = read_json(&out.join("summary.json"));
+    assert!(
+        summary["queue_seconds_total"].as_f64().expect("a total") < 0.05,
+        "{summary}"
+    );
+    assert!(!out.join(".model-slots").exists());
+}
+
+/// A task process killed mid-request (`SIGKILL`: no handler runs) frees its model slot:
+/// the kernel drops its lock, and the next task, waiting for it, goes on.
+#[test]
+fn a_slot_held_by_a_task_killed_mid_request_is_freed_for_the_next() {
+    let repo = Repo::from_fixture("calc");
+    let slow = Model::start();
+    slow.server.reply(
+        "POST",
+        "/api/chat",
+        Reply::ndjson("").delay_first_byte(Duration::from_secs(60)),
+    );
+    let solver = Model::start();
+    solver.script(fix_script());
+    let lines = [
+        task("killed", "work", &slow).to_string(),
+        task("after", "work", &solver).to_string(),
+    ];
+    let tasks = task_file(&repo, &lines);
+    let out = repo.outer.join("out").display().to_string();
+    let index = |i: &'static str| {
+        [
+            "batch",
+            &tasks,
+            "--index",
+            i,
+            "--max-inflight",
+            "1",
+            "--out",
+            &out,
+        ]
+        .map(str::to_owned)
+    };
+
+    let holder_args = index("0");
+    let mut holder = repo.spawn(&holder_args.each_ref().map(String::as_str));
+    wait_until(|| !slow.chats().is_empty());
+    let waiter_args = index("1");
+    let waiter = repo.spawn(&waiter_args.each_ref().map(String::as_str));
+    // The waiter asked the server about the model (its run is being prepared), then waits
+    // for the slot: no chat reaches its server while the holder's request runs.
+    wait_until(|| !solver.server.requests_to("/api/show").is_empty());
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        solver.chats().is_empty(),
+        "the waiter asked while the slot was held"
+    );
+
+    holder.kill().expect("kill the holder");
+    holder.wait().expect("the holder ends");
+    let output = waiter.wait_with_output().expect("the waiter ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let after: Value = serde_json::from_str(String::from_utf8_lossy(&output.stdout).trim())
+        .expect("one JSON line");
+    assert_eq!(after["status"], "solved", "{after}");
+    assert!(
+        after["queue_seconds"].as_f64().expect("queue_seconds") > 0.5,
+        "{after}"
+    );
+    assert!(!Path::new(&out).join("killed/result.json").exists());
+}

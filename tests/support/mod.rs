@@ -432,6 +432,19 @@ impl Model {
         self
     }
 
+    /// Like [`Model::script`], each answer sent `delay` after its request arrived: a server
+    /// that takes its time, serving any number of requests at once.
+    pub(crate) fn script_slow(&self, turns: Vec<Turn>, delay: std::time::Duration) -> &Model {
+        for turn in turns {
+            self.server.reply(
+                "POST",
+                "/api/chat",
+                Reply::ndjson(turn.ndjson()).delay_first_byte(delay),
+            );
+        }
+        self
+    }
+
     pub(crate) fn url(&self) -> String {
         self.server.url()
     }

@@ -89,7 +89,7 @@ pub use header::RunHeader;
 pub use open::open_run;
 pub use prepare::{Prepared, Request, begin, prepare};
 pub use recorder::Recorder;
-pub use run::{Finished, agent, finish, run};
+pub use run::{Finished, agent, agent_over, finish, run, server_chat};
 pub use runs::{Listed, StoreState, list, prune, store_of, stores};
 pub use settings::{Overrides, Replies, Settings};
 pub use summary::{ChangedFile, RunSummary, follow_ups, ignored_word};

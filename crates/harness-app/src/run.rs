@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use harness_agent::{Agent, Observer, Outcome, RunReport, StopSignal, Transcript};
+use harness_agent::{Agent, ChatClient, Observer, Outcome, RunReport, StopSignal, Transcript};
 use harness_ollama::Client;
 use harness_tools::Toolbox;
 use harness_undo::{Diff, DiffTarget, IgnoredChanges, Session};
@@ -18,7 +18,7 @@ use crate::settings::Settings;
 use crate::verification;
 
 /// The loop, over the model (as the probe found it), the toolbox and the settings, writing
-/// `transcript`, stopped by `stop`. The one place a run's agent is built.
+/// `transcript`, stopped by `stop`.
 pub fn agent<'a>(
     client: Client,
     model: &ModelProbe,
@@ -27,7 +27,34 @@ pub fn agent<'a>(
     transcript: Transcript,
     stop: StopSignal,
 ) -> Agent<'a> {
-    let agent = Agent::new(Arc::new(ServerChat::new(client)), toolbox)
+    agent_over(
+        server_chat(client),
+        model,
+        toolbox,
+        settings,
+        transcript,
+        stop,
+    )
+}
+
+/// The loop's view of `client`: what [`agent`] asks, for a front end that wraps it (a
+/// batch counts its requests' time and caps how many run at once) before
+/// [`agent_over`].
+pub fn server_chat(client: Client) -> Arc<dyn ChatClient> {
+    Arc::new(ServerChat::new(client))
+}
+
+/// Like [`agent`], asking `chat`, which should be [`server_chat`]'s client or wrap it.
+/// The one place a run's agent is built.
+pub fn agent_over<'a>(
+    chat: Arc<dyn ChatClient>,
+    model: &ModelProbe,
+    toolbox: &'a Toolbox,
+    settings: &Settings,
+    transcript: Transcript,
+    stop: StopSignal,
+) -> Agent<'a> {
+    let agent = Agent::new(chat, toolbox)
         .budgets(settings.budgets())
         .transcript(transcript)
         .edit_format(model.edit_format)

@@ -48,6 +48,10 @@ pub struct Summary {
     pub wall_seconds_total: f64,
     /// The tasks' mean wall time; 0 without tasks.
     pub wall_seconds_mean: f64,
+    /// The tasks' time inside model requests, added up.
+    pub model_seconds_total: f64,
+    /// The tasks' time waiting for a model slot (`--max-inflight`), added up.
+    pub queue_seconds_total: f64,
     /// Prompt tokens over every task.
     pub prompt_tokens: u64,
     /// Generated tokens over every task.
@@ -76,6 +80,8 @@ impl Summary {
             solved_rate: per_task(count(Status::Solved) as f64),
             wall_seconds_total,
             wall_seconds_mean: per_task(wall_seconds_total),
+            model_seconds_total: results.iter().map(|r| r.model_seconds).sum(),
+            queue_seconds_total: results.iter().map(|r| r.queue_seconds).sum(),
             prompt_tokens: results.iter().map(|r| r.prompt_tokens).sum(),
             completion_tokens: results.iter().map(|r| r.completion_tokens).sum(),
         }
@@ -143,27 +149,32 @@ pub fn markdown(summary: &Summary, results: &[TaskResult]) -> String {
     }
     let _ = write!(
         text,
-        "\n{} tasks, {} solved ({:.0}%); wall time {:.1} s in all, {:.1} s per task; \
+        "\n{} tasks, {} solved ({:.0}%); wall time {:.1} s in all, {:.1} s per task, \
+         of which {:.1} s in model requests and {:.1} s waiting for a model slot; \
          tokens {} prompt, {} generated.\n\n",
         summary.tasks,
         summary.solved,
         summary.solved_rate * 100.0,
         summary.wall_seconds_total,
         summary.wall_seconds_mean,
+        summary.model_seconds_total,
+        summary.queue_seconds_total,
         summary.prompt_tokens,
         summary.completion_tokens,
     );
-    text.push_str("| id | status | outcome | steps | wall s | files | +/- |\n");
-    text.push_str("|---|---|---|---|---|---|---|\n");
+    text.push_str("| id | status | outcome | steps | wall s | model s | queue s | files | +/- |\n");
+    text.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for r in results {
         let _ = writeln!(
             text,
-            "| {} | {} | {} | {} | {:.1} | {} | +{} −{} |",
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | +{} −{} |",
             r.id,
             r.status,
             r.outcome.replace('|', "/"),
             r.steps,
             r.wall_seconds,
+            r.model_seconds,
+            r.queue_seconds,
             r.diff.files,
             r.diff.added,
             r.diff.removed
@@ -181,6 +192,8 @@ mod tests {
             status,
             prompt_tokens: 100,
             completion_tokens: 10,
+            model_seconds: wall_seconds / 2.0,
+            queue_seconds: 0.5,
             ..TaskResult::error(id, index, String::new(), wall_seconds)
         }
     }
@@ -207,6 +220,8 @@ mod tests {
         assert!((summary.solved_rate - 2.0 / 3.0).abs() < 1e-9);
         assert!((summary.wall_seconds_mean - 2.0).abs() < 1e-9);
         assert_eq!(summary.prompt_tokens, 300);
+        assert!((summary.model_seconds_total - 3.0).abs() < 1e-9);
+        assert!((summary.queue_seconds_total - 1.5).abs() < 1e-9);
 
         let lines = std::fs::read_to_string(out.path().join(RESULTS_FILE)).unwrap();
         let first: TaskResult = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
@@ -218,6 +233,16 @@ mod tests {
         let md = std::fs::read_to_string(out.path().join(SUMMARY_MD)).unwrap();
         assert!(md.contains("| solved | 2 |"), "{md}");
         assert!(md.contains("| mid | solved |"), "{md}");
+    }
+
+    #[test]
+    fn a_result_written_before_model_time_was_counted_reads_as_none_spent() {
+        let mut old = serde_json::to_value(result("old", 0, Status::Solved, 1.0)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("model_seconds");
+        fields.remove("queue_seconds");
+        let read: TaskResult = serde_json::from_value(old).unwrap();
+        assert_eq!((read.model_seconds, read.queue_seconds), (0.0, 0.0));
     }
 
     #[test]

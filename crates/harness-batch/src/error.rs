@@ -78,6 +78,15 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// A model slot (`OUT/.model-slots/`, see [`crate::ModelSlots`]) cannot be made or
+    /// locked.
+    #[error("cannot take the model slot {}: the output directory must be on a filesystem that supports flock", path.display())]
+    ModelSlot {
+        /// The slot file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A `result.json` that does not hold a result.
     #[error("{} is not a task result", path.display())]
     BadResult {

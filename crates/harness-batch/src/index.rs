@@ -43,7 +43,9 @@ pub fn index_from(lookup: impl Fn(&str) -> Option<String>) -> Result<usize, Erro
     Err(Error::NoIndex)
 }
 
-/// Runs task line `index` of `tasks` and writes its result into `OUT/<id>/`.
+/// Runs task line `index` of `tasks` and writes its result into `OUT/<id>/`, with at most
+/// `max_inflight` model requests at once across the processes sharing `out` (`None`: no
+/// cap; see [`crate::ModelSlots`]).
 ///
 /// # Errors
 ///
@@ -57,6 +59,7 @@ pub fn run_index(
     observer: &mut dyn Observer,
     stop: StopSignal,
     commands: RunningCommands,
+    max_inflight: Option<usize>,
 ) -> Result<TaskResult, Error> {
     let spec = tasks.task(index)?;
     let context = Context {
@@ -66,6 +69,7 @@ pub fn run_index(
         observer,
         stop,
         commands,
+        max_inflight,
     };
     let ran = run_one(index, spec, context);
     if ran.interrupted {
@@ -137,6 +141,7 @@ mod tests {
                 &mut (),
                 StopSignal::new(),
                 RunningCommands::default(),
+                None,
             )
         };
         let error = run(1).unwrap_err();

@@ -38,6 +38,10 @@
 //!   and `transcript.jsonl`, each written atomically (`atomic.rs`), the result last.
 //! - **The index contract** (`index.rs`): [`run_index`] runs exactly one task line, the
 //!   one `--index` or the engine's variable ([`index_from_env`]) names.
+//! - **The model, shared** (`slots.rs`, `gate.rs`): with `--max-inflight K`, at most K
+//!   model requests at once across every process of the batch, each holding one of the
+//!   [`ModelSlots`] (`OUT/.model-slots/`, a `flock` the kernel releases when its holder
+//!   dies); each task's time inside requests and waiting for a slot, in its result.
 //! - **The local runner** (`local.rs`): [`run_local`], `jobs` child processes at a time,
 //!   each running the index contract; a crashed or killed child is an `error` result.
 //! - **Collecting** (`collect.rs`): [`collect`] gathers `OUT/*/result.json` into
@@ -61,11 +65,13 @@
 mod atomic;
 mod collect;
 mod error;
+mod gate;
 mod index;
 mod k8s;
 mod local;
 mod one;
 mod result;
+mod slots;
 mod slurm;
 mod spec;
 mod text;
@@ -86,6 +92,7 @@ pub use result::{
     DiffStat, LOG_FILE, PATCH_FILE, RESULT_FILE, Status, TRANSCRIPT_FILE, TaskResult, WORK_DIR,
     create_out_dir, read as read_result, task_dir,
 };
+pub use slots::{ModelSlots, SLOTS_DIR, Slot};
 pub use slurm::{START_MARGIN, SlurmOptions, slurm_script};
 pub use spec::{Entry, Source, TaskSpec, Tasks};
 pub use text::{progress_line, table};

@@ -47,6 +47,9 @@ pub struct Local<'a> {
     pub out: &'a Path,
     /// Tasks run at once, at least 1.
     pub jobs: usize,
+    /// Model requests at once across the tasks, passed on to each child as
+    /// `--max-inflight`; `None`: no cap.
+    pub max_inflight: Option<usize>,
     /// Skip the tasks that have a result.
     pub resume: bool,
     /// The program each task's child runs: the `harness` binary.
@@ -280,13 +283,18 @@ impl Job {
             path: log_path,
             source,
         })?;
-        let child = Command::new(batch.program)
+        let mut command = Command::new(batch.program);
+        command
             .arg("batch")
             .arg(tasks_path)
             .arg("--index")
             .arg(index.to_string())
             .arg("--out")
-            .arg(absolute(batch.out))
+            .arg(absolute(batch.out));
+        if let Some(count) = batch.max_inflight {
+            command.arg("--max-inflight").arg(count.to_string());
+        }
+        let child = command
             // The index is the flag's: an engine's variable in our own environment names
             // another job.
             .env_remove("JOB_COMPLETION_INDEX")

@@ -12,7 +12,9 @@ use harness_app::{Finished, Prepared, Request, RunSummary, Settings};
 use harness_exec::Interrupter;
 
 use crate::Error;
+use crate::gate::{Gated, ModelClock};
 use crate::result::{self, DiffStat, Status, TaskResult, WORK_DIR};
+use crate::slots::ModelSlots;
 use crate::spec::TaskSpec;
 use crate::workdir::clone_workdir;
 
@@ -33,6 +35,9 @@ pub struct Context<'a> {
     /// Filled with the run's commands once its toolbox exists, so a signal handler can
     /// kill them.
     pub commands: RunningCommands,
+    /// At most this many model requests at once across the batch's processes
+    /// (`--max-inflight`): each request holds one of `OUT/.model-slots/`. `None`: no cap.
+    pub max_inflight: Option<usize>,
 }
 
 /// The commands of the task being run, for a signal handler to kill: empty until the
@@ -114,6 +119,10 @@ fn attempt(
     started: Instant,
 ) -> Result<Ran, Error> {
     let (root, settings) = workspace(spec, &context)?;
+    let slots = context
+        .max_inflight
+        .map(|count| ModelSlots::open(context.out, count))
+        .transpose()?;
     let request = Request {
         task: spec.task.clone(),
         hidden_around: hidden_around(&context),
@@ -130,8 +139,10 @@ fn attempt(
     harness_app::toolbox::adopt_escaping_commands();
     context.commands.set(toolbox.interrupter());
 
-    let agent = harness_app::agent(
-        client,
+    let clock = Arc::new(ModelClock::default());
+    let chat = Gated::new(harness_app::server_chat(client), slots, clock.clone());
+    let agent = harness_app::agent_over(
+        Arc::new(chat),
         &model,
         &toolbox,
         &settings,
@@ -148,7 +159,7 @@ fn attempt(
         .unwrap_or_default();
     let summary = RunSummary::new(&report, recorded, finished);
     Ok(Ran {
-        result: result_of(index, spec, &summary, started),
+        result: result_of(index, spec, &summary, started, &clock),
         patch,
         transcript: Some(session.transcript_path()),
         interrupted: report.outcome == Outcome::Interrupted,
@@ -196,6 +207,7 @@ fn result_of(
     spec: &TaskSpec,
     summary: &RunSummary<'_>,
     started: Instant,
+    clock: &ModelClock,
 ) -> TaskResult {
     let report = summary.report;
     let diff = summary
@@ -217,6 +229,8 @@ fn result_of(
         prompt_tokens: report.prompt_tokens,
         completion_tokens: report.completion_tokens,
         wall_seconds: started.elapsed().as_secs_f64(),
+        model_seconds: clock.model_seconds(),
+        queue_seconds: clock.queue_seconds(),
         diff,
         run: Some(summary.run.clone()),
         error: (status == Status::Error).then(|| report.reason.clone()),

@@ -45,6 +45,14 @@ pub struct TaskResult {
     pub completion_tokens: u64,
     /// From the start of the task (the clone included) to its result.
     pub wall_seconds: f64,
+    /// Inside model requests, from sending one to its answer's end (streaming included):
+    /// part of `wall_seconds`.
+    #[serde(default)]
+    pub model_seconds: f64,
+    /// Waiting for a model slot before a request (`--max-inflight`): part of
+    /// `wall_seconds`, not of `model_seconds`; 0 without a cap.
+    #[serde(default)]
+    pub queue_seconds: f64,
     /// What the run changed.
     pub diff: DiffStat,
     /// The run's id in its working copy's undo store, when a run began.
@@ -66,6 +74,8 @@ impl TaskResult {
             prompt_tokens: 0,
             completion_tokens: 0,
             wall_seconds,
+            model_seconds: 0.0,
+            queue_seconds: 0.0,
             diff: DiffStat::default(),
             run: None,
             error: Some(error),

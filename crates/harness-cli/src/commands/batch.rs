@@ -79,6 +79,14 @@ pub(crate) struct BatchCommand {
           value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
+    /// At most K model requests at once across every task of the batch, separate from
+    /// --jobs: tasks running commands go on while others wait for the model. Each request
+    /// holds one of K slot files in OUT/.model-slots/ (so --index processes sharing OUT on
+    /// one machine share the cap) [default: no cap].
+    #[arg(long, value_name = "K", conflicts_with = "emit",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    max_inflight: Option<u16>,
+
     /// Where the results go: OUT/<id>/ per task, results.jsonl and the summary. With
     /// --emit k8s, where the manifests go (the results go to a volume).
     #[arg(long, value_name = "OUT", default_value = "batch-out")]
@@ -155,15 +163,18 @@ pub(crate) fn exec(command: BatchCommand) -> anyhow::Result<ExitCode> {
         },
     };
     match index {
-        Some(index) => one_task(&tasks, index, &command.out, command.resume),
+        Some(index) => one_task(&tasks, index, &command),
         None => all_tasks(&tasks, &command),
     }
 }
 
 /// Runs task line `index` in this process (with `resume`, unless it has a result); prints
 /// its result as one JSON line.
-fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Result<ExitCode> {
-    if resume && let Some(kept) = harness_batch::kept_result(tasks, index, out)? {
+fn one_task(tasks: &Tasks, index: usize, command: &BatchCommand) -> anyhow::Result<ExitCode> {
+    let out = command.out.as_path();
+    if command.resume
+        && let Some(kept) = harness_batch::kept_result(tasks, index, out)?
+    {
         print_result_line(&kept.to_line())?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -174,7 +185,16 @@ fn one_task(tasks: &Tasks, index: usize, out: &Path, resume: bool) -> anyhow::Re
         killer.kill();
         std::process::exit(i32::from(exit::INTERRUPTED));
     });
-    match harness_batch::run_index(tasks, index, out, &mut (), StopSignal::new(), commands) {
+    let max_inflight = command.max_inflight.map(usize::from);
+    match harness_batch::run_index(
+        tasks,
+        index,
+        out,
+        &mut (),
+        StopSignal::new(),
+        commands,
+        max_inflight,
+    ) {
         Ok(result) => {
             print_result_line(&result.to_line())?;
             Ok(ExitCode::SUCCESS)
@@ -222,6 +242,7 @@ fn all_tasks(tasks: &Tasks, command: &BatchCommand) -> anyhow::Result<ExitCode> 
         tasks,
         out: &command.out,
         jobs: usize::from(command.jobs.unwrap_or(1)),
+        max_inflight: command.max_inflight.map(usize::from),
         resume: command.resume,
         program: &program,
         stop: &stop,
