@@ -1034,6 +1034,25 @@ fn what_is_hidden_around_the_workspace_is_out_of_reach_but_the_workspace_is_not(
             !text.lines().any(|line| line == "b" || line == "c"),
             "{tier}: listed\n{text}"
         );
+        // Other spellings of the same places: relative, through a symlink the command makes
+        // in its workspace, through /proc, from a directory it changes to, and from a
+        // process it leaves running in the background for the command's last moment.
+        let spellings = "cat ../../b/result.json; cat ../../results.jsonl; \
+                         ln -s ../../b sideways && cat sideways/result.json sideways/work/answer.py; \
+                         cat /proc/self/cwd/../../b/patch.diff; \
+                         (cd ../.. && cat b/result.json results.jsonl); \
+                         (sleep 0.2; cat ../../b/result.json > from-background.txt) & \
+                         sleep 0.5; cat from-background.txt; rm -f sideways; exit 0";
+        let outcome = runner
+            .run(&["sh", "-c", spellings], &options)
+            .expect("runs");
+        let text = outcome.to_model_text();
+        assert!(!text.contains("secret"), "{tier}: read\n{text}");
+        let background = std::fs::read_to_string(workspace.join("from-background.txt"));
+        assert!(
+            !background.unwrap_or_default().contains("secret"),
+            "{tier}: read in the background"
+        );
     }
 }
 
