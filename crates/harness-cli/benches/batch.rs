@@ -15,8 +15,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use harness_stub_server::{Reply, StubServer};
+use harness_stub_server::StubServer;
 use serde_json::json;
+
+use common::{git, stub_model};
+
+mod common;
 
 fn main() {
     let delay = Duration::from_millis(env_number("HARNESS_BATCH_DELAY_MS", 3000));
@@ -118,31 +122,6 @@ fn task_file(
     path
 }
 
-/// A stub Ollama that answers every chat with "Done." after `delay`, any number at once.
-fn stub_model(delay: Duration) -> StubServer {
-    let server = StubServer::start().unwrap();
-    let show = json!({
-        "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
-        "capabilities": ["completion", "tools"],
-    });
-    server.reply_always("POST", "/api/show", Reply::json(200, show.to_string()));
-    let answer = json!({"model": "stub", "message": {"role": "assistant", "content": "Done."}, "done": false});
-    let end = json!({
-        "model": "stub",
-        "message": {"role": "assistant", "content": ""},
-        "done": true,
-        "done_reason": "stop",
-        "prompt_eval_count": 10,
-        "eval_count": 1,
-    });
-    server.reply_always(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(format!("{answer}\n{end}\n")).delay_first_byte(delay),
-    );
-    server
-}
-
 /// A committed repository of `files` small files.
 fn generate(root: &Path, files: usize) {
     fs::create_dir_all(root).unwrap();
@@ -156,20 +135,6 @@ fn generate(root: &Path, files: usize) {
             "git {args:?}"
         );
     }
-}
-
-/// git with no global or system configuration and a fixed identity.
-fn git(root: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .current_dir(root)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.org")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.org");
-    command
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

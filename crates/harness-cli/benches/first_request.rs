@@ -18,8 +18,11 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use harness_stub_server::{Reply, StubServer};
-use serde_json::json;
+use harness_stub_server::StubServer;
+
+use common::{git, stub_model};
+
+mod common;
 
 /// Runs of `harness run` per repository, taken in turns.
 const ROUNDS: usize = 7;
@@ -37,7 +40,7 @@ fn main() {
     println!("generating a repository of {files} files…");
     generate(&large, files);
     generate(&small, 10);
-    let server = stub_model();
+    let server = stub_model(Duration::ZERO);
 
     // The first run in a workspace also copies its files into the harness's store.
     let first_large = first_request(&large, &home, &server);
@@ -82,30 +85,6 @@ fn main() {
 
 /// A stub Ollama server whose model has tools and a 32,768-token context, and says "Done."
 /// to every chat.
-fn stub_model() -> StubServer {
-    let server = StubServer::start().unwrap();
-    let show = json!({
-        "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
-        "capabilities": ["completion", "tools"],
-    });
-    server.reply_always("POST", "/api/show", Reply::json(200, show.to_string()));
-    let answer = json!({"model": "stub", "message": {"role": "assistant", "content": "Done."}, "done": false});
-    let end = json!({
-        "model": "stub",
-        "message": {"role": "assistant", "content": ""},
-        "done": true,
-        "done_reason": "stop",
-        "prompt_eval_count": 10,
-        "eval_count": 1,
-    });
-    server.reply_always(
-        "POST",
-        "/api/chat",
-        Reply::ndjson(format!("{answer}\n{end}\n")),
-    );
-    server
-}
-
 /// Starts `harness run` in `root` and returns how long it took until the server had its
 /// first chat request; the run is then left to finish.
 fn first_request(root: &Path, home: &Path, server: &StubServer) -> Duration {
@@ -170,20 +149,6 @@ fn generate(root: &Path, files: usize) {
         .stdout(Stdio::null())
         .status()
         .unwrap();
-}
-
-/// git with no global or system configuration and a fixed identity.
-fn git(root: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .current_dir(root)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.org")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.org");
-    command
 }
 
 fn time(f: impl FnOnce()) -> Duration {

@@ -326,8 +326,7 @@ mod tests {
     #[test]
     fn every_print_goes_through_out() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        collect_sources(&src, &mut files);
+        let files = harness_testkit::sources::rust_sources(&src);
         assert!(files.len() > 10, "found the sources: {files:?}");
         let forbidden = [
             "println!",
@@ -380,17 +379,6 @@ mod tests {
                     found, None,
                     "{name} uses {pattern}: print through display::Out"
                 );
-            }
-        }
-    }
-
-    fn collect_sources(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(directory).expect("read src") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                collect_sources(&path, files);
-            } else if path.extension().is_some_and(|extension| extension == "rs") {
-                files.push(path);
             }
         }
     }

@@ -14,3 +14,4 @@
 //! ```
 
 pub mod escapes;
+pub mod sources;

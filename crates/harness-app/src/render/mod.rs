@@ -35,8 +35,7 @@ mod tests {
     #[test]
     fn nothing_here_prints_and_only_our_colours_compose_shown_text() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        collect_sources(&src, &mut files);
+        let files = harness_testkit::sources::rust_sources(&src);
         assert!(files.len() > 20, "found the sources: {files:?}");
         let prints = [
             "println!",
@@ -66,17 +65,6 @@ mod tests {
             if !["shown.rs", "render/style.rs"].contains(&name.as_str()) {
                 let found = lines().find(|line| line.contains("Shown::composed"));
                 assert_eq!(found, None, "{name} makes a Shown without sanitizing");
-            }
-        }
-    }
-
-    fn collect_sources(directory: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(directory).expect("read src") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                collect_sources(&path, files);
-            } else if path.extension().is_some_and(|extension| extension == "rs") {
-                files.push(path);
             }
         }
     }
