@@ -239,19 +239,58 @@ mod tests {
     use super::super::list::list;
     use super::*;
 
+    /// A workspace whose git ignores `cache/`, and an empty store.
+    struct Scene {
+        root: tempfile::TempDir,
+        repo: Repository,
+        store: tempfile::TempDir,
+    }
+
+    impl Scene {
+        fn new() -> Scene {
+            let root = tempfile::tempdir().unwrap();
+            let repo = Repository::init(root.path()).unwrap();
+            fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
+            fs::create_dir(root.path().join("cache")).unwrap();
+            let store = tempfile::tempdir().unwrap();
+            Repository::init_bare(store.path()).unwrap();
+            Scene { root, repo, store }
+        }
+
+        /// Writes `cache/NAME`.
+        fn write(&self, name: &str, content: impl AsRef<[u8]>) {
+            fs::write(self.root.path().join("cache").join(name), content).unwrap();
+        }
+
+        /// Lists the ignored files as they are now and saves them over `previous`.
+        fn save(&self, previous: Option<&Manifest>, from_check: bool) -> Manifest {
+            let listing = list(&self.repo, self.root.path(), &BTreeSet::new()).unwrap();
+            let (manifest, _) = save(
+                self.store.path(),
+                self.root.path(),
+                listing,
+                previous,
+                from_check,
+            )
+            .unwrap();
+            manifest
+        }
+    }
+
+    fn saved(manifest: &Manifest) -> usize {
+        manifest
+            .entries
+            .values()
+            .filter(|e| e.blob.is_some())
+            .count()
+    }
+
     #[test]
     fn an_unchanged_file_keeps_its_blob_and_its_writer_and_a_blob_the_store_lost_is_saved_again() {
-        let root = tempfile::tempdir().unwrap();
-        let repo = Repository::init(root.path()).unwrap();
-        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
-        fs::create_dir(root.path().join("cache")).unwrap();
-        fs::write(root.path().join("cache/a.pyc"), "compiled a").unwrap();
-        fs::write(root.path().join("cache/b.pyc"), "compiled b").unwrap();
-        let store = tempfile::tempdir().unwrap();
-        Repository::init_bare(store.path()).unwrap();
-        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
-
-        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
+        let scene = Scene::new();
+        scene.write("a.pyc", "compiled a");
+        scene.write("b.pyc", "compiled b");
+        let first = scene.save(None, false);
         let blob_of = |manifest: &Manifest, path: &str| manifest.entries[path].blob;
         assert!(blob_of(&first, "cache/a.pyc").is_some());
         // The store lost b's blob since (as a prune can take it).
@@ -259,8 +298,7 @@ mod tests {
         let lost = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
         previous.entries.get_mut("cache/b.pyc").unwrap().blob = Some(lost);
 
-        let (second, _) =
-            save(store.path(), root.path(), listing(), Some(&previous), true).unwrap();
+        let second = scene.save(Some(&previous), true);
         // Unchanged, its blob held: kept unread, and still the start's, not a check's.
         let a = &second.entries["cache/a.pyc"];
         assert_eq!(a.blob, blob_of(&first, "cache/a.pyc"));
@@ -274,50 +312,31 @@ mod tests {
 
     #[test]
     fn what_the_last_manifest_saved_counts_toward_the_budget() {
-        let root = tempfile::tempdir().unwrap();
-        let repo = Repository::init(root.path()).unwrap();
-        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
-        fs::create_dir(root.path().join("cache")).unwrap();
+        let scene = Scene::new();
         // The whole budget, in files of the largest size saved, and one more.
         let large = vec![b'x'; LARGEST_SAVED_IGNORED_FILE as usize];
         let files = IGNORED_SAVE_BUDGET / LARGEST_SAVED_IGNORED_FILE;
         for i in 0..=files {
-            fs::write(root.path().join(format!("cache/{i:02}.bin")), &large).unwrap();
+            scene.write(&format!("{i:02}.bin"), &large);
         }
-        let store = tempfile::tempdir().unwrap();
-        Repository::init_bare(store.path()).unwrap();
-        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
-        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
-        let saved = |m: &Manifest| m.entries.values().filter(|e| e.blob.is_some()).count();
+        let first = scene.save(None, false);
         assert_eq!(saved(&first) as u64, files);
         assert_eq!(first.entries[&format!("cache/{files:02}.bin")].blob, None);
 
         // One byte more, beside the unchanged files the last manifest saved: over budget.
-        fs::write(root.path().join("cache/small"), "1").unwrap();
-        let (second, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        scene.write("small", "1");
+        let second = scene.save(Some(&first), false);
         assert_eq!(saved(&second) as u64, files);
         assert_eq!(second.entries["cache/small"].blob, None);
     }
 
     #[test]
     fn at_most_so_many_files_are_saved_for_one_state() {
-        let root = tempfile::tempdir().unwrap();
-        let repo = Repository::init(root.path()).unwrap();
-        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
-        fs::create_dir(root.path().join("cache")).unwrap();
+        let scene = Scene::new();
         for i in 0..=MOST_SAVED_IGNORED {
-            fs::write(root.path().join(format!("cache/{i:05}")), i.to_string()).unwrap();
+            scene.write(&format!("{i:05}"), i.to_string());
         }
-        let store = tempfile::tempdir().unwrap();
-        Repository::init_bare(store.path()).unwrap();
-        let listing = list(&repo, root.path(), &BTreeSet::new()).unwrap();
-        let (manifest, _) = save(store.path(), root.path(), listing, None, false).unwrap();
-        let saved = manifest
-            .entries
-            .values()
-            .filter(|e| e.blob.is_some())
-            .count();
-        assert_eq!(saved, MOST_SAVED_IGNORED);
+        assert_eq!(saved(&scene.save(None, false)), MOST_SAVED_IGNORED);
     }
 
     /// Every saved blob is in the tree the store's commit keeps, at its path: a blob out of
@@ -335,24 +354,18 @@ mod tests {
 
     #[test]
     fn the_kept_tree_holds_every_saved_blob_when_one_changes_and_is_reused_when_none_does() {
-        let root = tempfile::tempdir().unwrap();
-        let repo = Repository::init(root.path()).unwrap();
-        fs::write(root.path().join(".gitignore"), "cache/\n").unwrap();
-        fs::create_dir(root.path().join("cache")).unwrap();
-        fs::write(root.path().join("cache/a.pyc"), "compiled a").unwrap();
-        fs::write(root.path().join("cache/b.pyc"), "compiled b").unwrap();
-        let store = tempfile::tempdir().unwrap();
-        Repository::init_bare(store.path()).unwrap();
-        let listing = || list(&repo, root.path(), &BTreeSet::new()).unwrap();
-        let (first, _) = save(store.path(), root.path(), listing(), None, false).unwrap();
-        assert_kept(store.path(), &first);
+        let scene = Scene::new();
+        scene.write("a.pyc", "compiled a");
+        scene.write("b.pyc", "compiled b");
+        let first = scene.save(None, false);
+        assert_kept(scene.store.path(), &first);
         // Nothing changed: the same tree.
-        let (same, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        let same = scene.save(Some(&first), false);
         assert_eq!(same.tree, first.tree);
         // One file changed: a tree that holds its new blob.
-        fs::write(root.path().join("cache/a.pyc"), "compiled a, again").unwrap();
-        let (changed, _) = save(store.path(), root.path(), listing(), Some(&first), false).unwrap();
+        scene.write("a.pyc", "compiled a, again");
+        let changed = scene.save(Some(&first), false);
         assert_ne!(changed.tree, first.tree);
-        assert_kept(store.path(), &changed);
+        assert_kept(scene.store.path(), &changed);
     }
 }
