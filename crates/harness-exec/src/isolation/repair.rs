@@ -496,4 +496,39 @@ mod tests {
             "A=1"
         );
     }
+
+    #[test]
+    fn a_removed_directory_is_reported_once_and_a_changed_one_with_what_changed_in_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        std::fs::write(root.join(".git/hooks/post-merge.sample"), "#!/bin/sh\n").expect("w");
+        let before = record(&root, &[root.join(".git")], &[]);
+        // Removed whole: one report, its content made again with it.
+        std::fs::remove_dir_all(root.join(".git/hooks")).expect("rm");
+        // Changed (its mode), and a file in it changed too: each is its own report.
+        std::fs::set_permissions(
+            root.join(".git/refs"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .expect("chmod");
+        std::fs::write(root.join(".git/refs/heads/main"), "5678\n").expect("w");
+        let mut repaired = repair(&before);
+        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [
+                (root.join(".git/hooks"), Change::Removed, Ok(())),
+                (root.join(".git/refs"), Change::Changed, Ok(())),
+                (root.join(".git/refs/heads/main"), Change::Changed, Ok(())),
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/hooks/post-merge.sample")).expect("r"),
+            "#!/bin/sh\n"
+        );
+    }
 }
