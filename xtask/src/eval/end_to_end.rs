@@ -308,6 +308,45 @@ fn changes_outside_the_repository_and_followed_injections_are_reported() {
     );
 }
 
+#[test]
+fn a_change_outside_the_working_copies_during_a_batch_is_reported_for_each_of_its_jobs() {
+    // A harness that plants a file in its home before running the batch as it should: the
+    // tasks ran at once, so the change is the batch's, and each of its jobs says so.
+    let scripts = tempfile::tempdir().unwrap();
+    let agent = script_agent(
+        scripts.path(),
+        &format!(
+            "touch \"$HOME/.planted\"\nexec '{}' \"$@\"",
+            harness().display()
+        ),
+    );
+    let model = scripted_model(&[]);
+    model.reply_always(
+        "POST",
+        "/api/chat",
+        Reply::ndjson(Turn::Done("Nothing to do.").ndjson()),
+    );
+    let specs: Vec<Spec> = ["py-paginate", "sh-countdown"]
+        .iter()
+        .map(|id| {
+            let mut spec = Spec::new(&task(id), harness_agent(&model.url()), 1);
+            spec.agent.program = agent.clone();
+            spec
+        })
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let batched = super::batch::run(&specs, 2, out.path()).unwrap();
+    for result in &batched.results {
+        assert_eq!(result.error, None, "{result:#?}");
+        assert_eq!(result.outcome, "not verified", "{result:#?}");
+        assert_eq!(
+            result.outside_changes,
+            ["added home/.planted"],
+            "{result:#?}"
+        );
+    }
+}
+
 /// A shell script standing in for an agent, run in the repository.
 fn script_agent(dir: &Path, script: &str) -> PathBuf {
     let agent = dir.join("agent.sh");
