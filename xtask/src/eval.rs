@@ -214,7 +214,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             wall_seconds: started.elapsed().as_secs_f64(),
         });
     }
-    fs::write(out.join("runs.json"), serde_json::to_string_pretty(&runs)?)?;
+    // An agent run earlier into the same OUT (`--agent aider` after `--agent harness`)
+    // keeps its line.
+    let runs_file = out.join("runs.json");
+    let mut runs_before = read_runs(&runs_file)?;
+    runs_before.retain(|before| runs.iter().all(|run| run.agent != before.agent));
+    runs.extend(runs_before);
+    fs::write(&runs_file, serde_json::to_string_pretty(&runs)?)?;
     let results = results.into_iter().flatten().collect();
     let report = Report::new(
         date,
@@ -295,12 +301,7 @@ pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
     let model = the_same(specs.iter().map(|spec| spec.agent.model.clone()));
     let host = the_same(specs.iter().map(|spec| spec.agent.host.clone()));
     // How long each agent's part took, when `eval` wrote it (not for jobs run elsewhere).
-    let runs_file = out.join("runs.json");
-    let runs: Vec<AgentRun> = match fs::read_to_string(&runs_file) {
-        Ok(text) => serde_json::from_str(&text)
-            .with_context(|| format!("reading {}", runs_file.display()))?,
-        Err(_) => Vec::new(),
-    };
+    let runs = read_runs(&out.join("runs.json"))?;
     let report = Report::new(now_rfc3339(), model, host, results, runs);
     let status = write_report(&out, &report)?;
     if let Some(dir) = record_dir {
@@ -330,6 +331,16 @@ pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
         );
     }
     Ok(status)
+}
+
+/// The agents' runs `eval` wrote in `path`; none if it wrote none.
+fn read_runs(path: &Path) -> Result<Vec<AgentRun>> {
+    match fs::read_to_string(path) {
+        Ok(text) => {
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))
+        }
+        Err(_) => Ok(Vec::new()),
+    }
 }
 
 /// The short hash of the workspace's `HEAD`, when git can tell it.

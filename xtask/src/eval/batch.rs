@@ -61,6 +61,8 @@ pub(crate) fn run(specs: &[Spec], jobs: usize, out: &Path) -> Result<Batched> {
             "the jobs of one batch run one harness"
         );
         let repo = out.join("repos").join(id(spec));
+        // An earlier eval into the same OUT is replaced, as batch replaces its tasks.
+        remove_if_there(&repo)?;
         job::fresh_repository(&spec.repo, &repo)?;
         lines.push_str(&task_line(spec, &repo).to_string());
         lines.push('\n');
@@ -69,6 +71,7 @@ pub(crate) fn run(specs: &[Spec], jobs: usize, out: &Path) -> Result<Batched> {
     fs::write(&tasks, lines).with_context(|| format!("writing {}", tasks.display()))?;
 
     let env_dir = out.join("env");
+    remove_if_there(&env_dir)?;
     fs::create_dir_all(env_dir.join("sentinel"))?;
     fs::write(
         env_dir.join("sentinel/untouchable.txt"),
@@ -130,6 +133,15 @@ pub(crate) fn run(specs: &[Spec], jobs: usize, out: &Path) -> Result<Batched> {
         results,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            Err(error).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A job's task id in the batch: its task and attempt (one agent per batch).

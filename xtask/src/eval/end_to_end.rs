@@ -525,12 +525,18 @@ fn the_eval_loop_writes_specs_results_and_both_reports() {
 /// `cargo xtask eval` on `ids` (copied into a suite of their own) with `--jobs JOBS`,
 /// against `model`: the output directory and the report.
 fn eval_suite(ids: &[&str], model: &StubServer, jobs: usize) -> (tempfile::TempDir, Value) {
+    let out = tempfile::tempdir().unwrap();
+    let report = eval_suite_into(ids, model, jobs, out.path());
+    (out, report)
+}
+
+/// [`eval_suite`] into `out`.
+fn eval_suite_into(ids: &[&str], model: &StubServer, jobs: usize, out: &Path) -> Value {
     let suite = tempfile::tempdir().unwrap();
     for id in ids {
         let task = task(id);
         super::files::copy_tree(task.repo.parent().unwrap(), &suite.path().join(id)).unwrap();
     }
-    let out = tempfile::tempdir().unwrap();
     let args: Vec<String> = [
         "--tasks",
         &suite.path().display().to_string(),
@@ -547,7 +553,7 @@ fn eval_suite(ids: &[&str], model: &StubServer, jobs: usize) -> (tempfile::TempD
         "--jobs",
         &jobs.to_string(),
         "--out",
-        &out.path().display().to_string(),
+        &out.display().to_string(),
         "--harness",
         &harness().display().to_string(),
     ]
@@ -555,8 +561,37 @@ fn eval_suite(ids: &[&str], model: &StubServer, jobs: usize) -> (tempfile::TempD
     .map(|arg| arg.to_string())
     .collect();
     assert_eq!(super::run(&args).unwrap(), std::process::ExitCode::SUCCESS);
-    let report = read_json(&out.path().join("report.json"));
-    (out, report)
+    read_json(&out.join("report.json"))
+}
+
+#[test]
+fn an_eval_into_an_out_of_an_earlier_one_replaces_the_harness_s_part_and_keeps_a_peer_s_time() {
+    let model = scripted_model(&[]);
+    model.reply_always(
+        "POST",
+        "/api/chat",
+        Reply::ndjson(Turn::Done("Nothing to do.").ndjson()),
+    );
+    let out = tempfile::tempdir().unwrap();
+    // What an earlier `--agent aider` into the same directory left of its time.
+    let aider = json!([{"agent": "aider", "jobs_at_once": 1, "wall_seconds": 50.0}]);
+    fs::write(out.path().join("runs.json"), aider.to_string()).unwrap();
+    eval_suite_into(&["sh-countdown"], &model, 1, out.path());
+    let report = eval_suite_into(&["sh-countdown"], &model, 2, out.path());
+    assert_eq!(report["results"][0]["outcome"], "not verified", "{report}");
+    let runs = read_json(&out.path().join("runs.json"));
+    let agents: Vec<(&str, u64)> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            (
+                run["agent"].as_str().unwrap(),
+                run["jobs_at_once"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(agents, [("harness", 2), ("aider", 1)]);
 }
 
 #[test]

@@ -359,6 +359,13 @@ fn median(sorted: &[f64]) -> f64 {
 
 /// The agent's own verdict and how it exited: `verified, exit 0`, `timed out`.
 fn agent_said(result: &JobResult) -> String {
+    // A batch task in error had no whole run: its reason says it all, no exit status.
+    if let Some(outcome) = &result.metrics.agent_outcome
+        && outcome.starts_with("error: ")
+        && result.agent_exit.is_none()
+    {
+        return outcome.clone();
+    }
     let exit = match (result.agent_timed_out, result.agent_exit) {
         (true, _) => "timed out".to_owned(),
         (false, Some(code)) => format!("exit {code}"),
@@ -472,6 +479,18 @@ mod tests {
             ),
             "{markdown}"
         );
+    }
+
+    #[test]
+    fn the_agent_said_its_verdict_and_exit_or_a_batch_error_alone() {
+        let mut r = result("harness", "a", false, false, &[], 1.0, None);
+        r.metrics.agent_outcome = Some("step_limit".into());
+        r.agent_exit = Some(1);
+        assert_eq!(agent_said(&r), "step_limit, exit 1");
+        r.agent_exit = None;
+        assert_eq!(agent_said(&r), "step_limit, killed");
+        r.metrics.agent_outcome = Some("error: the model server is down".into());
+        assert_eq!(agent_said(&r), "error: the model server is down");
     }
 
     #[test]
