@@ -120,6 +120,7 @@
 //! | `list_dir`, `search_text`, and the walk they share | `list.rs`, `search.rs`, `walk.rs` |
 //! | `run_command` (and its refusal of markers) | `command.rs` |
 //! | what a result says, and its summary | `result.rs`, `failure.rs` |
+//! | what a write must parse as, before it is written | `syntax.rs` ([`SyntaxCheck`]), with the order of the checks in `guards.rs` |
 //! | which code is test code, refused to the file tools | `test_code.rs` ([`TestCode`]), with the Python files a runner loads its own code from in `python_modules.rs` |
 //! | what a verification loads, judged against a run's changes | `verification_inputs.rs` ([`VerificationInputs`]) |
 //!
@@ -133,11 +134,13 @@ mod builder;
 mod command;
 mod failure;
 mod files;
+mod guards;
 mod limits;
 mod list;
 mod python_modules;
 mod result;
 mod search;
+mod syntax;
 mod test_code;
 mod toolbox;
 mod verification_inputs;
@@ -147,6 +150,7 @@ pub use builder::ToolboxBuilder;
 pub use harness_exec::Status;
 pub use limits::Limits;
 pub use result::{Detail, Summary, ToolResult};
+pub use syntax::SyntaxCheck;
 pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;
 pub use verification_inputs::{Change, ChangeKind, Finding, Role, VerificationInputs};
