@@ -69,6 +69,12 @@ impl Toolbox {
         &self.workspace
     }
 
+    /// The caps of one call: what a caller sizing the model's answers needs to know, such
+    /// as the longest file `write_file` replaces whole ([`Limits::rewrite_lines`]).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Whether the file tools refuse to change the file at `path` as a whole because it is
     /// a test file, `path` read as the tools read it (`./test.sh`, a link, an absolute path
     /// inside the workspace). False when test edits are allowed, for a path that leads
