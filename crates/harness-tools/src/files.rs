@@ -54,7 +54,8 @@ pub(crate) fn write_file(
             "{} has {} lines, more than the {rewrite_lines} that write_file replaces whole, \
              so nothing was written: a whole file this long is where answers are cut off and \
              lines are lost. Change it with edit_file: old_text copied exactly from the file \
-             (the lines to change and a few around them), new_text what they become.",
+             (the lines to change and a few around them), new_text what they become; or, in \
+             a code block under its path, show only the functions you change.",
             args.path,
             current.lines().count()
         );
