@@ -9,7 +9,7 @@
 //! | language | files | parser |
 //! |---|---|---|
 //! | Python | `.py`, `.pyw` | `python3 -I -c` with `ast.parse` (parses, runs nothing) |
-//! | JavaScript | `.js`, `.mjs`, `.cjs` | `node --check` (a module where the text has `import`/`export` lines) |
+//! | JavaScript | `.js`, `.mjs`, `.cjs` | `node --check` (a module where the text has `import`/`export` lines; JSX, which node does not parse, is written unchecked) |
 //! | Go | `.go` | `gofmt -l -e` |
 //!
 //! The decision, in order:
@@ -248,6 +248,11 @@ fn read_node(outcome: &Outcome, copy: &Path) -> Verdict {
     let error = output.lines().find(|line| line.starts_with("SyntaxError"));
     match (outcome.status(), error) {
         (Status::Exited(0), _) => Verdict::Parses,
+        // JSX (React's `<App />` in a `.js` file) is no JavaScript node parses: a file of
+        // it is not the model's slip.
+        (Status::Exited(1), Some(error)) if error.contains("Unexpected token '<'") => {
+            Verdict::Unchecked(format!("node cannot parse JSX: {error}"))
+        }
         (Status::Exited(1), Some(error)) => {
             let prefix = format!("{}:", copy.display());
             let mut lines = output.lines();
@@ -421,6 +426,19 @@ mod tests {
                 edit.text()
             );
         }
+    }
+
+    #[test]
+    fn jsx_in_a_js_file_is_written_unchecked() {
+        if !installed("node") {
+            return;
+        }
+        let (_directory, toolbox) = checked();
+        let jsx = "export function App() {\n  return <div className=\"app\">Hi</div>;\n}\n";
+        let result = write(&toolbox, "App.js", jsx);
+        assert!(!result.is_error(), "{}", result.text());
+        let why = result.not_syntax_checked().unwrap_or("");
+        assert!(why.starts_with("node cannot parse JSX"), "{why}");
     }
 
     #[test]
