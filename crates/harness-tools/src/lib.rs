@@ -51,7 +51,7 @@
 //! | tool | does | through |
 //! |---|---|---|
 //! | `read_file` | numbered lines, capped (400 lines or 32 KiB) with a note naming the `start_line` to read on | [`harness_edit::Editor::view`] |
-//! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`; returns the diff | [`harness_edit::Editor::write`] |
+//! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`, and only one of at most [`Limits::rewrite_lines`] lines; returns the diff | [`harness_edit::Editor::write`] |
 //! | `edit_file` | replaces text that occurs exactly once; returns the diff | [`harness_edit::Editor::replace`] |
 //! | `list_dir` | workspace-relative paths, directories ending in `/`, 2 levels unless `depth` says otherwise, at most 200 | a walk through the workspace's directory handles ([`harness_sandbox::WorkspaceDir`]) |
 //! | `search_text` | `path:line: text` for each line matching a Rust regex, at most 100, lines cut to 200 characters around the match | the same walk, files read through the same handles |
@@ -70,6 +70,8 @@
 //!    (`.env`, keys, the user's rules in `.gitignore` syntax; `.git/` for writing) and files
 //!    with more than one hard link. Every command goes through the runner, which applies the
 //!    policy, the timeout and the output limit.
+//!    With a [`SyntaxCheck`], a write of a language it knows must parse, or have been
+//!    broken before it.
 //! 3. The text and the summary are redacted: each secret is shown as a marker,
 //!    `[REDACTED:<rule>:<n>]`, the same value always as the same marker.
 //!

@@ -42,7 +42,10 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Bytes of a parser's output kept: its message is in the first lines.
 const OUTPUT_LIMIT: usize = 4 * 1024;
 
-/// Parses the new text of every write of a language it knows; see the [module](self).
+/// Parses the new text of every write of Python, JavaScript or Go with the language's own
+/// parser, outside the workspace and bounded in time, and refuses one that does not parse
+/// where the file did. A parser that is missing, fails or is too slow lets the write
+/// through, noted in [`ToolResult::not_syntax_checked`](crate::ToolResult::not_syntax_checked).
 #[derive(Debug)]
 pub struct SyntaxCheck {
     /// Runs the parsers, confined to `scratch`.
