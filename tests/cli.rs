@@ -10,6 +10,7 @@ mod batch_k8s;
 mod batch_slurm;
 mod claims;
 mod docs;
+mod edits;
 mod end_to_end;
 mod floods;
 mod help;
