@@ -296,6 +296,7 @@ pub use run_id::{ParseRunIdError, RunId};
 pub use scan::Tracking;
 pub use session::accept::Accepted;
 pub use session::begin::BeginOptions;
+pub use session::chain::{Chain, Step, StepOf};
 pub use session::diff::DiffTarget;
 pub use session::ignored_changes::{IgnoredChange, IgnoredChanges};
 pub use session::replace::{Force, IgnoredRestore, Restored};
