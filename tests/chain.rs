@@ -229,3 +229,26 @@ fn resume_follows_up_the_run_named() {
     again.assert_stderr_has(&[&format!("follow up run {second} instead")]);
     assert_eq!(run_ids(&repo).len(), 2);
 }
+
+#[test]
+fn what_the_verification_wrote_at_the_end_is_the_runs_not_the_users() {
+    let repo = Repo::from_fixture("calc");
+    let model = Model::start();
+    let url = model.url();
+    // A check that writes a file the run leaves behind, after the model's last step.
+    let verify = "python3 -c \"open('report.txt', 'w').write('checked')\"";
+    let run = |extra: &[&str], task: &str| {
+        let mut args = vec!["run", "--host", &url, "--verify", verify];
+        args.extend_from_slice(extra);
+        args.push(task);
+        repo.harness(&args)
+    };
+    model.script(write_script("a.txt"));
+    run(&[], "write a.txt").assert_exit(0);
+    assert_eq!(repo.read("report.txt"), "checked");
+    model.script(write_script("b.txt"));
+    run(&["--continue"], "now b.txt").assert_exit(0);
+    let runs = repo.harness(&["runs"]);
+    runs.assert_exit(0).assert_stdout_has(&["follows run"]);
+    assert!(!runs.stdout.contains("your own edits"), "{runs}");
+}

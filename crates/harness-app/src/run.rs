@@ -88,11 +88,6 @@ pub fn run(
 ///
 /// A store that cannot be written: the run happened all the same.
 pub fn finish(session: &mut Session, report: &RunReport) -> Result<(), harness_undo::Error> {
-    // The tree as the run leaves it (a verification may have written since the last step)
-    // is what a follow-up tells the user's own edits from; without it, the last step's.
-    if let Err(error) = session.checkpoint("the end of the run") {
-        tracing::warn!("the tree at the end of the run could not be recorded: {error}");
-    }
     session.finish(undo_outcome(report.outcome), report.steps)
 }
 

@@ -159,10 +159,6 @@ pub(crate) struct RunRecord {
     /// the pre-run state differs from it, the difference is the user's own edits.
     #[serde(default, with = "hex_option", skip_serializing_if = "Option::is_none")]
     pub(crate) parent_end: Option<Oid>,
-    /// The working tree at the end of the run, as its last snapshot recorded it
-    /// ([`Session::finish`](crate::Session::finish)); `None` for a run that never finished.
-    #[serde(default, with = "hex_option", skip_serializing_if = "Option::is_none")]
-    pub(crate) end_tree: Option<Oid>,
 }
 
 impl RunRecord {
@@ -366,7 +362,6 @@ pub(crate) fn new_record(
         ended_stamp_ns: None,
         parent: None,
         parent_end: None,
-        end_tree: None,
     }
 }
 

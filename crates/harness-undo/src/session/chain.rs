@@ -329,16 +329,15 @@ pub(super) fn check_parent(
     Ok(end_of(store.repo(), &record))
 }
 
-/// The working tree run `record` left: as [`Session::finish`] recorded it, else (a run that
-/// never finished) its last checkpoint's, else its pre-run state's.
+/// The working tree run `record` left: its last checkpoint's (the loop takes one after
+/// every step that may have changed files, the verification's and the return to the start
+/// of a new attempt included), else its pre-run state's.
 fn end_of(store: &Repository, record: &RunRecord) -> Oid {
-    record.end_tree.unwrap_or_else(|| {
-        store
-            .refname_to_id(&super::run_ref(&record.id, "checkpoints"))
-            .and_then(|id| store.find_commit(id))
-            .map(|commit| commit.tree_id())
-            .unwrap_or(record.pre.tree)
-    })
+    store
+        .refname_to_id(&super::run_ref(&record.id, "checkpoints"))
+        .and_then(|id| store.find_commit(id))
+        .map(|commit| commit.tree_id())
+        .unwrap_or(record.pre.tree)
 }
 
 /// The message of the commit that accepts the chain of `records` (first to last): the

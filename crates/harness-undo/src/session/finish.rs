@@ -9,10 +9,7 @@ use crate::clock::file_system_stamp_ns;
 use crate::{Error, Outcome};
 
 impl Session {
-    /// Records the end of the run: its outcome, how many steps it took, and the working
-    /// tree as the last snapshot (checkpoint) holds it, which a run that follows this one
-    /// compares with to tell the user's own edits from this run's work: take a last
-    /// checkpoint before, when the tree may have changed since.
+    /// Records the end of the run: its outcome and how many steps it took.
     pub fn finish(&mut self, outcome: Outcome, steps: u32) -> Result<(), Error> {
         self.wait_for_store()?;
         self.reload()?;
@@ -21,7 +18,6 @@ impl Session {
         self.record.ended_stamp_ns = Some(file_system_stamp_ns(&self.repo.path().join("harness")));
         self.record.outcome = Some(outcome);
         self.record.steps = Some(steps);
-        self.record.end_tree = Some(self.last_tree);
         self.runs.write(&self.record)
     }
 
