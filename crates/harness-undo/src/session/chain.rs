@@ -37,27 +37,6 @@ pub struct Chain {
     hidden: Hidden,
 }
 
-/// Whose change a [`Step`] of a chain is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StepOf {
-    /// The run's own work: from its pre-run state to the tree it left.
-    Run(RunId),
-    /// The user's own edits, made between the run before and this run.
-    UserBefore(RunId),
-    /// The user's own edits, made since this run, the last one not undone, ended.
-    UserAfter(RunId),
-}
-
-/// One step of a chain and what it changed, as [`Chain::steps`] lists them.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Step {
-    /// Whose change it is.
-    pub of: StepOf,
-    /// What it changed.
-    pub diff: Diff,
-}
-
 impl Chain {
     /// The chain run `run` of the workspace at `root` belongs to: its ancestors, the run,
     /// and the newest run that follows it, and so on. A run that is no follow-up and has
@@ -277,6 +256,27 @@ impl Chain {
             run: self.records[0].id.clone(),
         }
     }
+}
+
+/// Whose change a [`Step`] of a chain is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOf {
+    /// The run's own work: from its pre-run state to the tree it left.
+    Run(RunId),
+    /// The user's own edits, made between the run before and this run.
+    UserBefore(RunId),
+    /// The user's own edits, made since this run, the last one not undone, ended.
+    UserAfter(RunId),
+}
+
+/// One step of a chain and what it changed, as [`Chain::steps`] lists them.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Step {
+    /// Whose change it is.
+    pub of: StepOf,
+    /// What it changed.
+    pub diff: Diff,
 }
 
 /// Checks that the run `parent` can be followed up on the tree of `repo`, whose HEAD is
