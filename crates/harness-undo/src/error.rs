@@ -204,7 +204,7 @@ pub enum Error {
         run: RunId,
         /// The run the edits were made before; `None` when made after the chain's last.
         before: Option<RunId>,
-        /// Up to [`LISTED_PATHS`] of the paths the edits changed.
+        /// Up to 20 of the paths the edits changed.
         paths: Vec<PathBuf>,
         /// How many paths they changed.
         count: usize,
