@@ -60,6 +60,10 @@ pub(crate) struct Setup<'a> {
     pub(crate) stop: StopSignal,
     /// Which edits written into an answer are applied.
     pub(crate) edit_format: EditFormat,
+    /// An earlier run's conversation, which this one continues ([`Agent::earlier`]).
+    ///
+    /// [`Agent::earlier`]: crate::Agent::earlier
+    pub(crate) earlier: Vec<Message>,
 }
 
 /// The state of one run. Every field is needed by more than one phase of the loop.
