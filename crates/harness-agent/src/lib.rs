@@ -85,7 +85,12 @@
 //! The same call with the same arguments [`Budgets::repeat_nudge`] times in a row (3) gets a
 //! message telling the model to do something else; [`Budgets::repeat_stop`] times (5) ends the
 //! run as [`Outcome::Stuck`] before the call runs, and so do
-//! [`Budgets::max_failed_calls`] failed calls in a row (5).
+//! [`Budgets::max_failed_calls`] failed calls in a row (5). A refusal (a call that failed,
+//! with its `Error:` message) that comes a second time in an attempt, from the same call
+//! (whatever the blanks in its arguments) or from another, changes the request: the model is
+//! told what was refused, in the refusal's words, which say what to do instead, and the next
+//! answer is sampled differently. The third time ends the attempt as [`Outcome::Stuck`]; a
+//! call refused twice already is not run again.
 //!
 //! # The context window
 //!

@@ -37,7 +37,7 @@ use crate::model::Message;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
 use crate::record::Record;
-use crate::repeat::Repeats;
+use crate::repeat::{Refusals, Repeats};
 use crate::stop::StopSignal;
 use crate::transcript::Transcript;
 use crate::verify::Verification;
@@ -186,6 +186,8 @@ struct Counts {
 struct Steering {
     /// Identical calls in a row.
     repeats: Repeats,
+    /// The refusals of this attempt, counted by what they said ([`Refusals`]).
+    refusals: Refusals,
     /// Failed calls in a row.
     failed_in_row: u32,
     /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
