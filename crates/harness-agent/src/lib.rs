@@ -19,18 +19,19 @@
 //! # let directory = tempfile::tempdir()?;
 //! # std::fs::write(directory.path().join("calc.py"), "x = 1 - 2\n")?;
 //! let toolbox = Toolbox::new(Workspace::new(directory.path())?);
-//! // A scripted model: read, edit, then say it is done.
+//! // A scripted model: read, then edit. The check is quick, so it runs after the edit, and
+//! // its pass ends the run without asking the model whether it is done.
 //! let chat = Arc::new(FakeChat::new([
 //!     Reply::call("read_file", json!({"path": "calc.py"})),
 //!     Reply::call("edit_file", json!({"path": "calc.py", "old_text": "1 - 2", "new_text": "1 + 2"})),
-//!     Reply::text("calc.py now adds."),
 //! ]));
 //! let report = Agent::new(chat.clone(), &toolbox)
 //!     .verification(Verification::parse("grep -q '1 + 2' calc.py")?)
 //!     .run("make calc.py add", &mut (), &mut NoCheckpoints);
 //!
 //! assert_eq!(report.outcome, Outcome::Verified);
-//! assert_eq!(report.steps, 3);
+//! assert_eq!(report.steps, 2);
+//! assert_eq!(report.reason, "`grep -q '1 + 2' calc.py` exited 0 (the check after step 2)");
 //! assert_eq!(std::fs::read_to_string(directory.path().join("calc.py"))?, "x = 1 + 2\n");
 //! // What the model was shown: the system prompt says tool results are data.
 //! let first = &chat.requests()[0].messages[0];
@@ -56,6 +57,13 @@
 //!    back in a `tool` message, framed by `[result of …]` and `[end of result]` lines. When
 //!    every call of an answer failed, the edits the same answer wrote as blocks are made.
 //! 5. After a step whose calls may have changed files, a checkpoint ([`Checkpoints`]).
+//!    When the step edited a file and the verification command is quick (its first run,
+//!    the head start's if there is one, took at most [`Budgets::quick_check`], 3 s), the
+//!    command runs at once: a pass ends the run [`Outcome::Verified`] without asking the
+//!    model again (by the rules of 8, as every pass), and the reason says "the check after
+//!    step N"; a failure's output, cut short, goes on the step's last tool result, and is
+//!    not one of the [`Budgets::max_verifications`] checks of 6. A slower command runs only
+//!    as 6 and 7 say.
 //! 6. An answer without tool calls means "done", unless it spells out a call as JSON that
 //!    the client could not read (small models leave quotes unescaped): then the model is
 //!    told its call did not run, and that counts as a failed call. With a [`Verification`]

@@ -26,6 +26,7 @@ impl Run<'_> {
         let mut changed = Vec::new();
         let mut nudge = None;
         let mut retold = None;
+        self.work.edited_in_turn = false;
         for call in calls {
             if self.setup.stop.is_requested() {
                 let (outcome, reason) = self.interrupted();
@@ -158,6 +159,7 @@ impl Run<'_> {
         self.messages.push(Message::tool_result(call, framed));
         if edits && !result.is_error() {
             self.work.edited = true;
+            self.work.edited_in_turn |= result.may_have_changed_workspace();
             self.checks.passed_after_edit = false;
         }
         let ran_the_verification =
@@ -193,6 +195,9 @@ impl Run<'_> {
 
     /// Shows and records how `call` ended, with `result` after `took`.
     fn finish_call(&mut self, call: &ToolCall, result: ToolResult, took: Duration) -> ToolResult {
+        if self.counts.first_check.is_none() && self.runs_the_verification(call) {
+            self.counts.first_check = Some(took);
+        }
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
             && let ToolArgs::ReadFile(read) = parsed.args

@@ -178,6 +178,10 @@ struct Counts {
     verifications: u32,
     /// Checkpoints taken.
     checkpoints_taken: u32,
+    /// How long the verification command's first run took (the head start's, a check's or
+    /// the model's own), which decides whether it runs after every editing step
+    /// ([`Budgets::quick_check`]).
+    first_check: Option<Duration>,
 }
 
 /// How the model is doing, to steer it: repeats, failures and corrections in a row, and
@@ -221,6 +225,9 @@ struct Checks {
     /// The answers of this attempt that said "done" while the failure stood, each answered
     /// without running the check but counted as one of the attempt's checks.
     unchecked_dones: u32,
+    /// The checks of this attempt run after an editing step ([`CheckReason::AfterEdit`]):
+    /// not the model's word, so not among the attempt's checks.
+    after_edits: u32,
     /// What commands wrote where git does not look that could not be put back before the
     /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
     /// so a pass is not counted as verified. Empty when all was put back.
@@ -242,6 +249,8 @@ struct Work {
     edited: bool,
     /// Whether a call of the last turn may have changed the workspace.
     changed_in_turn: bool,
+    /// Whether a call of the last turn edited a file (a write or an edit that changed one).
+    edited_in_turn: bool,
     /// The files read for the model so far (by the head start or its own calls), where a
     /// code block in an answer that names no file may belong.
     read: Vec<String>,
@@ -447,6 +456,9 @@ impl Run<'_> {
         // the harness checks, as if the model had said it was done.
         if std::mem::take(&mut self.checks.passed_after_edit) {
             return TurnEnd::from(self.done(CheckReason::ModelRanIt));
+        }
+        if self.work.edited_in_turn && self.is_check_quick() {
+            return TurnEnd::from(self.check_after_edit());
         }
         TurnEnd::Continue
     }
