@@ -50,15 +50,19 @@ pub struct Budgets {
     pub head_start_chars: usize,
     /// Tokens of the context window kept free for the model's answer. Default 1,024.
     pub answer_reserve_tokens: u32,
-    /// How many times the task may be tried. An attempt that ends without success but
-    /// could go otherwise another time (the verification failed, the model got stuck or
-    /// ran out of steps) is followed by another: the files are brought back to the state
-    /// before the run ([`Checkpoints::revert_to_start`](crate::Checkpoints::revert_to_start))
-    /// and the model starts afresh, sampled differently, from the first attempt's opening
-    /// (the system prompt, the task and the head start, word for word, so that a server
-    /// that keeps evaluated prompts need not evaluate them again) followed by how the
-    /// attempt before ended. Steps and checks are counted per attempt, time and tokens over
-    /// the whole run. Default 1.
+    /// The most times the task may be tried: a cap, the time and tokens decide. An attempt
+    /// that ends without success but could go otherwise another time (the verification
+    /// failed, the model got stuck or ran out of steps) is followed by another while the
+    /// cap allows and the run's budgets last: the time left, and the tokens left under
+    /// [`max_tokens`](Budgets::max_tokens), at least what the attempts so far took on
+    /// average (an attempt cut off by the time limit ends unchecked, its change half made).
+    /// The files are brought back to the state before the run
+    /// ([`Checkpoints::revert_to_start`](crate::Checkpoints::revert_to_start)) and the model
+    /// starts afresh, sampled differently, from the first attempt's opening (the system
+    /// prompt, the task and the head start, word for word, so that a server that keeps
+    /// evaluated prompts need not evaluate them again) followed by how the attempt before
+    /// ended. Steps and checks are counted per attempt, time and tokens over the whole run.
+    /// Default 1; `u32::MAX` sets no cap.
     pub attempts: u32,
     /// When the verification command's first run (the head start's, else the first check's
     /// or the model's own) took at most this long, the command runs after every step whose

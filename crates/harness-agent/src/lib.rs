@@ -93,7 +93,11 @@
 //! The same call with the same arguments [`Budgets::repeat_nudge`] times in a row (3) gets a
 //! message telling the model to do something else; [`Budgets::repeat_stop`] times (5) ends the
 //! run as [`Outcome::Stuck`] before the call runs, and so do
-//! [`Budgets::max_failed_calls`] failed calls in a row (5). A refusal (a call that failed,
+//! [`Budgets::max_failed_calls`] failed calls in a row (5). An attempt that ends so, out of
+//! steps or with its checks failed is followed by another from the files as they were before
+//! the run, while [`Budgets::attempts`] (a cap) allows and the time and tokens left are at
+//! least what an attempt has taken on average; otherwise the reason says why none followed.
+//! A refusal (a call that failed,
 //! with its `Error:` message) that comes a second time in an attempt, from the same call
 //! (whatever the blanks in its arguments) or from another, changes the request: the model is
 //! told what was refused, in the refusal's words, which say what to do instead, and the next

@@ -347,8 +347,8 @@ impl<'a> Run<'a> {
         };
         loop {
             let (outcome, reason) = self.go(task, context_window);
-            let (outcome, reason) = self.check_what_was_left(outcome, reason);
-            if !self.try_again(outcome, &reason) {
+            let (outcome, mut reason) = self.check_what_was_left(outcome, reason);
+            if !self.try_again(outcome, &mut reason) {
                 return self.finish(outcome, reason);
             }
         }
