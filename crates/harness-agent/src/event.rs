@@ -232,7 +232,7 @@ impl CheckReason {
             CheckReason::Done => "the model said it was done",
             CheckReason::ModelRanIt => "the model's own run of it passed",
             CheckReason::RunEnded => "the run ended; the files as it left them",
-            CheckReason::AfterEdit => "a step edited files, and the check is quick",
+            CheckReason::AfterEdit => "after an edit, as the check is quick",
         }
     }
 }

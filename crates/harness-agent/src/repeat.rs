@@ -9,10 +9,10 @@ use serde_json::Value;
 pub(crate) const REFUSAL_RETOLD: u32 = 2;
 
 /// At this many times the same refusal comes in one attempt, the attempt ends as stuck; a
-/// call already refused so [`REFUSAL_RETOLD`] times is not run again. (Measured with
-/// Qwen2.5-Coder-1.5B on the task suite, 2026-12-07: one answer's edit of a test file was
-/// refused five times in a row, about 255 s, before the attempt ended; none of the runs
-/// that met a refusal twice made the change the refusal asked for at a third try.)
+/// call already refused so [`REFUSAL_RETOLD`] times is not run again. (Issue 49: five
+/// identical refused writes in a row, about 255 s, before an attempt ended stuck. In the
+/// task suite's transcripts of 2026-12-07 with Qwen2.5-Coder-1.5B, a rewrite of a protected
+/// test was refused in 4 steps in a row on one task, and in 2 on another.)
 pub(crate) const REFUSAL_STOP: u32 = 3;
 
 /// Counts identical tool calls in a row.

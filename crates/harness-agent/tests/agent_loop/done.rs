@@ -714,3 +714,47 @@ fn failed_quick_checks_do_not_use_up_the_checks_on_done() {
         told.content
     );
 }
+
+#[test]
+fn a_quick_check_s_pass_with_a_test_changed_does_not_count() {
+    let (_dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let chat = Arc::new(FakeChat::new([
+        Reply::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b\n\n\ndef sub", "new_text": "return a + b\n\n\ndef sub"}),
+        ),
+        Reply::text("Done."),
+    ]));
+    let inputs =
+        harness_tools::VerificationInputs::new(harness_tools::TestCode::conventional(), &["true"]);
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let mut events = Vec::new();
+    let report = Agent::new(chat.clone(), &toolbox)
+        .budgets(Budgets {
+            max_verifications: 1,
+            ..Budgets::default()
+        })
+        .verification(Verification::parse("true").expect("a valid command"))
+        .verification_inputs(inputs, false)
+        .run("fix add", &mut events, &mut Changed(Ok(vec![test])));
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    let started: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "verification_started")
+        .collect();
+    assert_eq!(started[0]["reason"], "after_edit");
+    // The model read, on its edit's result, why the pass did not count.
+    let edit_result = chat.requests()[1].messages.last().unwrap().content.clone();
+    assert!(
+        edit_result.contains(
+            "it exited 0, but what it loads besides the code under test changed since the run \
+             began: tests.py changed"
+        ),
+        "{edit_result}"
+    );
+}
