@@ -70,7 +70,9 @@ pub struct Budgets {
     /// without another model turn; a failure is not one of the attempt's
     /// [`max_verifications`](Budgets::max_verifications), and its output, cut short, goes
     /// on that step's last tool result. A slower command runs only when the model says it
-    /// is done. Default [`Budgets::QUICK_CHECK`]; `None` turns it off.
+    /// is done; so does every check after a check after an edit took longer than this (that
+    /// one is stopped at ten times this: the edit may have made the tests hang). Default
+    /// [`Budgets::QUICK_CHECK`]; `None` turns it off.
     pub quick_check: Option<Duration>,
 }
 

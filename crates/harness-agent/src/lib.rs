@@ -63,7 +63,8 @@
 //!    model again (by the rules of 8, as every pass), and the reason says "the check after
 //!    step N"; a failure's output, cut short, goes on the step's last tool result, and is
 //!    not one of the [`Budgets::max_verifications`] checks of 6. A slower command runs only
-//!    as 6 and 7 say.
+//!    as 6 and 7 say, and so does every check once one after an edit took longer than the
+//!    limit (it is stopped at ten times the limit: an edit may make the tests hang).
 //! 6. An answer without tool calls means "done", unless it spells out a call as JSON that
 //!    the client could not read (small models leave quotes unescaped): then the model is
 //!    told its call did not run, and that counts as a failed call. With a [`Verification`]

@@ -3,7 +3,7 @@
 //! have run was left unsaved; a failure goes back to the model as a tool result, until the
 //! attempt's checks are used up.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use harness_schema::ToolName;
 use harness_tools::ToolResult;
@@ -17,6 +17,10 @@ use crate::model::{CallOrigin, Message, Role, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
 use crate::verify::{self, Verification};
+
+/// How many times [`Budgets::quick_check`](crate::Budgets::quick_check) a check after an
+/// edit may run before it is stopped: 30 s for the default 3 s.
+const QUICK_CHECK_TIMES: u32 = 10;
 
 /// The most characters of a check's output put on a step's result after an editing step
 /// ([`Run::check_after_edit`]): about 500 tokens, the head and the tail of the output, where
@@ -104,11 +108,22 @@ impl Run<'_> {
     /// Whether the verification command is quick enough to run after every editing step:
     /// its first run took at most [`Budgets::quick_check`](crate::Budgets::quick_check).
     /// Before it has run at all, it is not known to be.
+    /// A check after an edit that took longer turns them off for the rest of the run.
     pub(super) fn is_check_quick(&self) -> bool {
-        match (self.setup.budgets.quick_check, self.counts.first_check) {
-            (Some(limit), Some(took)) => took <= limit,
-            _ => false,
-        }
+        !self.counts.check_slowed
+            && self
+                .counts
+                .first_check
+                .is_some_and(|took| self.is_within_quick_limit(took))
+    }
+
+    /// Whether a run of the check that took `took` was quick
+    /// ([`Budgets::quick_check`](crate::Budgets::quick_check)).
+    fn is_within_quick_limit(&self, took: Duration) -> bool {
+        self.setup
+            .budgets
+            .quick_check
+            .is_some_and(|limit| took <= limit)
     }
 
     /// A step edited files and the check is quick ([`Run::is_check_quick`]): it runs now,
@@ -283,8 +298,21 @@ impl Run<'_> {
         });
         self.checks.unvouched = self.reset_before_check(attempt);
         let began = Instant::now();
-        let result = verification.run(self.setup.toolbox, self.time_left());
-        self.counts.first_check.get_or_insert(began.elapsed());
+        let limit = match (reason, self.setup.budgets.quick_check) {
+            // A check after an edit that outlasts ten times the quick limit is not quick any
+            // more: the edit made the tests hang, or their run slow. It is stopped there, and
+            // the check waits for "done" from then on, with the run's whole time.
+            (CheckReason::AfterEdit, Some(quick)) => self
+                .time_left()
+                .min(quick.saturating_mul(QUICK_CHECK_TIMES)),
+            _ => self.time_left(),
+        };
+        let result = verification.run(self.setup.toolbox, limit);
+        let took = began.elapsed();
+        self.counts.first_check.get_or_insert(took);
+        if reason == CheckReason::AfterEdit && !self.is_within_quick_limit(took) {
+            self.counts.check_slowed = true;
+        }
         self.keep_after_check(attempt);
         let exited_0 = verify::passed(&result);
         // Only a pass is judged: a failure is a failure whatever changed.

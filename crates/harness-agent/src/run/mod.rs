@@ -182,6 +182,9 @@ struct Counts {
     /// the model's own), which decides whether it runs after every editing step
     /// ([`Budgets::quick_check`]).
     first_check: Option<Duration>,
+    /// Whether a check after an edit took longer than [`Budgets::quick_check`]: the check
+    /// is not quick any more, and waits for "done" for the rest of the run.
+    check_slowed: bool,
 }
 
 /// How the model is doing, to steer it: repeats, failures and corrections in a row, and

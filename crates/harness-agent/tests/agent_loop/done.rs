@@ -758,3 +758,46 @@ fn a_quick_check_s_pass_with_a_test_changed_does_not_count() {
         "{edit_result}"
     );
 }
+
+#[test]
+fn a_check_after_an_edit_that_turns_slow_is_stopped_and_the_check_waits_for_done() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    // Quick at first; once the file says "slow", the check would take 10 s.
+    let check = "sh -c 'if grep -q slow state.txt; then sleep 10; fi; grep -q good state.txt'";
+    let budgets = Budgets {
+        quick_check: Some(Duration::from_millis(300)),
+        ..Budgets::default()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![
+            edit_state("slow"),
+            Reply::call(
+                "edit_file",
+                json!({"path": "state.txt", "old_text": "slow", "new_text": "good"}),
+            ),
+            Reply::text("Fixed."),
+        ]),
+        budgets,
+        Some(check),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.ends_with("(the check on done)"),
+        "{}",
+        ran.report.reason
+    );
+    // The check after the first edit was stopped at ten times the quick limit (3 s), and
+    // none ran after the second.
+    let reasons: Vec<&Value> = ran
+        .events_named("verification_started")
+        .iter()
+        .map(|e| &e["reason"])
+        .collect();
+    assert_eq!(reasons, [&json!("after_edit"), &json!("done")]);
+    assert!(
+        ran.report.duration < Duration::from_secs(8),
+        "{:?}",
+        ran.report.duration
+    );
+}
