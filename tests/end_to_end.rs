@@ -173,6 +173,7 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         "task: make the failing test pass",
         "edit_file calc.py  +1 −1",
         "verification 1: `python3 -m unittest -q` passed",
+        "; after an edit, as the check is quick)",
         "outcome: verified",
     ]);
 
