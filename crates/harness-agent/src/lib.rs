@@ -146,9 +146,9 @@
 //!   and a stop in `run/ask.rs`; the tool calls, saving files before they are written and
 //!   the checkpoints in `run/calls.rs`; edits written into an answer in `run/written.rs`
 //!   (found by `blocks.rs`, placed by `anchor.rs`, accepted by `edit_format.rs`); the
-//!   verification on "done" and what makes a pass count in `run/done.rs`; further attempts
-//!   in `run/attempts.rs`; nudges for a stuck model in `run/steering.rs` (repeated calls:
-//!   `repeat.rs`).
+//!   verification on "done" or after a quick check's edit, and what makes a pass count, in
+//!   `run/done.rs`; further attempts in `run/attempts.rs`; nudges for a stuck model in
+//!   `run/steering.rs` (repeated calls and refusals: `repeat.rs`).
 //! - What the model is told: `prompt.rs`, and `plain.rs` for a model offered no tools; the
 //!   context window: `context.rs`.
 //! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`], and the record of each

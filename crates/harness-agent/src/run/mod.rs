@@ -9,9 +9,12 @@
 //!   the checks of what undo relies on after a command;
 //! - `written.rs`: the edits an answer writes as blocks, and calls it spells out that did not
 //!   run;
-//! - `done.rs`: the verification when the model says it is done, and what makes a pass count;
-//! - `attempts.rs`: whether another attempt begins, from the files as they were;
-//! - `steering.rs`: a model that is stuck: empty and repeated answers, corrections.
+//! - `done.rs`: the verification when the model says it is done, or after an edit when it is
+//!   quick, and what makes a pass count;
+//! - `attempts.rs`: whether another attempt begins, from the files as they were, while the
+//!   cap allows and the run's time and tokens last, and how it is introduced;
+//! - `steering.rs`: a model that is stuck: empty and repeated answers, corrections (repeated
+//!   calls and refusals are counted in `calls.rs`, by `repeat.rs`).
 
 mod ask;
 mod attempts;
