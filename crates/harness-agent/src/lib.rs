@@ -98,6 +98,8 @@
 //! steps or with its checks failed is followed by another from the files as they were before
 //! the run, while [`Budgets::attempts`] (a cap) allows and the time and tokens left are at
 //! least what an attempt has taken on average; otherwise the reason says why none followed.
+//! Steering that ends an attempt early "when another attempt is left" asks by the same rule,
+//! so an attempt the time left makes the last is not cut short.
 //! A refusal (a call that failed,
 //! with its `Error:` message) that comes a second time in an attempt, from the same call
 //! (whatever the blanks in its arguments) or from another, changes the request: the model is

@@ -749,3 +749,36 @@ fn no_attempt_begins_that_the_time_left_would_not_last_through() {
     assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
     assert_eq!(report.attempts, 2);
 }
+
+#[test]
+fn an_attempt_the_time_left_makes_the_last_is_not_ended_early_by_steering() {
+    let (dir, toolbox) = workspace();
+    let unsure = || Reply::text("The code looks right to me.");
+    let replies: Vec<Reply> = [unsure(), unsure()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    // Each answer takes 1 s. At the second, the same as the first, 2 s of 3.6 s are gone:
+    // the time left would not last through another attempt, so the repeat does not end
+    // this one (it would with the time for another); it is asked again, and the fix after
+    // it is verified by the quick check.
+    let budgets = Budgets {
+        max_duration: std::time::Duration::from_millis(3_600),
+        max_verifications: 3,
+        attempts: 2,
+        quick_check: Some(Budgets::QUICK_CHECK),
+        head_start_chars: 0,
+        ..Budgets::default()
+    };
+    let chat = Arc::new(Paced {
+        chat: FakeChat::new(replies),
+        delay: std::time::Duration::from_secs(1),
+    });
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(budgets)
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
+}

@@ -22,7 +22,7 @@ impl Run<'_> {
                 | Outcome::StepLimit
         );
         if !another_could_differ
-            || !self.another_attempt_left()
+            || self.attempt.number >= self.setup.budgets.attempts
             || self
                 .budget_exhausted()
                 .is_some_and(|(end, _)| end != Outcome::StepLimit)
@@ -68,9 +68,12 @@ impl Run<'_> {
     }
 
     /// Whether an attempt after this one may begin, if this one ends unverified: the cap
-    /// ([`Budgets::attempts`](crate::Budgets::attempts)) is not reached.
+    /// ([`Budgets::attempts`](crate::Budgets::attempts)) is not reached, and the time and
+    /// tokens left would last through one. Steering ends an attempt early only then: on
+    /// what is in effect the last attempt, it asks again instead.
     pub(super) fn another_attempt_left(&self) -> bool {
         self.attempt.number < self.setup.budgets.attempts
+            && self.budget_short_of_an_attempt().is_none()
     }
 
     /// Why the run's budgets would not last through another attempt, if they would not:
