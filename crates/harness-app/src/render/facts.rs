@@ -283,7 +283,8 @@ impl Facts {
     }
 
     /// A run of the verification command (its number, and why it ran): its verdict, why it
-    /// ran (so a replay says which check decided the run), and the output of a failure.
+    /// ran unless the model said it was done (so a replay says which check decided the run),
+    /// and the output of a failure.
     fn verification(
         &self,
         (attempt, reason): (u32, CheckReason),
@@ -304,13 +305,19 @@ impl Facts {
                 changed.join("; ")
             ),
         };
+        // A check on "done" is the rule, and reads as transcripts from before the reason
+        // was recorded did; any other says why it ran.
+        let why = match reason {
+            CheckReason::Done => String::new(),
+            other => format!("; {}", other.describe()),
+        };
         let line = shown!(
-            "verification {}: `{}` {} ({}; {})",
+            "verification {}: `{}` {} ({}{})",
             attempt,
             Shown::line(command),
             Shown::line(&verdict),
             Shown::line(detail),
-            reason.describe()
+            Shown::line(&why)
         );
         let mut lines = vec![if passed {
             self.style.green(&line)
@@ -611,11 +618,11 @@ mod tests {
         let replayed = shown(REPLAY, &[check(true, &[]), check(false, &["a"])]);
         assert_eq!(
             replayed[0],
-            "verification 2: `pytest -q` passed (exit=1 0.8s; the model said it was done)"
+            "verification 2: `pytest -q` passed (exit=1 0.8s)"
         );
         assert_eq!(
             replayed[1],
-            "verification 2: `pytest -q` does not count: what it loads besides the code under test changed: a (exit=1 0.8s; the model said it was done)"
+            "verification 2: `pytest -q` does not count: what it loads besides the code under test changed: a (exit=1 0.8s)"
         );
         let after_edit = Record::Verification {
             attempt: 2,
