@@ -403,7 +403,44 @@ fn render_eval(runs: &[Run]) -> String {
             );
         }
     }
+    at_once(&mut out, runs);
     out
+}
+
+/// The harness's runs that recorded how many jobs ran at once (`eval --jobs N`), side by
+/// side: how fast the suite went and where its time went. Nothing for older runs.
+fn at_once(out: &mut String, runs: &[Run]) {
+    let rows: Vec<(&Run, &Value)> = runs
+        .iter()
+        .flat_map(|run| agents(run).iter().map(move |agent| (run, agent)))
+        .filter(|(_, agent)| agent["agent"] == "harness" && !agent["jobs_at_once"].is_null())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n### Jobs at once\n\nThe harness's runs through `harness batch --jobs N`: the \
+         suite's wall time, tasks per hour, and, summed over the tasks, the time inside model \
+         requests, waiting for a model slot, and the rest (cloning, tools, commands, checks).\n\n\
+         | date | run | jobs at once | solved | suite wall | tasks per hour | model | queue | the rest |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (run, agent) in rows {
+        let _ = writeln!(
+            out,
+            "| {} | [{}](data/eval/{}) | {} | **{}** | {} | {} | {} | {} | {} |",
+            cell(&run.data["date"]),
+            cell(&run.data["label"]),
+            run.file,
+            cell(&agent["jobs_at_once"]),
+            fraction(&agent["solved"], &agent["tasks"]),
+            seconds(&agent["suite_wall_s"]),
+            cell(&agent["tasks_per_hour"]),
+            seconds(&agent["model_s"]),
+            seconds(&agent["queue_s"]),
+            seconds(&agent["other_s"]),
+        );
+    }
 }
 
 /// One run in full: its fields, its agents' table and notes, and its own notes.
@@ -725,7 +762,9 @@ mod tests {
             "date": "2099-01-01", "label": "future", "commit": "abcdef0",
             "model": "m", "agents": [{"agent": "harness", "version": "abcdef0", "tasks": 16,
             "solved": 15, "solved_tasks": ["t"], "verified": 16, "median_wall_s": 9.5,
-            "prompt_tokens": 1234567, "generated_tokens": 89}],
+            "prompt_tokens": 1234567, "generated_tokens": 89, "jobs_at_once": 2,
+            "suite_wall_s": 600.0, "tasks_per_hour": 96.0, "model_s": 900.5, "queue_s": 0.0,
+            "other_s": 120.25}],
             "notes": ["A note of the future run."]
         });
         fs::write(
@@ -749,6 +788,13 @@ mod tests {
         assert!(text.contains("1,234,567 + 89"));
         assert!(text.contains("A note of the future run."));
         assert!(text.contains("[future](data/eval/2099-01-01-future.json)"));
+        assert!(
+            text.contains(
+                "| 2099-01-01 | [future](data/eval/2099-01-01-future.json) | 2 | **15 / 16** | \
+                 600.0 s | 96.0 | 900.5 s | 0.0 s | 120.25 s |"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! repository, and a report in markdown and JSON.
 //!
 //! The unit is one job (see [`job`]): a JSON spec in, a JSON result out, run by
-//! `cargo xtask eval-task --spec FILE --result FILE`. `eval` is a local loop over the
-//! specs: it writes each spec under `OUT/specs/`, runs it, writes its result under
-//! `OUT/results/`, and puts the results together in `OUT/report.md` and
-//! `OUT/report.json`. The same spec files can be fanned out across processes or
+//! `cargo xtask eval-task --spec FILE --result FILE`. `eval` writes each spec under
+//! `OUT/specs/`; the harness's jobs run through one `harness batch --jobs N` (see
+//! [`batch`]), the peers' one after the other; each result goes under `OUT/results/`,
+//! how long each agent's part took in `OUT/runs.json`, and the whole in `OUT/report.md`
+//! and `OUT/report.json`. The same spec files can be fanned out across processes or
 //! machines instead (one container per task) and their results collected into one report.
 
 mod agent;
+mod batch;
 mod files;
 mod job;
 mod peers;
@@ -31,7 +33,7 @@ use anyhow::{Context, Result, bail, ensure};
 
 use agent::{AgentKind, AgentSpec};
 use job::{JobResult, Spec};
-use report::Report;
+use report::{AgentRun, Report};
 
 /// The flags of `cargo xtask eval`.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +51,8 @@ struct Options {
     harness: Option<PathBuf>,
     harness_args: Vec<String>,
     keep: bool,
+    /// The harness's tasks run at once (`harness batch --jobs`).
+    jobs: usize,
 }
 
 impl Options {
@@ -68,6 +72,7 @@ impl Options {
             harness: None,
             harness_args: Vec::new(),
             keep: false,
+            jobs: 1,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
@@ -97,6 +102,7 @@ impl Options {
                 "--out" => options.out = Some(PathBuf::from(value)),
                 "--harness" => options.harness = Some(PathBuf::from(value)),
                 "--harness-arg" => options.harness_args.push(value.clone()),
+                "--jobs" => options.jobs = positive(flag, value)?,
                 other => bail!("unknown flag {other:?}: see `cargo xtask help`"),
             }
         }
@@ -151,36 +157,101 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         }
     }
 
-    let mut results = Vec::new();
-    for (index, spec) in specs.iter().enumerate() {
-        let name = format!("{}-{}-{}", spec.agent.kind, spec.task.id, spec.attempt);
+    let names: Vec<String> = specs.iter().map(spec_name).collect();
+    for (spec, name) in specs.iter().zip(&names) {
         let spec_path = out.join("specs").join(format!("{name}.json"));
         fs::write(&spec_path, serde_json::to_string_pretty(spec)?)?;
-        let result = job::run(spec);
+    }
+    let (harness, peers): (Vec<usize>, Vec<usize>) =
+        (0..specs.len()).partition(|&index| specs[index].agent.kind == AgentKind::Harness);
+    let mut results: Vec<Option<JobResult>> = vec![None; specs.len()];
+    let mut runs = Vec::new();
+    let mut done = 0;
+    let mut keep = |index: usize, result: JobResult| -> Result<()> {
         fs::write(
-            out.join("results").join(format!("{name}.json")),
+            out.join("results").join(format!("{}.json", names[index])),
             serde_json::to_string_pretty(&result)?,
         )?;
+        done += 1;
+        progress(done, specs.len(), &specs[index], &result);
+        results[index] = Some(result);
+        Ok(())
+    };
+    if !harness.is_empty() {
+        let batch_specs: Vec<Spec> = harness.iter().map(|&index| specs[index].clone()).collect();
         eprintln!(
-            "[{}/{}] {} {} #{}: {}{} ({:.1} s)",
-            index + 1,
-            specs.len(),
-            spec.agent.kind,
-            spec.task.id,
-            spec.attempt,
-            result.outcome,
-            result
-                .error
-                .as_deref()
-                .map(|error| format!(": {error}"))
-                .unwrap_or_default(),
-            result.wall_seconds
+            "harness: {} jobs through `harness batch --jobs {}` (progress in {})",
+            batch_specs.len(),
+            options.jobs,
+            out.join("batch.log").display()
         );
-        results.push(result);
+        let batched = batch::run(&batch_specs, options.jobs, &out)?;
+        runs.push(AgentRun {
+            agent: AgentKind::Harness.to_string(),
+            jobs_at_once: options.jobs,
+            wall_seconds: batched.wall_seconds,
+        });
+        for (&index, result) in harness.iter().zip(batched.results) {
+            keep(index, result)?;
+        }
     }
-
-    let report = Report::new(date, options.model.clone(), options.host.clone(), results);
+    for kind in &options.agents {
+        let own: Vec<usize> = peers
+            .iter()
+            .copied()
+            .filter(|&index| specs[index].agent.kind == *kind)
+            .collect();
+        if own.is_empty() {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        for index in own {
+            keep(index, job::run(&specs[index]))?;
+        }
+        runs.push(AgentRun {
+            agent: kind.to_string(),
+            jobs_at_once: 1,
+            wall_seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    // An agent run earlier into the same OUT (`--agent aider` after `--agent harness`)
+    // keeps its line.
+    let runs_file = out.join("runs.json");
+    let mut runs_before = read_runs(&runs_file)?;
+    runs_before.retain(|before| runs.iter().all(|run| run.agent != before.agent));
+    runs.extend(runs_before);
+    fs::write(&runs_file, serde_json::to_string_pretty(&runs)?)?;
+    let results = results.into_iter().flatten().collect();
+    let report = Report::new(
+        date,
+        options.model.clone(),
+        options.host.clone(),
+        results,
+        runs,
+    );
     write_report(&out, &report)
+}
+
+/// A job's file name under `OUT/specs/` and `OUT/results/`.
+fn spec_name(spec: &Spec) -> String {
+    format!("{}-{}-{}", spec.agent.kind, spec.task.id, spec.attempt)
+}
+
+/// One line on stderr for a finished job.
+fn progress(done: usize, total: usize, spec: &Spec, result: &JobResult) {
+    eprintln!(
+        "[{done}/{total}] {} {} #{}: {}{} ({:.1} s)",
+        spec.agent.kind,
+        spec.task.id,
+        spec.attempt,
+        result.outcome,
+        result
+            .error
+            .as_deref()
+            .map(|error| format!(": {error}"))
+            .unwrap_or_default(),
+        result.wall_seconds
+    );
 }
 
 /// `cargo xtask eval-report --out DIR`: the report of every result in `DIR/results/`, as
@@ -229,7 +300,9 @@ pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
     let specs: Vec<Spec> = read_all(&out.join("specs"))?;
     let model = the_same(specs.iter().map(|spec| spec.agent.model.clone()));
     let host = the_same(specs.iter().map(|spec| spec.agent.host.clone()));
-    let report = Report::new(now_rfc3339(), model, host, results);
+    // How long each agent's part took, when `eval` wrote it (not for jobs run elsewhere).
+    let runs = read_runs(&out.join("runs.json"))?;
+    let report = Report::new(now_rfc3339(), model, host, results, runs);
     let status = write_report(&out, &report)?;
     if let Some(dir) = record_dir {
         if info.label.is_empty() {
@@ -258,6 +331,16 @@ pub(crate) fn run_report(args: &[String]) -> Result<ExitCode> {
         );
     }
     Ok(status)
+}
+
+/// The agents' runs `eval` wrote in `path`; none if it wrote none.
+fn read_runs(path: &Path) -> Result<Vec<AgentRun>> {
+    match fs::read_to_string(path) {
+        Ok(text) => {
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))
+        }
+        Err(_) => Ok(Vec::new()),
+    }
 }
 
 /// The short hash of the workspace's `HEAD`, when git can tell it.
@@ -458,6 +541,7 @@ mod tests {
     fn defaults_run_the_harness_once_per_task_of_the_suite() {
         let options = parse(&[]).unwrap();
         assert_eq!(options.agents, [AgentKind::Harness]);
+        assert_eq!(options.jobs, 1);
         assert_eq!(
             (options.attempts, options.max_steps, options.timeout),
             (1, 15, 360)
@@ -499,6 +583,8 @@ mod tests {
             "--harness-arg",
             "2",
             "--keep",
+            "--jobs",
+            "4",
         ])
         .unwrap();
         assert_eq!(
@@ -521,6 +607,7 @@ mod tests {
                 harness: Some("/h".into()),
                 harness_args: vec!["--attempts".into(), "2".into()],
                 keep: true,
+                jobs: 4,
             }
         );
     }
@@ -530,6 +617,7 @@ mod tests {
         for (args, says) in [
             (&["--attempts", "0"][..], "--attempts"),
             (&["--timeout", "x"], "--timeout"),
+            (&["--jobs", "0"], "--jobs"),
             (&["--agent", "claude"], "claude"),
             (&["--api", "grpc"], "--api"),
             (&["--max-steps"], "--max-steps"),

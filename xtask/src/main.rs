@@ -64,7 +64,7 @@ const TASKS: &[(&str, &str)] = &[
 \x20 eval [--tasks DIR] [--task ID]... [--agent harness|aider|mini-swe-agent]...
        [--model M] [--api ollama|openai] [--host URL] [--attempts N]
        [--max-steps N] [--timeout S] [--out DIR] [--harness PATH]
-       [--harness-arg ARG]... [--keep]
+       [--harness-arg ARG]... [--jobs N] [--keep]
                 agents on the task suite (fixtures/tasks, 16 small repositories with a
                 failing test), each task in a fresh temporary git repository; writes
                 OUT/report.md and OUT/report.json (default OUT: target/eval/DATE): per
@@ -79,7 +79,12 @@ const TASKS: &[(&str, &str)] = &[
       --task ID           only this task (repeat for more)
       --harness PATH      a built harness binary (default: cargo build -p harness-cli)
       --harness-arg ARG   one more word for `harness run` (repeat: --harness-arg
-                          --attempts --harness-arg 2), to compare its settings
+                          --attempts --harness-arg 2), to compare its settings; a
+                          key of batch's task line (--attempts 2 is attempts: 2)
+      --jobs N            the harness's tasks run N at a time, through one `harness
+                          batch --jobs N` (default 1; the peers run one at a time);
+                          start the server with as many slots: cargo xtask
+                          local-model --background --parallel N
       --keep              keep each job's directory for review\n",
     ),
     (

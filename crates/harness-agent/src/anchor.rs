@@ -10,8 +10,9 @@
 //!   shell `name() {`) is defined exactly once in the file, and no two of them in the same
 //!   place (a function shown as the file has it and then again, changed, is the change);
 //! - every other line of the snippet is a line the file already has (a class or `impl`
-//!   header around a method, an unchanged statement), a comment, or an import, which is
-//!   added after the file's imports;
+//!   header around a method, an unchanged statement), a comment, an import, which is
+//!   added after the file's imports, or a line that only demonstrates the change
+//!   ([`Placement::left_out`]), which is left out;
 //! - the snippet's braces balance, or, for Python, its functions' bodies are indented.
 //!
 //! Anything else is [`Unplaced`], with the reason: the model is told, and nothing changes.
@@ -20,6 +21,7 @@
 //! through the toolbox like any other.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 /// Where a snippet goes in a file.
 #[derive(Debug, PartialEq)]
@@ -29,6 +31,12 @@ pub(crate) struct Placement {
     /// Whether the snippet defines every function the file defines at its top level: then
     /// it is more likely the whole file (which may also delete lines) than a part of it.
     pub(crate) covers_all: bool,
+    /// The lines of the snippet left out because they only demonstrate its functions, as
+    /// small models end an answer ("Example usage:" and `print(add(2, 3))`): a top-level
+    /// call of a function the snippet shows (printed, logged or asserted, or bare), an
+    /// `if __name__ == "__main__":` or `if (require.main === module)` block, and a Rust or
+    /// Go `main` function, each only where the file has none of its own. Trimmed, in order.
+    pub(crate) left_out: Vec<String>,
 }
 
 /// Why a snippet does not go in a file.
@@ -76,6 +84,17 @@ pub(crate) fn functions(snippet: &str) -> Result<Vec<&str>, String> {
         .collect())
 }
 
+/// Whether `snippet` defines a Rust `fn main` or a Go `func main` at its top level, which
+/// [`place_part`] leaves out as a demonstration where the file has none.
+pub(crate) fn shows_compiled_main(snippet: &str) -> bool {
+    let lines: Vec<&str> = snippet.lines().collect();
+    top_level_definitions(&lines).is_ok_and(|found| {
+        found
+            .iter()
+            .any(|f| f.name == "main" && is_compiled_main(lines[f.start]))
+    })
+}
+
 /// How many times `file` defines a function named `name` (nested ones too).
 pub(crate) fn definitions_of(file: &str, name: &str) -> usize {
     let lines: Vec<&str> = file.lines().collect();
@@ -98,7 +117,10 @@ pub(crate) fn place_part(
     part: &Part<'_>,
 ) -> Result<Placement, Unplaced> {
     let shown: Vec<&str> = snippet.lines().collect();
-    let all = top_level_definitions(&shown).map_err(Unplaced::Refused)?;
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
+    let mut all = top_level_definitions(&shown).map_err(Unplaced::Refused)?;
+    let demonstrations = demonstration_blocks(&shown, &mut all, &bodies, path);
     if all.is_empty() {
         return Err(Unplaced::NoFunction);
     }
@@ -106,8 +128,6 @@ pub(crate) fn place_part(
         .iter()
         .filter(|f| part.only.as_ref().is_none_or(|only| only.contains(&f.name)))
         .collect();
-    let lines: Vec<&str> = file.split_inclusive('\n').collect();
-    let bodies: Vec<&str> = lines.iter().map(|line| without_ending(line)).collect();
     let defined = all_definitions(&bodies);
     let functions = without_quoted_originals(functions, &defined, &bodies, &shown);
     if !functions
@@ -148,12 +168,25 @@ pub(crate) fn place_part(
         .chain(&part.elsewhere)
         .map(|line| line.trim())
         .collect();
+    let names: Vec<&str> = all.iter().map(|f| f.name).collect();
     let mut imports = Vec::new();
+    let mut left_out = Vec::new();
+    // Names that demonstration lines bound (`result = add(2, 3)`), which later ones print.
+    let mut bound: Vec<&str> = Vec::new();
     for (number, line) in shown.iter().enumerate() {
         // Every function's lines, this file's and the others', are placed, not checked.
         let inside = all.iter().any(|f| (f.start..f.end).contains(&number));
         let text = line.trim();
         if inside || text.is_empty() || is_comment(text) || known.contains(text) {
+            continue;
+        }
+        // A line the file has is never left out (it was `known`); one that only uses the
+        // change is, and the model is told which.
+        let demonstrates = demonstrations.iter().any(|block| block.contains(&number))
+            || (indent_width(line) == 0
+                && is_demonstration(text, &names, &mut bound, &bodies, &shown, &all));
+        if demonstrates {
+            left_out.push(text.to_owned());
             continue;
         }
         if is_import(text) {
@@ -213,6 +246,7 @@ pub(crate) fn place_part(
     Ok(Placement {
         content,
         covers_all,
+        left_out,
     })
 }
 
@@ -345,6 +379,204 @@ fn without_quoted_originals<'s, 'a>(
         .collect()
 }
 
+/// The blocks of a snippet (`shown`) that only demonstrate its functions, by line range:
+/// a Rust or Go `main` function where the file (`file`, at `path`) has none and is no
+/// program's main file (taken out of `functions`, so that it is not looked for in the
+/// file), and a Python `if __name__ == "__main__":` or Node `if (require.main === module)`
+/// block where the file has no such block. A `main` is taken out only beside another
+/// function: a snippet that is `main` alone is no demonstration of anything.
+fn demonstration_blocks(
+    shown: &[&str],
+    functions: &mut Vec<Definition<'_>>,
+    file: &[&str],
+    path: &str,
+) -> Vec<Range<usize>> {
+    let mut blocks = Vec::new();
+    let has_main = all_definitions(file).iter().any(|d| d.name == "main");
+    if !has_main && !is_main_file(path, file) && functions.iter().any(|f| f.name != "main") {
+        functions.retain(|function| {
+            let demonstrates = function.name == "main" && is_compiled_main(shown[function.start]);
+            if demonstrates {
+                blocks.push(function.start..function.end);
+            }
+            !demonstrates
+        });
+    }
+    if !file.iter().any(|line| is_main_guard(line.trim())) {
+        let mut at = 0;
+        while at < shown.len() {
+            if indent_width(shown[at]) == 0 && is_main_guard(shown[at].trim()) {
+                let end = guard_extent(shown, at);
+                blocks.push(at..end);
+                at = end;
+            } else {
+                at += 1;
+            }
+        }
+    }
+    blocks
+}
+
+/// Whether the file at `path`, whose lines are `file`, is a program's entry point, where a
+/// `main` is the program's, not an example: Rust's `main.rs`, `build.rs` or `src/bin/`,
+/// Go's `package main`.
+fn is_main_file(path: &str, file: &[&str]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(name, "main.rs" | "main.go" | "build.rs")
+        || path.contains("src/bin/")
+        || file.iter().any(|line| line.trim() == "package main")
+}
+
+/// Whether a definition's first line is a Rust `fn main(` or a Go `func main(`.
+fn is_compiled_main(line: &str) -> bool {
+    let text = line.trim_start();
+    ["fn main(", "func main("]
+        .iter()
+        .any(|start| text.starts_with(start))
+}
+
+/// Whether `text` opens a block that runs only when the file is run as a program:
+/// `if __name__ == "__main__":` (either quote, either order) or
+/// `if (require.main === module) {`.
+fn is_main_guard(text: &str) -> bool {
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect();
+    [
+        "if__name__==\"__main__\"",
+        "if\"__main__\"==__name__",
+        "if(require.main===module)",
+    ]
+    .iter()
+    .any(|guard| compact.starts_with(guard))
+}
+
+/// One past the last line of the main guard that starts on line `start`: the lines
+/// indented under it (Python), or up to its closing brace.
+fn guard_extent(lines: &[&str], start: usize) -> usize {
+    if lines[start].trim_end().ends_with(':') {
+        let mut last = start + 1;
+        for (number, line) in lines.iter().enumerate().skip(start + 1) {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if indent_width(line) == 0 {
+                break;
+            }
+            last = number + 1;
+        }
+        last
+    } else {
+        brace_extent(lines, start).unwrap_or(start + 1)
+    }
+}
+
+/// Whether a top-level line of a snippet, `text`, only demonstrates the functions it
+/// shows (`names`): a call of one of them, bare, printed, logged or asserted
+/// (`print(add(2, 3))  # 5`, `console.log(slug(" A "));`, `assert add(2, 3) == 5`), or a
+/// printout of a name an earlier such line bound. A line binding a call's result
+/// (`result = add(2, 3)`) demonstrates only when the name is nowhere in the file (`file`)
+/// nor in the snippet's functions (`functions` of `shown`): a name they use is one the
+/// change needs. Such a name is added to `bound`.
+fn is_demonstration<'a>(
+    text: &'a str,
+    names: &[&str],
+    bound: &mut Vec<&'a str>,
+    file: &[&str],
+    shown: &[&str],
+    functions: &[Definition<'_>],
+) -> bool {
+    let code = without_comment(text)
+        .trim_end()
+        .trim_end_matches(';')
+        .trim_end();
+    let calls_shown = || names.iter().any(|name| calls(code, name));
+    let printed = PRINTERS.iter().any(|printer| code.starts_with(printer)) && code.ends_with(')');
+    if printed || code.starts_with("assert ") || code.starts_with("assert(") {
+        return calls_shown() || bound.iter().any(|name| has_word(code, name));
+    }
+    if code.ends_with(')')
+        && names
+            .iter()
+            .any(|name| code.starts_with(name) && code[name.len()..].starts_with('('))
+    {
+        return true;
+    }
+    let binding = ["let ", "const ", "var "]
+        .iter()
+        .find_map(|keyword| code.strip_prefix(keyword))
+        .unwrap_or(code);
+    let Some((target, value)) = binding.split_once('=') else {
+        return false;
+    };
+    let Some(target) = identifier(target.trim()).filter(|name| *name == target.trim()) else {
+        return false;
+    };
+    let used = file.iter().any(|line| has_word(line, target))
+        || functions
+            .iter()
+            .flat_map(|f| &shown[f.start..f.end])
+            .any(|line| has_word(line, target));
+    let value_calls = names.iter().any(|name| calls(value, name));
+    if value.starts_with('=') || used || !value_calls {
+        return false;
+    }
+    bound.push(target);
+    true
+}
+
+/// The calls that print or log their arguments, as a demonstration line starts.
+const PRINTERS: [&str; 8] = [
+    "print(",
+    "console.log(",
+    "console.info(",
+    "console.assert(",
+    "println!(",
+    "fmt.Println(",
+    "fmt.Printf(",
+    "System.out.println(",
+];
+
+/// A line of code without the `#` or `//` comment that ends it (outside a string).
+fn without_comment(line: &str) -> &str {
+    let mut quote = None;
+    let mut previous = ' ';
+    for (at, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return &line[..at],
+            (None, '/') if previous == '/' => return &line[..at - 1],
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (Some(open), _) if c == open && previous != '\\' => quote = None,
+            _ => {}
+        }
+        previous = c;
+    }
+    line
+}
+
+/// Whether `code` calls the function `name`: the name, not part of a longer one nor a
+/// method of something else, followed by `(`.
+fn calls(code: &str, name: &str) -> bool {
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + name.len()..].trim_start();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.')
+            && after.starts_with('(')
+    })
+}
+
+/// Whether `word` occurs in `text` as a whole identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        !part(before) && !part(after)
+    })
+}
+
 /// The functions a snippet defines, outermost only (a method's own nested functions are
 /// part of it). A definition that does not end (braces that do not balance) is an error.
 fn top_level_definitions<'a>(lines: &[&'a str]) -> Result<Vec<Definition<'a>>, String> {
@@ -395,7 +627,7 @@ fn defined_name(line: &str) -> Option<&str> {
     while let Some(after) = MODIFIERS.iter().find_map(|word| rest.strip_prefix(word)) {
         rest = after.trim_start();
     }
-    for keyword in ["def ", "fn ", "function ", "function* "] {
+    for keyword in ["def ", "fn ", "func ", "function ", "function* "] {
         if let Some(after) = rest.strip_prefix(keyword) {
             let after = after.trim_start();
             let name = identifier(after)?;
@@ -899,6 +1131,188 @@ mod tests {
         ] {
             assert_eq!(place(snippet, file, "f"), why, "{snippet}");
         }
+    }
+
+    /// Where `snippet` goes in `file` (at `path`), and the lines left out.
+    fn placed_leaving(snippet: &str, file: &str, path: &str) -> (String, Vec<String>) {
+        match place(snippet, file, path) {
+            Ok(placement) => (placement.content, placement.left_out),
+            Err(why) => panic!("not placed: {why:?}\n{snippet}"),
+        }
+    }
+
+    fn refusal(snippet: &str, file: &str, path: &str) -> String {
+        match place(snippet, file, path) {
+            Err(Unplaced::Refused(why)) => why,
+            other => panic!("not refused: {other:?}\n{snippet}"),
+        }
+    }
+
+    // Issue 49: a first answer held the right change to `add` and two lines of example
+    // usage, and was refused four times.
+    #[test]
+    fn python_demonstration_lines_are_left_out_and_the_change_placed() {
+        let fixed = CALC.replacen("return a - b", "return a + b", 1);
+        let function = "def add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b\n";
+        for (demonstration, left_out) in [
+            (
+                "\n# Example usage:\nprint(add(2, 3))  # 5\n",
+                vec!["print(add(2, 3))  # 5"],
+            ),
+            ("\nadd(2, 3)\n", vec!["add(2, 3)"]),
+            ("\nassert add(2, 3) == 5\n", vec!["assert add(2, 3) == 5"]),
+            (
+                "\nresult = add(2, 3)\nprint(f\"2 + 3 = {result}\")\n",
+                vec!["result = add(2, 3)", "print(f\"2 + 3 = {result}\")"],
+            ),
+            (
+                "\nif __name__ == \"__main__\":\n    x = add(1, 2)\n\n    print(x)\n",
+                vec!["if __name__ == \"__main__\":", "x = add(1, 2)", "print(x)"],
+            ),
+            (
+                "\nif __name__ == '__main__':\n    print(add(1, 2))\n",
+                vec!["if __name__ == '__main__':", "print(add(1, 2))"],
+            ),
+        ] {
+            let snippet = format!("{function}{demonstration}");
+            assert_eq!(
+                placed_leaving(&snippet, CALC, "calc.py"),
+                (
+                    fixed.clone(),
+                    left_out.iter().map(|l| (*l).to_owned()).collect()
+                ),
+                "{snippet}"
+            );
+        }
+        // Nothing is left out of a change that shows none.
+        assert_eq!(
+            placed_leaving(function, CALC, "calc.py").1,
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn python_lines_the_change_needs_or_the_file_has_are_not_taken_for_demonstrations() {
+        let function = "def add(a, b):\n    return (a + b) * RATE\n";
+        // A new constant the function uses, a name it uses bound by a call, a call of a
+        // function the block does not show: real code, refused as before.
+        for (line, why) in [
+            ("RATE = 2", "the line `RATE = 2`"),
+            ("RATE = add(1, 1)", "the line `RATE = add(1, 1)`"),
+            ("print(sub(1, 2))", "the line `print(sub(1, 2))`"),
+            ("print(RATE)", "the line `print(RATE)`"),
+            ("add(1, 2) + 1", "the line `add(1, 2) + 1`"),
+        ] {
+            let snippet = format!("{function}\n{line}\n");
+            assert!(refusal(&snippet, CALC, "calc.py").contains(why), "{line}");
+        }
+        // A file with a main block of its own: a changed one is not a demonstration.
+        let with_main = format!("{CALC}\n\nif __name__ == \"__main__\":\n    print(add(1, 1))\n");
+        let snippet = "def add(a, b):\n    return a + b\n\nif __name__ == \"__main__\":\n    \
+                       print(add(2, 2))\n";
+        assert!(
+            refusal(snippet, &with_main, "calc.py").contains("`print(add(2, 2))`"),
+            "{snippet}"
+        );
+        // The same main block as the file has is the file's, kept, and nothing left out.
+        let same = "def add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b\n\nif __name__ == \"__main__\":\n    \
+                    print(add(1, 1))\n";
+        let (content, left_out) = placed_leaving(same, &with_main, "calc.py");
+        assert_eq!(
+            content,
+            with_main.replacen("return a - b", "return a + b", 1)
+        );
+        assert!(left_out.is_empty(), "{left_out:?}");
+        // A top-level line the file has stays in the file.
+        let called = format!("{CALC}print(add(1, 1))\n");
+        let (content, left_out) = placed_leaving(
+            "def add(a, b):\n    \"\"\"Sum.\"\"\"\n    return a + b\n\nprint(add(1, 1))\n",
+            &called,
+            "c.py",
+        );
+        assert_eq!(content, called.replacen("return a - b", "return a + b", 1));
+        assert!(left_out.is_empty(), "{left_out:?}");
+    }
+
+    #[test]
+    fn javascript_demonstration_lines_are_left_out_and_real_code_is_not() {
+        let js =
+            "'use strict';\n\nfunction slug(s) {\n  return s;\n}\n\nmodule.exports = { slug };\n";
+        let fixed = js.replace("  return s;\n", "  return s.trim().toLowerCase();\n");
+        let function = "function slug(s) {\n  return s.trim().toLowerCase();\n}\n";
+        for (demonstration, left_out) in [
+            (
+                "\n// Example usage\nconsole.log(slug(' A '));  // 'a'\n",
+                vec!["console.log(slug(' A '));  // 'a'"],
+            ),
+            (
+                "\nconst out = slug(' B ');\nconsole.log(out);\n",
+                vec!["const out = slug(' B ');", "console.log(out);"],
+            ),
+            (
+                "\nif (require.main === module) {\n  console.log(slug(' C '));\n}\n",
+                vec![
+                    "if (require.main === module) {",
+                    "console.log(slug(' C '));",
+                ],
+            ),
+        ] {
+            let snippet = format!("{function}{demonstration}");
+            assert_eq!(
+                placed_leaving(&snippet, js, "slug.js"),
+                (
+                    fixed.clone(),
+                    left_out.iter().map(|l| (*l).to_owned()).collect()
+                ),
+                "{snippet}"
+            );
+        }
+        for line in [
+            "const LIMIT = 3;",
+            "console.log(other(1));",
+            "exports.x = slug(1);",
+        ] {
+            let snippet = format!("{function}\n{line}\n");
+            assert!(
+                refusal(&snippet, js, "slug.js").contains(&format!("the line `{line}`")),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_compiled_main_is_left_out_only_of_a_file_that_is_no_program() {
+        let lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+        let snippet = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn main() {\n    \
+                       println!(\"{}\", add(2, 3));\n}\n";
+        let (content, left_out) = placed_leaving(snippet, lib, "src/lib.rs");
+        assert_eq!(content, lib.replace("a - b", "a + b"));
+        assert_eq!(left_out, ["fn main() {", "println!(\"{}\", add(2, 3));"]);
+        assert!(shows_compiled_main(snippet));
+        // The program's own file: `main` is looked for, and is not there.
+        assert_eq!(
+            refusal(snippet, lib, "src/main.rs"),
+            "`main` is not defined in src/main.rs"
+        );
+        // A file with a `main` of its own: the shown one replaces it.
+        let program = format!("{lib}\nfn main() {{\n    println!(\"{{}}\", add(1, 1));\n}}\n");
+        let (content, left_out) = placed_leaving(snippet, &program, "src/lib.rs");
+        assert_eq!(
+            content,
+            program
+                .replace("a - b", "a + b")
+                .replace("add(1, 1)", "add(2, 3)")
+        );
+        assert!(left_out.is_empty());
+        // Go, in a package that is not `main`.
+        let go = "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n";
+        let snippet = "func Add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() {\n\t\
+                       fmt.Println(Add(2, 3))\n}\n";
+        let (content, left_out) = placed_leaving(snippet, go, "calc.go");
+        assert_eq!(content, go.replace("a - b", "a + b"));
+        assert_eq!(left_out, ["func main() {", "fmt.Println(Add(2, 3))"]);
+        let go_main = go.replace("package calc", "package main");
+        assert!(refusal(snippet, &go_main, "calc.go").contains("`main` is not defined"));
     }
 
     #[test]

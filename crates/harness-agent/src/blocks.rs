@@ -52,6 +52,10 @@ pub(crate) struct Edits {
     /// Of an answer that changes nothing, whether a block was a part of its file with no
     /// place in it rather than the file's code as it is.
     pub(crate) unplaced: bool,
+    /// What the model is told beside the calls that were made: the lines of a block left
+    /// out because they only demonstrate the change ([`anchor::Placement::left_out`]), one
+    /// line per file.
+    pub(crate) notes: Vec<String>,
 }
 
 /// The workspace's files as an answer's blocks name them.
@@ -202,8 +206,11 @@ pub(crate) fn edits(answer: &str, format: EditFormat, disk: &Files<'_>, shown: &
     let mut named: Vec<String> = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
     for (_, path, blocks) in whole {
-        match whole_file(&path, &blocks, disk.read(&path).as_deref(), shown, disk) {
+        let current = disk.read(&path);
+        let mut notes = Vec::new();
+        match whole_file(&path, &blocks, current.as_deref(), shown, disk, &mut notes) {
             Whole::Calls(calls) => {
+                found.notes.append(&mut notes);
                 found.calls.extend(calls);
                 named.push(path);
             }
@@ -327,10 +334,11 @@ fn whole_file(
     current: Option<&str>,
     shown: &[String],
     disk: &Files<'_>,
+    notes: &mut Vec<String>,
 ) -> Whole {
     let mut last_refusal = None;
     for content in blocks.iter().rev() {
-        match whole_block(path, content, current, shown, disk) {
+        match whole_block(path, content, current, shown, disk, notes) {
             Whole::Refused(problem) => {
                 last_refusal.get_or_insert(problem);
             }
@@ -341,13 +349,15 @@ fn whole_file(
 }
 
 /// What one whole-file block does to `current`: a write of it, or, where it is part of the
-/// file, edits that put it in place; a refusal where it is neither.
+/// file, edits that put it in place; a refusal where it is neither. What the model must be
+/// told of lines left out goes to `notes`.
 fn whole_block(
     path: &str,
     content: &str,
     current: Option<&str>,
     shown: &[String],
     disk: &Files<'_>,
+    notes: &mut Vec<String>,
 ) -> Whole {
     let Some(current) = current else {
         let content = format!("{content}\n");
@@ -366,6 +376,7 @@ fn whole_block(
     // imports and constants before them (and the exports after), which a write deletes.
     let refused = match anchor::place(content, current, path) {
         Ok(placement) if !placement.covers_all || !begins_as(content, current) => {
+            notes.extend(left_out(path, &placement.left_out));
             return Whole::from_calls(edit_call(path, current, &placement.content));
         }
         Err(Unplaced::Refused(why)) => Some(why),
@@ -382,11 +393,12 @@ fn whole_block(
                 .filter_map(|other| disk.read(other).map(|text| (other.clone(), text))),
         );
         if let Some(Ok(placed)) = scatter(content, &files, Some(path)) {
-            return Whole::from_calls(
-                placed
-                    .iter()
-                    .filter_map(|(at, new)| edit_call(&files[*at].0, &files[*at].1, new)),
-            );
+            for (at, placement) in &placed {
+                notes.extend(left_out(&files[*at].0, &placement.left_out));
+            }
+            return Whole::from_calls(placed.iter().filter_map(|(at, placement)| {
+                edit_call(&files[*at].0, &files[*at].1, &placement.content)
+            }));
         }
     }
     let wanted: HashSet<&str> = content.lines().map(str::trim).collect();
@@ -476,15 +488,18 @@ fn snippet_under_no_path(
              call edit_file."
         )),
         Some(Ok(placed)) => {
-            for (at, content) in placed {
+            for (at, placement) in placed {
                 let (path, current) = &files[at];
                 if named.contains(path) {
                     continue;
                 }
-                if content == *current {
+                if placement.content == *current {
                     found.repeated.insert(path.clone());
                 } else {
-                    found.calls.extend(edit_call(path, current, &content));
+                    found.notes.extend(left_out(path, &placement.left_out));
+                    found
+                        .calls
+                        .extend(edit_call(path, current, &placement.content));
                 }
             }
         }
@@ -495,14 +510,24 @@ fn snippet_under_no_path(
 /// that defines it, or `prefer` among several that do. A fix and the test it makes pass,
 /// shown together, go to two files; the block's other lines must be in one of them (or be
 /// comments or imports, which go to the one file the block changes). `None` when no file
-/// defines any of its functions; otherwise the new text of each file it goes to (by index),
-/// or why it has no one place.
+/// defines any of its functions; otherwise where it goes in each file (by index), or why it
+/// has no one place.
 fn scatter(
     snippet: &str,
     files: &[(String, String)],
     prefer: Option<&str>,
-) -> Option<Result<Vec<(usize, String)>, String>> {
-    let names = anchor::functions(snippet).ok()?;
+) -> Option<Result<Vec<(usize, anchor::Placement)>, String>> {
+    let mut names = anchor::functions(snippet).ok()?;
+    // A Rust or Go `main` that no file read has only demonstrates the others: it is left
+    // out where they are placed ([`anchor::Placement::left_out`]), not looked for.
+    if anchor::shows_compiled_main(snippet) && names.iter().any(|name| *name != "main") {
+        names.retain(|name| {
+            *name != "main"
+                || files
+                    .iter()
+                    .any(|(_, text)| anchor::definitions_of(text, "main") > 0)
+        });
+    }
     let owners: Vec<(&str, Vec<usize>)> = names
         .iter()
         .map(|name| {
@@ -561,7 +586,7 @@ fn scatter(
     let mut placed = Vec::new();
     for &at in groups.keys() {
         match place(at, groups.len() == 1) {
-            Ok(placement) => placed.push((at, placement.content)),
+            Ok(placement) => placed.push((at, placement)),
             Err(Unplaced::Refused(why)) => return Some(Err(why)),
             Err(Unplaced::NoFunction | Unplaced::Absent) => return None,
         }
@@ -569,16 +594,38 @@ fn scatter(
     // With several files, new imports go to the one file the block changes, if only one.
     let changed: Vec<usize> = placed
         .iter()
-        .filter(|(at, content)| *content != files[*at].1)
+        .filter(|(at, placement)| placement.content != files[*at].1)
         .map(|(at, _)| *at)
         .collect();
     if let ([one], true) = (changed.as_slice(), groups.len() > 1)
         && let Ok(with_imports) = place(*one, true)
         && let Some(entry) = placed.iter_mut().find(|(at, _)| at == one)
     {
-        entry.1 = with_imports.content;
+        entry.1 = with_imports;
     }
     Some(Ok(placed))
+}
+
+/// What the model is told of the lines of a block for `path` that were left out because
+/// they only demonstrate the change, in one line; `None` when there are none.
+fn left_out(path: &str, lines: &[String]) -> Option<String> {
+    const QUOTED: usize = 3;
+    if lines.is_empty() {
+        return None;
+    }
+    let mut quoted: Vec<String> = lines
+        .iter()
+        .take(QUOTED)
+        .map(|line| format!("`{line}`"))
+        .collect();
+    if lines.len() > QUOTED {
+        quoted.push(format!("and {} more", lines.len() - QUOTED));
+    }
+    Some(format!(
+        "Left out of the change to {path}, as they only show the code in use (a call of a \
+         function the block shows, a main block) and are not part of the file: {}.",
+        quoted.join(", ")
+    ))
 }
 
 /// The `edit_file` call that turns `current` into `content`, if they differ.
@@ -977,6 +1024,48 @@ mod tests {
                 ..Edits::default()
             }
         );
+    }
+
+    // Issue 49: the right change to one function, then a comment and a printed call of it,
+    // was refused four times.
+    #[test]
+    fn lines_that_only_demonstrate_a_change_are_left_out_and_the_model_told() {
+        let shown = ["calc.py".to_owned()];
+        for answer in [
+            "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n# Example usage:\n\
+             print(add(2, 3))\n```",
+            "Here is the fix:\n```python\ndef add(a, b):\n    return a + b\n\n\
+             # Example usage:\nprint(add(2, 3))\n```",
+        ] {
+            let found = edits(answer, EditFormat::Auto, &files(CALC), &shown);
+            assert_eq!(found.calls, vec![add_fixed()], "{answer}");
+            assert!(found.problems.is_empty(), "{found:?}");
+            assert_eq!(
+                found.notes,
+                vec![
+                    "Left out of the change to calc.py, as they only show the code in use (a \
+                     call of a function the block shows, a main block) and are not part of \
+                     the file: `print(add(2, 3))`."
+                        .to_owned()
+                ]
+            );
+        }
+        // A Rust `main` beside the function, in a block under no path.
+        const LIB: &[(&str, &str)] = &[("src/lib.rs", "pub fn add(a: i32) -> i32 {\n    a\n}\n")];
+        let answer = "```rust\npub fn add(a: i32) -> i32 {\n    a + 1\n}\n\nfn main() {\n    \
+                      println!(\"{}\", add(1));\n}\n```";
+        let found = edits(
+            answer,
+            EditFormat::Auto,
+            &files(LIB),
+            &["src/lib.rs".to_owned()],
+        );
+        assert_eq!(
+            found.calls,
+            vec![edit("src/lib.rs", "    a\n", "    a + 1\n")]
+        );
+        assert_eq!(found.notes.len(), 1, "{found:?}");
+        assert!(found.notes[0].contains("`fn main() {`"), "{found:?}");
     }
 
     #[test]

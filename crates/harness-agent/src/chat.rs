@@ -46,6 +46,25 @@ pub trait ChatClient: Send + Sync {
         self.chat(messages, tools, on_text)
     }
 
+    /// Like [`ChatClient::chat_resampled`], the answer allowed up to `reply_tokens`
+    /// tokens, in place of the client's own limit: the loop sizes it to what the answer
+    /// may have to hold (a file written back whole). The default ignores `reply_tokens`.
+    ///
+    /// # Errors
+    ///
+    /// As [`ChatClient::chat`].
+    fn chat_limited(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+        resample: u32,
+        reply_tokens: u32,
+    ) -> Result<Reply, ChatError> {
+        let _ = reply_tokens;
+        self.chat_resampled(messages, tools, on_text, resample)
+    }
+
     /// The context window, in tokens, that the conversation must fit in.
     ///
     /// # Errors

@@ -11,7 +11,7 @@ use crate::model::{Message, Role};
 /// Characters per token assumed when estimating. Code and JSON run at 3 to 4 characters per
 /// token in the tokenizers of current coding models; the low end keeps the estimate on the
 /// safe side.
-const CHARS_PER_TOKEN: usize = 3;
+pub(crate) const CHARS_PER_TOKEN: usize = 3;
 
 /// Tokens a chat template adds around each message (role markers, separators).
 const TOKENS_PER_MESSAGE: usize = 8;

@@ -175,6 +175,7 @@ mod plain;
 mod prompt;
 mod record;
 mod repeat;
+mod reply_limit;
 mod run;
 mod stop;
 mod transcript;

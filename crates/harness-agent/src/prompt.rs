@@ -245,16 +245,34 @@ pub(crate) fn tampered(findings: &[String]) -> String {
     )
 }
 
-/// What the model is told when its answer was cut off.
-pub(crate) fn cut_off(format: EditFormat) -> &'static str {
-    if format.offers_tools() {
-        "Your answer was cut off at the output limit. Continue: make one tool call at a \
-         time, or answer briefly if the task is done."
-    } else {
-        "Your answer was cut off at the output limit, so nothing in it was applied. Answer \
-         again, shorter: only the change, with no explanation, or answer briefly if the \
-         task is done."
-    }
+/// The result of each call of an answer that was cut off while it wrote a whole file.
+pub(crate) const NOT_RUN_CUT_OFF: &str = "Error: not run: the answer that made this call was cut off, so a file it writes may be cut too.";
+
+/// What the model is told when its answer was cut off, after `tokens` tokens when the server
+/// counted them. Nothing of it was applied; and since long answers are whole files written
+/// back, the model is steered to the small change its format allows: an `edit_file`
+/// replacement, a search/replace block, or the one function it changes.
+pub(crate) fn cut_off(format: EditFormat, tokens: Option<u64>) -> String {
+    let cut = match tokens {
+        Some(tokens) => format!("Your answer was cut off after {tokens} tokens"),
+        None => "Your answer was cut off at the reply limit".to_owned(),
+    };
+    let instead = match format {
+        EditFormat::Auto | EditFormat::Tools => {
+            "Do not write a whole file again: change it with edit_file, one small, exact \
+             replacement (old_text: the few lines to change, copied exactly from the file; \
+             new_text: what they become), one tool call at a time"
+        }
+        EditFormat::Whole => {
+            "Do not write the whole file again: show only the function you change, under \
+             the file's path, with no explanation"
+        }
+        EditFormat::Diff => {
+            "Answer again, shorter: a search/replace block of only the lines you change, \
+             with no explanation"
+        }
+    };
+    format!("{cut}, so nothing in it was applied. {instead}. If the task is done, answer briefly.")
 }
 
 /// What the model is told when the verification command failed after it said it was done.
@@ -528,7 +546,7 @@ mod tests {
                 verification_failed("make test", 1, 3, true, format),
                 no_tools("edit_file", format),
                 after_head_start(format).to_owned(),
-                cut_off(format).to_owned(),
+                cut_off(format, Some(1_024)),
             ] {
                 for tool in [
                     "read_file",
@@ -551,7 +569,10 @@ mod tests {
         );
         assert!(tools.contains("run it with run_command"), "{tools}");
         assert!(after_head_start(EditFormat::Auto).ends_with("with edit_file."));
-        assert!(cut_off(EditFormat::Tools).contains("one tool call at a time"));
+        let cut = cut_off(EditFormat::Tools, Some(1_024));
+        assert!(cut.starts_with("Your answer was cut off after 1024 tokens, so nothing"));
+        assert!(cut.contains("change it with edit_file, one small, exact replacement"));
+        assert!(cut_off(EditFormat::Auto, None).contains("at the reply limit, so nothing"));
     }
 
     #[test]

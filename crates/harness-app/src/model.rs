@@ -45,6 +45,22 @@ impl ChatClient for ServerChat {
         Ok(reply_of(response))
     }
 
+    fn chat_limited(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+        resample: u32,
+        reply_tokens: u32,
+    ) -> Result<Reply, ChatError> {
+        let messages = client_messages(messages);
+        let response = self
+            .0
+            .chat_within(&messages, tools, on_text, resample, reply_tokens)
+            .map_err(chat_error)?;
+        Ok(reply_of(response))
+    }
+
     fn context_window(&self) -> Result<u32, ChatError> {
         self.0.context_length().map_err(chat_error)
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use harness_exec::preflight::{self, Choice, Sandbox};
 use harness_exec::{Confinement, EnvPolicy, Isolation, Policy, Runner};
 use harness_sandbox::Workspace;
-use harness_tools::{TestCode, Toolbox};
+use harness_tools::{SyntaxCheck, TestCode, Toolbox};
 
 use crate::settings::{Overrides, Settings, ToolboxSettings, WORKSPACE_FILE};
 use crate::{Error, guard, paths};
@@ -154,6 +154,12 @@ impl Plan {
             .policy(policy);
         if let Some(tests) = tests {
             toolbox = toolbox.protect_tests(tests);
+        }
+        // Every write is parsed first where its language's parser is installed, under the
+        // commands' tier with the network off; without a scratch directory, unparsed.
+        match SyntaxCheck::new(choice.tier) {
+            Ok(syntax) => toolbox = toolbox.syntax_check(syntax),
+            Err(error) => tracing::warn!("writes are not syntax-checked: {error}"),
         }
         if let Some(timeout) = timeout {
             toolbox = toolbox.timeout(timeout);

@@ -155,6 +155,31 @@ impl Client {
         self.chat_with(&config, messages, tools, on_text)
     }
 
+    /// Like [`Client::chat_resampled`], the answer allowed `max_output_tokens` tokens in
+    /// place of [`Config::max_output_tokens`]: a caller that knows how long an answer must
+    /// be (a whole file written back) sizes the limit to it, so that the answer is not cut
+    /// at a limit set for the answers in general.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::chat`].
+    pub fn chat_within(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: impl FnMut(&str),
+        resample: u32,
+        max_output_tokens: u32,
+    ) -> Result<ChatResponse, Error> {
+        let mut config = self.config.clone();
+        if resample > 0 {
+            config.temperature = Some(resampled_temperature(config.temperature, resample));
+            config.seed = Some(fresh_seed());
+        }
+        config.max_output_tokens = Some(max_output_tokens);
+        self.chat_with(&config, messages, tools, on_text)
+    }
+
     /// How much each retry of [`Client::chat_resampled`] raises the temperature.
     ///
     /// A small step: a small model's answers get worse fast as the temperature rises, and

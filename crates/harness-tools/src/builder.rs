@@ -6,6 +6,7 @@ use harness_exec::{Policy, Redactor, Runner};
 use harness_sandbox::Workspace;
 
 use crate::limits::Limits;
+use crate::syntax::SyntaxCheck;
 use crate::test_code::TestCode;
 use crate::toolbox::Toolbox;
 
@@ -49,6 +50,8 @@ pub struct ToolboxBuilder {
     limits: Limits,
     /// Test code the file tools may not change.
     tests: Option<TestCode>,
+    /// Parses what the file tools write.
+    syntax: Option<SyntaxCheck>,
 }
 
 impl ToolboxBuilder {
@@ -64,6 +67,7 @@ impl ToolboxBuilder {
             redactor: Redactor::from_vars(std::env::vars_os()),
             limits: Limits::default(),
             tests: None,
+            syntax: None,
         }
     }
 
@@ -124,8 +128,21 @@ impl ToolboxBuilder {
         self
     }
 
+    /// Parses the new text of every `write_file` and `edit_file` of a language `syntax`
+    /// knows, and refuses one that does not parse where the file did (default: no check).
+    /// A check whose scratch directory is inside the workspace is not used: its parsers
+    /// never run there.
+    pub fn syntax_check(mut self, syntax: SyntaxCheck) -> ToolboxBuilder {
+        self.syntax = Some(syntax);
+        self
+    }
+
     /// The toolbox.
     pub fn build(self) -> Toolbox {
+        let root = self.workspace.root().as_std_path();
+        let syntax = self
+            .syntax
+            .filter(|syntax| !syntax.scratch().starts_with(root));
         let runner = self
             .runner
             .policy(self.policy)
@@ -143,6 +160,7 @@ impl ToolboxBuilder {
             redactor: self.redactor,
             limits: self.limits,
             tests: self.tests,
+            syntax,
         }
     }
 }

@@ -35,13 +35,32 @@ pub(crate) fn read_file(editor: &Editor<'_>, args: &ReadFile) -> ToolResult {
 ///
 /// The markers of redacted values in the content are written as the values they stand for
 /// (see [`restore`]).
+///
+/// An existing file of more than `rewrite_lines` lines is not replaced whole: the model is
+/// told to change it with `edit_file`.
 pub(crate) fn write_file(
     editor: &Editor<'_>,
     workspace: &Workspace,
     redactor: &Redactor,
     args: &WriteFile,
+    rewrite_lines: usize,
 ) -> ToolResult {
     let tool = ToolName::WriteFile.as_str();
+    if args.overwrite
+        && let Ok(current) = workspace.read_to_string(&args.path)
+        && current.lines().count() > rewrite_lines
+    {
+        let message = format!(
+            "{} has {} lines, more than the {rewrite_lines} that write_file replaces whole, \
+             so nothing was written: a whole file this long is where answers are cut off and \
+             lines are lost. Change it with edit_file: old_text copied exactly from the file \
+             (the lines to change and a few around them), new_text what they become; or, in \
+             a code block under its path, show only the functions you change.",
+            args.path,
+            current.lines().count()
+        );
+        return ToolResult::failure(tool, &args.path, &message);
+    }
     let content = match restore(workspace, redactor, tool, &args.path, &args.content) {
         Ok(content) => content,
         Err(refused) => return *refused,

@@ -51,7 +51,7 @@
 //! | tool | does | through |
 //! |---|---|---|
 //! | `read_file` | numbered lines, capped (400 lines or 32 KiB) with a note naming the `start_line` to read on | [`harness_edit::Editor::view`] |
-//! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`; returns the diff | [`harness_edit::Editor::write`] |
+//! | `write_file` | creates a file (and its directories); replaces an existing one only with `"overwrite": true`, and only one of at most [`Limits::rewrite_lines`] lines; returns the diff | [`harness_edit::Editor::write`] |
 //! | `edit_file` | replaces text that occurs exactly once; returns the diff | [`harness_edit::Editor::replace`] |
 //! | `list_dir` | workspace-relative paths, directories ending in `/`, 2 levels unless `depth` says otherwise, at most 200 | a walk through the workspace's directory handles ([`harness_sandbox::WorkspaceDir`]) |
 //! | `search_text` | `path:line: text` for each line matching a Rust regex, at most 100, lines cut to 200 characters around the match | the same walk, files read through the same handles |
@@ -70,6 +70,8 @@
 //!    (`.env`, keys, the user's rules in `.gitignore` syntax; `.git/` for writing) and files
 //!    with more than one hard link. Every command goes through the runner, which applies the
 //!    policy, the timeout and the output limit.
+//!    With a [`SyntaxCheck`], a write of a language it knows must parse, or have been
+//!    broken before it.
 //! 3. The text and the summary are redacted: each secret is shown as a marker,
 //!    `[REDACTED:<rule>:<n>]`, the same value always as the same marker.
 //!
@@ -120,6 +122,7 @@
 //! | `list_dir`, `search_text`, and the walk they share | `list.rs`, `search.rs`, `walk.rs` |
 //! | `run_command` (and its refusal of markers) | `command.rs` |
 //! | what a result says, and its summary | `result.rs`, `failure.rs` |
+//! | what a write must parse as, before it is written | `syntax.rs` ([`SyntaxCheck`]), with the order of the checks in `guards.rs` |
 //! | which code is test code, refused to the file tools | `test_code.rs` ([`TestCode`]), with the Python files a runner loads its own code from in `python_modules.rs` |
 //! | what a verification loads, judged against a run's changes | `verification_inputs.rs` ([`VerificationInputs`]) |
 //!
@@ -133,11 +136,13 @@ mod builder;
 mod command;
 mod failure;
 mod files;
+mod guards;
 mod limits;
 mod list;
 mod python_modules;
 mod result;
 mod search;
+mod syntax;
 mod test_code;
 mod toolbox;
 mod verification_inputs;
@@ -147,6 +152,7 @@ pub use builder::ToolboxBuilder;
 pub use harness_exec::Status;
 pub use limits::Limits;
 pub use result::{Detail, Summary, ToolResult};
+pub use syntax::SyntaxCheck;
 pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;
 pub use verification_inputs::{Change, ChangeKind, Finding, Role, VerificationInputs};

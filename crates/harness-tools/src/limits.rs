@@ -19,6 +19,10 @@ pub struct Limits {
     pub search_file_len: u64,
     /// What `read_file` shows and which files the file tools read and write.
     pub edit: harness_edit::Limits,
+    /// The most lines an existing file may have for `write_file` to replace it whole.
+    /// Default: 200. A longer file is changed with `edit_file`: a small model rewriting
+    /// it runs out of reply tokens part way, or drops lines it did not think to repeat.
+    pub rewrite_lines: usize,
 }
 
 impl Default for Limits {
@@ -30,6 +34,7 @@ impl Default for Limits {
             search_line_chars: 200,
             search_file_len: 8 * 1024 * 1024,
             edit: harness_edit::Limits::default(),
+            rewrite_lines: 200,
         }
     }
 }

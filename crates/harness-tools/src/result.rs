@@ -25,6 +25,9 @@ pub struct ToolResult {
     summary: Summary,
     /// What a command changed that its tier could not refuse, put back or moved aside.
     put_back: Vec<String>,
+    /// Why a write of a language the syntax check knows was written without being parsed
+    /// (its parser absent, failed or too slow); for a debug view, never the model.
+    not_syntax_checked: Option<String>,
 }
 
 impl ToolResult {
@@ -68,6 +71,19 @@ impl ToolResult {
         &self.put_back
     }
 
+    /// Why the file this call wrote was written without its syntax checked, though its
+    /// language is one the check knows: its parser is not installed, failed, or took too
+    /// long. `None` for every other call.
+    pub fn not_syntax_checked(&self) -> Option<&str> {
+        self.not_syntax_checked.as_deref()
+    }
+
+    /// The same result, written without a syntax check, for this reason.
+    pub(crate) fn unchecked(mut self, why: String) -> ToolResult {
+        self.not_syntax_checked = Some(why);
+        self
+    }
+
     /// The same result, with `lines` as what was [put back](ToolResult::put_back).
     pub(crate) fn putting_back(mut self, lines: Vec<String>) -> ToolResult {
         self.put_back = lines;
@@ -82,6 +98,7 @@ impl ToolResult {
             may_have_changed_workspace: false,
             summary,
             put_back: Vec::new(),
+            not_syntax_checked: None,
         }
     }
 
@@ -107,6 +124,7 @@ impl ToolResult {
             may_have_changed_workspace: false,
             summary: Summary::new(tool, target, Detail::Failed),
             put_back: Vec::new(),
+            not_syntax_checked: None,
         }
     }
 

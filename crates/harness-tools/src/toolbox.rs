@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use harness_edit::Editor;
 
+use crate::guards::Guards;
+use crate::syntax::SyntaxCheck;
 use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
 use harness_sandbox::Workspace;
@@ -39,6 +41,8 @@ pub struct Toolbox {
     pub(crate) limits: Limits,
     /// Test code the file tools may not change; `None` lets them change it.
     pub(crate) tests: Option<TestCode>,
+    /// Parses what the file tools write; `None` writes unparsed.
+    pub(crate) syntax: Option<SyntaxCheck>,
 }
 
 impl Toolbox {
@@ -63,6 +67,12 @@ impl Toolbox {
     /// The workspace the tools act in.
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
+    }
+
+    /// The caps of one call: what a caller sizing the model's answers needs to know, such
+    /// as the longest file `write_file` replaces whole ([`Limits::rewrite_lines`]).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Whether the file tools refuse to change the file at `path` as a whole because it is
@@ -202,20 +212,24 @@ impl Toolbox {
 
     /// Runs a validated call.
     fn dispatch(&self, args: &ToolArgs, limit: Option<Duration>) -> ToolResult {
-        let mut editor = Editor::with_limits(&self.workspace, self.limits.edit);
-        if let Some(tests) = &self.tests {
-            editor = editor.guarded(tests);
-        }
-        match args {
-            ToolArgs::ReadFile(args) => files::read_file(&editor, args),
-            ToolArgs::WriteFile(args) => {
-                files::write_file(&editor, &self.workspace, &self.redactor, args)
-            }
+        let guards = Guards::new(self.tests.as_ref(), self.syntax.as_ref());
+        let editor = Editor::with_limits(&self.workspace, self.limits.edit).guarded(&guards);
+        let written = match args {
+            ToolArgs::ReadFile(args) => return files::read_file(&editor, args),
+            ToolArgs::WriteFile(args) => files::write_file(
+                &editor,
+                &self.workspace,
+                &self.redactor,
+                args,
+                self.limits.rewrite_lines,
+            ),
             ToolArgs::EditFile(args) => {
                 files::edit_file(&editor, &self.workspace, &self.redactor, args)
             }
-            ToolArgs::ListDir(args) => list::list_dir(&self.workspace, args, &self.limits),
-            ToolArgs::SearchText(args) => search::search_text(&self.workspace, args, &self.limits),
+            ToolArgs::ListDir(args) => return list::list_dir(&self.workspace, args, &self.limits),
+            ToolArgs::SearchText(args) => {
+                return search::search_text(&self.workspace, args, &self.limits);
+            }
             ToolArgs::RunCommand(args) => {
                 if let Some(refused) = command::refuse_markers(args) {
                     return refused;
@@ -225,8 +239,12 @@ impl Toolbox {
                     max: self.max_timeout,
                     limit,
                 };
-                command::run_command(&self.runner, self.workspace.root(), args, timeouts)
+                return command::run_command(&self.runner, self.workspace.root(), args, timeouts);
             }
+        };
+        match guards.unchecked() {
+            Some(why) => written.unchecked(why),
+            None => written,
         }
     }
 }

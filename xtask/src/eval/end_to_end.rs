@@ -148,8 +148,15 @@ fn run_job_with(id: &str, turns: &[Turn], harness_args: &[&str]) -> JobResult {
     let spec = Spec::new(&task(id), agent, 1);
     // Through JSON and back, as a job handed to another process would be.
     let spec: Spec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
-    let result = job::run(&spec);
+    // Through `harness batch`, as `eval` runs the harness's jobs.
+    let out = tempfile::tempdir().unwrap();
+    let batched = super::batch::run(std::slice::from_ref(&spec), 1, out.path()).unwrap();
+    let [result] = <[JobResult; 1]>::try_from(batched.results).unwrap();
     assert_eq!(result.error, None, "{result:#?}");
+    assert!(
+        out.path().join("batch/results.jsonl").is_file(),
+        "the job ran through batch"
+    );
     result
 }
 
@@ -190,6 +197,13 @@ fn a_correct_fix_is_solved_with_the_runs_steps_and_tokens() {
     assert_eq!(result.metrics.prompt_tokens, Some(4000));
     assert_eq!(result.metrics.completion_tokens, Some(80));
     assert_eq!(result.agent_exit, Some(0));
+    let model_seconds = result.model_seconds.expect("batch times the model");
+    assert!(
+        model_seconds > 0.0 && model_seconds <= result.wall_seconds,
+        "{result:#?}"
+    );
+    let queue_seconds = result.queue_seconds.expect("batch times the queue");
+    assert!(queue_seconds < 0.1, "no --max-inflight: {result:#?}");
 }
 
 #[test]
@@ -292,6 +306,45 @@ fn changes_outside_the_repository_and_followed_injections_are_reported() {
         ["added home/.planted", "changed sentinel/untouchable.txt"],
         "{result:#?}"
     );
+}
+
+#[test]
+fn a_change_outside_the_working_copies_during_a_batch_is_reported_for_each_of_its_jobs() {
+    // A harness that plants a file in its home before running the batch as it should: the
+    // tasks ran at once, so the change is the batch's, and each of its jobs says so.
+    let scripts = tempfile::tempdir().unwrap();
+    let agent = script_agent(
+        scripts.path(),
+        &format!(
+            "touch \"$HOME/.planted\"\nexec '{}' \"$@\"",
+            harness().display()
+        ),
+    );
+    let model = scripted_model(&[]);
+    model.reply_always(
+        "POST",
+        "/api/chat",
+        Reply::ndjson(Turn::Done("Nothing to do.").ndjson()),
+    );
+    let specs: Vec<Spec> = ["py-paginate", "sh-countdown"]
+        .iter()
+        .map(|id| {
+            let mut spec = Spec::new(&task(id), harness_agent(&model.url()), 1);
+            spec.agent.program = agent.clone();
+            spec
+        })
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let batched = super::batch::run(&specs, 2, out.path()).unwrap();
+    for result in &batched.results {
+        assert_eq!(result.error, None, "{result:#?}");
+        assert_eq!(result.outcome, "not verified", "{result:#?}");
+        assert_eq!(
+            result.outside_changes,
+            ["added home/.planted"],
+            "{result:#?}"
+        );
+    }
 }
 
 /// A shell script standing in for an agent, run in the repository.
@@ -467,6 +520,145 @@ fn the_eval_loop_writes_specs_results_and_both_reports() {
         (again.outcome.as_str(), again.solved, again.metrics.steps),
         (looped.outcome.as_str(), looped.solved, looped.metrics.steps)
     );
+}
+
+/// `cargo xtask eval` on `ids` (copied into a suite of their own) with `--jobs JOBS`,
+/// against `model`: the output directory and the report.
+fn eval_suite(ids: &[&str], model: &StubServer, jobs: usize) -> (tempfile::TempDir, Value) {
+    let out = tempfile::tempdir().unwrap();
+    let report = eval_suite_into(ids, model, jobs, out.path());
+    (out, report)
+}
+
+/// [`eval_suite`] into `out`.
+fn eval_suite_into(ids: &[&str], model: &StubServer, jobs: usize, out: &Path) -> Value {
+    let suite = tempfile::tempdir().unwrap();
+    for id in ids {
+        let task = task(id);
+        super::files::copy_tree(task.repo.parent().unwrap(), &suite.path().join(id)).unwrap();
+    }
+    let args: Vec<String> = [
+        "--tasks",
+        &suite.path().display().to_string(),
+        "--api",
+        "ollama",
+        "--host",
+        &model.url(),
+        "--model",
+        "stub",
+        "--max-steps",
+        "2",
+        "--timeout",
+        "120",
+        "--jobs",
+        &jobs.to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--harness",
+        &harness().display().to_string(),
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .collect();
+    assert_eq!(super::run(&args).unwrap(), std::process::ExitCode::SUCCESS);
+    read_json(&out.join("report.json"))
+}
+
+#[test]
+fn an_eval_into_an_out_of_an_earlier_one_replaces_the_harness_s_part_and_keeps_a_peer_s_time() {
+    let model = scripted_model(&[]);
+    model.reply_always(
+        "POST",
+        "/api/chat",
+        Reply::ndjson(Turn::Done("Nothing to do.").ndjson()),
+    );
+    let out = tempfile::tempdir().unwrap();
+    // What an earlier `--agent aider` into the same directory left of its time.
+    let aider = json!([{"agent": "aider", "jobs_at_once": 1, "wall_seconds": 50.0}]);
+    fs::write(out.path().join("runs.json"), aider.to_string()).unwrap();
+    eval_suite_into(&["sh-countdown"], &model, 1, out.path());
+    let report = eval_suite_into(&["sh-countdown"], &model, 2, out.path());
+    assert_eq!(report["results"][0]["outcome"], "not verified", "{report}");
+    let runs = read_json(&out.path().join("runs.json"));
+    let agents: Vec<(&str, u64)> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            (
+                run["agent"].as_str().unwrap(),
+                run["jobs_at_once"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(agents, [("harness", 2), ("aider", 1)]);
+}
+
+#[test]
+fn two_jobs_at_once_give_each_task_the_outcome_one_at_a_time_gives_through_one_batch() {
+    // Every request gets the same answer, whichever task asks and in whatever order: the
+    // fix of py-paginate, which solves that task and no other.
+    let model = scripted_model(&[]);
+    model.reply_always(
+        "POST",
+        "/api/chat",
+        Reply::ndjson(write("pages.py", solution("py-paginate", "fix", "pages.py")).ndjson()),
+    );
+    let ids = ["py-mean-protected", "py-paginate", "sh-countdown"];
+    let outcomes = |report: &Value| -> Vec<(String, String)> {
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["task"].to_string(), r["outcome"].to_string()))
+            .collect()
+    };
+    let (_one_out, one) = eval_suite(&ids, &model, 1);
+    let (out, two) = eval_suite(&ids, &model, 2);
+    assert_eq!(outcomes(&two), outcomes(&one));
+    assert_eq!(
+        outcomes(&two)
+            .iter()
+            .map(|(_, outcome)| outcome.as_str())
+            .collect::<Vec<_>>(),
+        ["\"not verified\"", "\"solved\"", "\"not verified\""]
+    );
+    // The harness's jobs went through one `harness batch --jobs 2`, not one by one.
+    let lines = fs::read_to_string(out.path().join("batch/results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 3, "{lines}");
+    let tasks = fs::read_to_string(out.path().join("tasks.jsonl")).unwrap();
+    assert_eq!(tasks.lines().count(), 3, "{tasks}");
+    for result in two["results"].as_array().unwrap() {
+        assert!(result["model_seconds"].as_f64().is_some(), "{result}");
+    }
+    let totals = &two["totals"][0];
+    assert_eq!(
+        (
+            totals["jobs_at_once"].as_u64(),
+            one["totals"][0]["jobs_at_once"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    assert!(totals["tasks_per_hour"].as_f64().unwrap() > 0.0, "{totals}");
+    assert!(totals["model_seconds"].as_f64().unwrap() > 0.0, "{totals}");
+    let markdown = fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        markdown.contains("| agent | jobs at once | suite wall |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_flag_for_the_harness_becomes_a_key_of_its_batch_task_line() {
+    // A flag batch has no key for is batch's error for that line, and the job's error.
+    let mut spec = Spec::new(&task("py-paginate"), harness_agent("http://127.0.0.1:9"), 1);
+    spec.agent.harness_args = vec!["--no-such-flag".into(), "3".into()];
+    let out = tempfile::tempdir().unwrap();
+    let batched = super::batch::run(std::slice::from_ref(&spec), 1, out.path()).unwrap();
+    let error = batched.results[0].error.clone().expect("an error");
+    assert!(error.contains("batch left no result"), "{error}");
+    let log = fs::read_to_string(out.path().join("batch.log")).unwrap();
+    assert!(log.contains("no_such_flag"), "{log}");
 }
 
 fn read_json(path: &Path) -> Value {

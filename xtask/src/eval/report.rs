@@ -3,9 +3,19 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::job::JobResult;
+
+/// How one agent's part of an evaluation ran: how many jobs at once, how long in all.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct AgentRun {
+    pub(crate) agent: String,
+    /// Jobs run at once: `--jobs` for the harness (through `harness batch`), 1 for a peer.
+    pub(crate) jobs_at_once: usize,
+    /// From the agent's first job's start to its last job's end, checks included.
+    pub(crate) wall_seconds: f64,
+}
 
 /// Totals of one agent's jobs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -33,6 +43,29 @@ pub(crate) struct Totals {
     /// Prompt and generated tokens of all jobs, divided by the jobs solved; `None` when
     /// none was solved or the agent reports no tokens.
     pub(crate) tokens_per_solved: Option<f64>,
+    /// Where the time went; `None` for results gathered without `OUT/runs.json`.
+    #[serde(flatten)]
+    pub(crate) time: Option<Time>,
+}
+
+/// Where an agent's part of the suite spent its time, so that runs with `--jobs` 1, 2
+/// and 4 read side by side.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Time {
+    /// Jobs run at once.
+    pub(crate) jobs_at_once: usize,
+    /// The agent's part of the suite, start to end.
+    pub(crate) suite_wall_seconds: f64,
+    /// Jobs ÷ the suite's wall time in hours.
+    pub(crate) tasks_per_hour: f64,
+    /// Summed over the jobs: inside model requests; `None` when the agent's runs do not
+    /// tell (a peer).
+    pub(crate) model_seconds: Option<f64>,
+    /// Summed over the jobs: waiting for a model slot.
+    pub(crate) queue_seconds: Option<f64>,
+    /// Summed over the jobs: the rest of their wall time (cloning, tools, commands, the
+    /// run's checks).
+    pub(crate) other_seconds: Option<f64>,
 }
 
 /// The whole report.
@@ -52,6 +85,7 @@ impl Report {
         model: Option<String>,
         host: Option<String>,
         results: Vec<JobResult>,
+        runs: Vec<AgentRun>,
     ) -> Report {
         let mut agents: Vec<&str> = results.iter().map(|result| result.agent.as_str()).collect();
         agents.dedup();
@@ -63,6 +97,7 @@ impl Report {
                 totals(
                     agent,
                     results.iter().filter(|result| result.agent == *agent),
+                    runs.iter().find(|run| run.agent == *agent),
                 )
             })
             .collect();
@@ -106,6 +141,27 @@ impl Report {
                     .map_or("–".to_owned(), |n| format!("{n:.0}")),
             );
         }
+        if self.totals.iter().any(|t| t.time.is_some()) {
+            out.push_str("\nWhere the time went: the suite's wall time and, summed over the jobs, the time inside model requests, waiting for a model slot, and the rest (cloning, tools, commands, checks).\n\n");
+            out.push_str("| agent | jobs at once | suite wall | tasks per hour | model | queue | the rest |\n");
+            out.push_str("|---|---|---|---|---|---|---|\n");
+            for t in &self.totals {
+                let Some(time) = &t.time else { continue };
+                let sum =
+                    |value: Option<f64>| value.map_or("–".to_owned(), |s| format!("{s:.1} s"));
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.1} s | {:.1} | {} | {} | {} |",
+                    t.agent,
+                    time.jobs_at_once,
+                    time.suite_wall_seconds,
+                    time.tasks_per_hour,
+                    sum(time.model_seconds),
+                    sum(time.queue_seconds),
+                    sum(time.other_seconds),
+                );
+            }
+        }
         out.push_str("\n| task | kind | agent | attempt | outcome | agent said | verified | holdout | tests changed | outside changes | steps | tool calls | tool errors | prompt tokens | generated tokens | wall |\n");
         out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.results {
@@ -146,7 +202,11 @@ impl Report {
     }
 }
 
-fn totals<'a>(agent: &str, results: impl Iterator<Item = &'a JobResult>) -> Totals {
+fn totals<'a>(
+    agent: &str,
+    results: impl Iterator<Item = &'a JobResult>,
+    run: Option<&AgentRun>,
+) -> Totals {
     let results: Vec<&JobResult> = results.collect();
     let jobs = results.len();
     let count = |keep: &dyn Fn(&JobResult) -> bool| results.iter().filter(|r| keep(r)).count();
@@ -165,6 +225,26 @@ fn totals<'a>(agent: &str, results: impl Iterator<Item = &'a JobResult>) -> Tota
         .iter()
         .map(|r| Some(r.metrics.prompt_tokens? + r.metrics.completion_tokens?))
         .sum();
+    let summed = |pick: &dyn Fn(&JobResult) -> Option<f64>| -> Option<f64> {
+        results.iter().map(|r| pick(r)).sum()
+    };
+    let model_seconds = summed(&|r| r.model_seconds);
+    let queue_seconds = summed(&|r| r.queue_seconds);
+    let other_seconds = model_seconds
+        .zip(queue_seconds)
+        .map(|(model, queue)| walls.iter().sum::<f64>() - model - queue);
+    let time = run.map(|run| Time {
+        jobs_at_once: run.jobs_at_once,
+        suite_wall_seconds: run.wall_seconds,
+        tasks_per_hour: if run.wall_seconds > 0.0 {
+            jobs as f64 * 3600.0 / run.wall_seconds
+        } else {
+            0.0
+        },
+        model_seconds,
+        queue_seconds,
+        other_seconds,
+    });
     Totals {
         agent: agent.to_owned(),
         jobs,
@@ -180,6 +260,7 @@ fn totals<'a>(agent: &str, results: impl Iterator<Item = &'a JobResult>) -> Tota
         tokens_per_solved: tokens
             .filter(|_| solved > 0)
             .map(|tokens| tokens as f64 / solved as f64),
+        time,
     }
 }
 
@@ -216,6 +297,7 @@ impl Report {
                     .map(|result| result.task.as_str())
                     .collect();
                 solved_tasks.sort_unstable();
+                let time = totals.time.as_ref();
                 let sum = |pick: &dyn Fn(&JobResult) -> Option<u64>| -> Option<u64> {
                     jobs.iter().map(|result| pick(result)).sum()
                 };
@@ -234,6 +316,12 @@ impl Report {
                     "prompt_tokens": sum(&|r| r.metrics.prompt_tokens),
                     "generated_tokens": sum(&|r| r.metrics.completion_tokens),
                     "errors": totals.errors,
+                    "jobs_at_once": time.map(|t| t.jobs_at_once),
+                    "suite_wall_s": time.map(|t| tenths(t.suite_wall_seconds)),
+                    "tasks_per_hour": time.map(|t| tenths(t.tasks_per_hour)),
+                    "model_s": time.and_then(|t| t.model_seconds).map(tenths),
+                    "queue_s": time.and_then(|t| t.queue_seconds).map(tenths),
+                    "other_s": time.and_then(|t| t.other_seconds).map(tenths),
                 })
             })
             .collect();
@@ -255,6 +343,11 @@ impl Report {
     }
 }
 
+/// `value` rounded to a tenth.
+fn tenths(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
+}
+
 /// The median of sorted values; 0 for none.
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -266,6 +359,13 @@ fn median(sorted: &[f64]) -> f64 {
 
 /// The agent's own verdict and how it exited: `verified, exit 0`, `timed out`.
 fn agent_said(result: &JobResult) -> String {
+    // A batch task in error had no whole run: its reason says it all, no exit status.
+    if let Some(outcome) = &result.metrics.agent_outcome
+        && outcome.starts_with("error: ")
+        && result.agent_exit.is_none()
+    {
+        return outcome.clone();
+    }
     let exit = match (result.agent_timed_out, result.agent_exit) {
         (true, _) => "timed out".to_owned(),
         (false, Some(code)) => format!("exit {code}"),
@@ -333,6 +433,8 @@ mod tests {
                 ..Metrics::default()
             },
             wall_seconds: wall,
+            model_seconds: None,
+            queue_seconds: None,
             job_dir: None,
             error: None,
         }
@@ -352,6 +454,7 @@ mod tests {
             Some("m".into()),
             None,
             results,
+            Vec::new(),
         );
         let harness = report.totals.iter().find(|t| t.agent == "harness").unwrap();
         assert_eq!((harness.jobs, harness.verified, harness.solved), (4, 3, 1));
@@ -362,6 +465,7 @@ mod tests {
         assert_eq!(harness.tokens_per_solved, Some(4000.0));
         let aider = report.totals.iter().find(|t| t.agent == "aider").unwrap();
         assert_eq!(aider.tokens_per_solved, None, "aider reported no tokens");
+        assert_eq!(harness.time, None, "results gathered without runs.json");
         let markdown = report.markdown();
         assert!(
             markdown.contains(
@@ -375,6 +479,18 @@ mod tests {
             ),
             "{markdown}"
         );
+    }
+
+    #[test]
+    fn the_agent_said_its_verdict_and_exit_or_a_batch_error_alone() {
+        let mut r = result("harness", "a", false, false, &[], 1.0, None);
+        r.metrics.agent_outcome = Some("step_limit".into());
+        r.agent_exit = Some(1);
+        assert_eq!(agent_said(&r), "step_limit, exit 1");
+        r.agent_exit = None;
+        assert_eq!(agent_said(&r), "step_limit, killed");
+        r.metrics.agent_outcome = Some("error: the model server is down".into());
+        assert_eq!(agent_said(&r), "error: the model server is down");
     }
 
     #[test]
@@ -404,6 +520,11 @@ mod tests {
                 ),
                 result("aider", "py-a", false, false, &[], 50.0, None),
             ],
+            vec![AgentRun {
+                agent: "harness".into(),
+                jobs_at_once: 2,
+                wall_seconds: 36.0,
+            }],
         );
         let info = RecordInfo {
             label: "s46".into(),
@@ -439,5 +560,50 @@ mod tests {
         assert_eq!(aider["version"], serde_json::Value::Null);
         assert_eq!(aider["prompt_tokens"], serde_json::Value::Null);
         assert_eq!(aider["solved"], 0);
+        assert_eq!(harness["jobs_at_once"], 2);
+        assert_eq!(harness["suite_wall_s"], 36.0);
+        assert_eq!(harness["tasks_per_hour"], 300.0);
+        // No run time for aider, nor a model time: fields an old row lacks too.
+        assert_eq!(aider["jobs_at_once"], serde_json::Value::Null);
+        assert_eq!(harness["model_s"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_time_of_a_suite_is_its_wall_time_and_the_model_queue_and_the_rest_summed() {
+        let mut a = result("harness", "a", true, true, &[], 10.0, Some(10));
+        let mut b = result("harness", "b", false, false, &[], 30.0, Some(10));
+        (a.model_seconds, a.queue_seconds) = (Some(6.0), Some(1.0));
+        (b.model_seconds, b.queue_seconds) = (Some(20.0), Some(3.0));
+        let run = |jobs_at_once, wall_seconds| AgentRun {
+            agent: "harness".into(),
+            jobs_at_once,
+            wall_seconds,
+        };
+        let report = Report::new(
+            "2026-12-08T00:00:00Z".into(),
+            None,
+            None,
+            vec![a, b],
+            vec![run(2, 24.0)],
+        );
+        let time = report.totals[0].time.clone().expect("a time");
+        assert_eq!(
+            time,
+            Time {
+                jobs_at_once: 2,
+                suite_wall_seconds: 24.0,
+                tasks_per_hour: 300.0,
+                model_seconds: Some(26.0),
+                queue_seconds: Some(4.0),
+                other_seconds: Some(10.0),
+            }
+        );
+        let markdown = report.markdown();
+        assert!(
+            markdown.contains("| harness | 2 | 24.0 s | 300.0 | 26.0 s | 4.0 s | 10.0 s |"),
+            "{markdown}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["totals"][0]["tasks_per_hour"], 300.0);
     }
 }

@@ -11,8 +11,10 @@ use super::{Answer, Run, count};
 use crate::chat::{ChatError, Reply};
 use crate::context;
 use crate::event::Event;
+use crate::model::Message;
 use crate::outcome::Outcome;
 use crate::plain;
+use crate::reply_limit::reply_limit;
 
 /// The system prompt and the task: never elided.
 const KEPT_HEAD: usize = 2;
@@ -44,6 +46,7 @@ impl Run<'_> {
             plain::conversation(&self.messages)
         };
         let tools = self.tools.clone();
+        let reply_tokens = self.reply_tokens(&messages);
         // A later attempt is sampled differently from its first request on, and a retry
         // within it differently again.
         let resample = (self.steering.resample + self.attempt.number - 1).min(MAX_RESAMPLE);
@@ -56,7 +59,8 @@ impl Run<'_> {
                     // The loop may have stopped listening: the text is then unwanted.
                     let _ = texts.send(FromModel::Text(text.to_owned()));
                 };
-                let answer = chat.chat_resampled(&messages, &tools, &mut on_text, resample);
+                let answer =
+                    chat.chat_limited(&messages, &tools, &mut on_text, resample, reply_tokens);
                 let _ = sender.send(FromModel::Done(answer));
             });
         if let Err(error) = spawned {
@@ -87,6 +91,28 @@ impl Run<'_> {
                 }
             }
         }
+    }
+
+    /// The reply limit of the next answer, `messages` its prompt ([`reply_limit`]): sized
+    /// to the longest file read so far that the tools let the model rewrite whole.
+    fn reply_tokens(&self, messages: &[Message]) -> u32 {
+        let base = self.setup.budgets.answer_reserve_tokens;
+        let Ok(window) = self.setup.chat.context_window() else {
+            return base;
+        };
+        let toolbox = &self.setup.toolbox;
+        let rewrite_lines = toolbox.limits().rewrite_lines;
+        let longest = self
+            .work
+            .read
+            .iter()
+            .filter_map(|path| toolbox.workspace().read_to_string(path).ok())
+            .filter(|text| text.lines().count() <= rewrite_lines)
+            .map(|text| text.len().div_ceil(context::CHARS_PER_TOKEN))
+            .max()
+            .unwrap_or(0);
+        let prompt = context::estimate_tokens(messages, self.tools_chars);
+        reply_limit(base, longest, window, prompt)
     }
 
     /// Keeps the conversation inside `limit` tokens ([`context::fit`]), telling when older

@@ -63,6 +63,10 @@ pub(crate) struct Setup<'a> {
     pub(crate) stop: StopSignal,
     /// Which edits written into an answer are applied.
     pub(crate) edit_format: EditFormat,
+    /// An earlier run's conversation, which this one continues ([`Agent::earlier`]).
+    ///
+    /// [`Agent::earlier`]: crate::Agent::earlier
+    pub(crate) earlier: Vec<Message>,
 }
 
 /// The state of one run. Every field is needed by more than one phase of the loop.
@@ -431,7 +435,10 @@ impl Run<'_> {
     /// spelled out, those are made or told; otherwise the model says it is done.
     fn without_calls(&mut self, reply: &Reply) -> TurnEnd {
         if reply.cut_off {
-            self.nudge(prompt::cut_off(self.setup.edit_format).to_owned());
+            self.nudge(prompt::cut_off(
+                self.setup.edit_format,
+                reply.completion_tokens,
+            ));
             return TurnEnd::Continue;
         }
         if let Some(end) = self.written_calls(&reply.text) {
@@ -445,6 +452,23 @@ impl Run<'_> {
 
     /// An answer that calls tools: they run, and then what the turn showed may end it.
     fn with_calls(&mut self, reply: &Reply) -> TurnEnd {
+        // A whole file in an answer cut off may be cut too: none of its calls runs, and
+        // each is answered, as every call is.
+        if reply.cut_off
+            && reply
+                .tool_calls
+                .iter()
+                .any(|call| call.name == "write_file")
+        {
+            for call in &reply.tool_calls {
+                self.push(Message::tool_result(call, prompt::NOT_RUN_CUT_OFF));
+            }
+            self.nudge(prompt::cut_off(
+                self.setup.edit_format,
+                reply.completion_tokens,
+            ));
+            return TurnEnd::Continue;
+        }
         if let TurnEnd::Ended(outcome, reason) = self.run_calls(&reply.tool_calls) {
             return TurnEnd::Ended(outcome, reason);
         }

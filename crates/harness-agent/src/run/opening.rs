@@ -34,6 +34,8 @@ impl Run<'_> {
             self.setup.verification.is_some(),
             self.setup.edit_format,
         )));
+        // A follow-up's earlier conversation, unrecorded: it is the earlier runs' record.
+        self.messages.extend(self.setup.earlier.iter().cloned());
         let task = match previous {
             None => task.to_owned(),
             Some(previous) => format!("{task}\n\n{}", self.next_attempt_note(previous)),

@@ -114,6 +114,11 @@ impl Run<'_> {
             return Some(TurnEnd::Ended(outcome, reason));
         }
         let applied = self.work.changed_in_turn;
+        // Lines a block showed only to demonstrate the change were left out of it: the
+        // model is told which, so it does not take the change for something else.
+        for note in std::mem::take(&mut found.notes) {
+            self.tell(note);
+        }
         if !found.problems.is_empty() {
             self.nudge(found.problems.join("\n"));
         }

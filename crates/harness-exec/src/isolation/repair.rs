@@ -26,8 +26,9 @@
 //! file could be read (a rename must not gain access), so such a name is at the top, in a
 //! directory made there, or in a hidden directory. The runner finds each hidden file and
 //! directory by its identity after the command (within [`WALK_LIMIT`](super::WALK_LIMIT) entries) and puts it
-//! back: another name of a file still in place is removed (the content is still there), a
-//! renamed one is renamed back.
+//! back: another name of a file still in place is removed (the content is still there; a
+//! name it had before the command, the user's own hard link, is left), a renamed one is
+//! renamed back.
 //!
 //! One file per step: `repair/kept.rs` records a kept path and puts it back,
 //! `repair/objects.rs` holds an object store open and writes back what was removed,
@@ -50,7 +51,7 @@ use self::objects::{Held, hold};
 pub use self::repaired::{Change, RECORD_BYTES, RECORD_ENTRIES, Repaired};
 
 /// The kept paths and the hidden ones as they were when a command started.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Record {
     workspace: PathBuf,
     trees: Vec<Tree>,
@@ -60,6 +61,9 @@ pub(crate) struct Record {
     hidden: Vec<HiddenEntry>,
     /// The budget ran out: the first tree not recorded whole, nothing past it.
     truncated: Option<PathBuf>,
+    /// The names hidden files already had elsewhere in the workspace (the user's own hard
+    /// links): never taken for names a command gave them.
+    named_before: HashSet<PathBuf>,
 }
 
 /// Records `kept` (the kept paths in `workspace`, those outside it are left out) and
@@ -103,6 +107,7 @@ pub(crate) fn record(workspace: &Path, kept: &[PathBuf], hidden: &[PathBuf]) -> 
     for path in hidden.iter().filter(|path| path.starts_with(workspace)) {
         collect_identities(path, &mut record.hidden, &mut budget);
     }
+    record.named_before = names_before(&record.hidden, workspace);
     let mut room = HELD_OBJECTS;
     for tree in &record.trees {
         for (relative, _) in tree.nodes.iter().filter(|(relative, node)| {
@@ -147,7 +152,13 @@ pub(crate) fn repair(record: &Record) -> Vec<Repaired> {
     let elsewhere = |path: &Path, identity: (u64, u64)| -> Vec<PathBuf> {
         names
             .get(&identity)
-            .map(|found| found.iter().filter(|name| *name != path).cloned().collect())
+            .map(|found| {
+                found
+                    .iter()
+                    .filter(|name| *name != path && !record.named_before.contains(*name))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for tree in &record.trees {
@@ -178,6 +189,31 @@ pub(crate) fn repair(record: &Record) -> Vec<Repaired> {
         });
     }
     repaired
+}
+
+/// The other names, in `workspace`, of the hidden files that had more than one before the
+/// command: the workspace is walked for them only when there are such files.
+fn names_before(hidden: &[HiddenEntry], workspace: &Path) -> HashSet<PathBuf> {
+    let shared: HashSet<(u64, u64)> = hidden
+        .iter()
+        .filter(|hidden| {
+            hidden.links > 1
+                && hidden
+                    .path
+                    .symlink_metadata()
+                    .is_ok_and(|now| !now.is_dir())
+        })
+        .map(|hidden| hidden.identity)
+        .collect();
+    if shared.is_empty() {
+        return HashSet::new();
+    }
+    let hidden_paths: HashSet<&Path> = hidden.iter().map(|hidden| hidden.path.as_path()).collect();
+    names_in(workspace, &shared)
+        .into_values()
+        .flatten()
+        .filter(|name| !hidden_paths.contains(name.as_path()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -371,6 +407,185 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&outside).expect("r"),
             "the user's file\n"
+        );
+    }
+
+    #[test]
+    fn only_kept_paths_inside_the_workspace_are_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let ws = root.join("ws");
+        std::fs::create_dir(&ws).expect("mkdir");
+        repo(&ws);
+        repo(&root.join("elsewhere"));
+        // The workspace itself is never a kept path (its whole content would be put back
+        // after every command), nor is anything outside it.
+        let kept = [ws.clone(), root.join("elsewhere/.git"), ws.join(".git")];
+        let before = record(&ws, &kept, &[]);
+        let recorded: Vec<&PathBuf> = before.trees.iter().map(|tree| &tree.path).collect();
+        assert_eq!(recorded, [&ws.join(".git")]);
+    }
+
+    #[test]
+    fn a_hidden_file_given_another_name_loses_it_when_nothing_else_moved() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join(".env"), "A=1").expect("w");
+        let before = record(&root, &[], &[root.join(".env")]);
+        // The only sign is the file's count of names: the path still holds the same file.
+        std::fs::hard_link(root.join(".env"), root.join("notes.txt")).expect("ln");
+        let repaired = repair(&before);
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [(
+                root.join(".env"),
+                Change::Linked(root.join("notes.txt")),
+                Ok(())
+            )]
+        );
+        assert!(!root.join("notes.txt").exists());
+    }
+
+    #[test]
+    fn a_kept_directory_that_is_not_a_git_directory_is_put_back_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        // Named like a git directory's object store, but with no HEAD beside it: its
+        // files are kept as content, not held as objects.
+        std::fs::create_dir_all(root.join("tools/objects")).expect("mkdir");
+        std::fs::write(root.join("tools/objects/o1"), "one").expect("w");
+        let before = record(&root, &[root.join("tools")], &[]);
+        std::fs::remove_file(root.join("tools/objects/o1")).expect("rm");
+        let repaired = repair(&before);
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [(root.join("tools/objects/o1"), Change::Removed, Ok(()))]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("tools/objects/o1")).expect("r"),
+            "one"
+        );
+    }
+
+    #[test]
+    fn a_name_a_hidden_file_had_before_the_command_is_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join(".env"), "A=1").expect("w");
+        // The user's own second name of the file, made before the run.
+        std::fs::hard_link(root.join(".env"), root.join("env.backup")).expect("ln");
+        let before = record(&root, &[], &[root.join(".env")]);
+        std::fs::hard_link(root.join(".env"), root.join("notes.txt")).expect("ln");
+        let repaired = repair(&before);
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone()))
+                .collect::<Vec<_>>(),
+            [(root.join(".env"), Change::Linked(root.join("notes.txt")))]
+        );
+        assert!(!root.join("notes.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join("env.backup")).expect("the user's name stays"),
+            "A=1"
+        );
+    }
+
+    #[test]
+    fn a_removed_directory_is_reported_once_and_a_changed_one_with_what_changed_in_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        std::fs::write(root.join(".git/hooks/post-merge.sample"), "#!/bin/sh\n").expect("w");
+        let before = record(&root, &[root.join(".git")], &[]);
+        // Removed whole: one report, its content made again with it.
+        std::fs::remove_dir_all(root.join(".git/hooks")).expect("rm");
+        // Changed (its mode), and a file in it changed too: each is its own report.
+        std::fs::set_permissions(
+            root.join(".git/refs"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .expect("chmod");
+        std::fs::write(root.join(".git/refs/heads/main"), "5678\n").expect("w");
+        let mut repaired = repair(&before);
+        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [
+                (root.join(".git/hooks"), Change::Removed, Ok(())),
+                (root.join(".git/refs"), Change::Changed, Ok(())),
+                (root.join(".git/refs/heads/main"), Change::Changed, Ok(())),
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/hooks/post-merge.sample")).expect("r"),
+            "#!/bin/sh\n"
+        );
+    }
+
+    #[test]
+    fn a_changed_link_and_a_removed_one_are_made_again_and_an_untouched_one_is_not_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        for (name, target) in [("l1", "a"), ("l2", "b"), ("l3", "c")] {
+            std::os::unix::fs::symlink(target, root.join(".git").join(name)).expect("ln");
+        }
+        let before = record(&root, &[root.join(".git")], &[]);
+        std::fs::remove_file(root.join(".git/l1")).expect("rm");
+        std::os::unix::fs::symlink("/etc/passwd", root.join(".git/l1")).expect("ln");
+        std::fs::remove_file(root.join(".git/l2")).expect("rm");
+        let mut repaired = repair(&before);
+        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [
+                (root.join(".git/l1"), Change::Changed, Ok(())),
+                (root.join(".git/l2"), Change::Removed, Ok(())),
+            ]
+        );
+        for (name, target) in [("l1", "a"), ("l2", "b"), ("l3", "c")] {
+            assert_eq!(
+                std::fs::read_link(root.join(".git").join(name)).expect("a link"),
+                PathBuf::from(target)
+            );
+        }
+    }
+
+    #[test]
+    fn an_untouched_fifo_is_not_reported_and_one_replaced_by_a_directory_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        for name in ["f1", "f2"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(root.join(".git").join(name))
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }
+        let before = record(&root, &[root.join(".git")], &[]);
+        std::fs::remove_file(root.join(".git/f2")).expect("rm");
+        std::fs::create_dir(root.join(".git/f2")).expect("mkdir");
+        let repaired = repair(&before);
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone()))
+                .collect::<Vec<_>>(),
+            [(root.join(".git/f2"), Change::Changed)]
         );
     }
 }

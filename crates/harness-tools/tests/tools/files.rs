@@ -193,6 +193,50 @@ fn write_file_with_overwrite_replaces_the_file_and_returns_the_diff() {
     assert_eq!(fixture.read("a.txt"), "one\n2\n");
 }
 
+// Issue 49: three answers in a row were cut off at the reply limit while rewriting a
+// whole file.
+#[test]
+fn write_file_over_a_long_existing_file_is_refused_with_advice_to_edit() {
+    let fixture = Fixture::new();
+    let long: String = (1..=201).map(|n| format!("line {n}\n")).collect();
+    let short: String = (1..=200).map(|n| format!("line {n}\n")).collect();
+    fixture.file("long.txt", &long).file("short.txt", &short);
+    let rewrite = |path: &str| {
+        fixture.call(
+            "write_file",
+            json!({"path": path, "content": "new\n", "overwrite": true}),
+        )
+    };
+    let refused = rewrite("long.txt");
+    assert_error(
+        &refused,
+        "Error: long.txt has 201 lines, more than the 200 that write_file replaces whole, \
+         so nothing was written",
+    );
+    assert!(
+        refused.text().contains("Change it with edit_file"),
+        "{}",
+        refused.text()
+    );
+    assert_eq!(fixture.read("long.txt"), long);
+    // At the limit, and a new file of any length: written.
+    assert_eq!(
+        ok(&rewrite("short.txt")).lines().next(),
+        Some("--- a/short.txt")
+    );
+    let created = fixture.call("write_file", json!({"path": "new.txt", "content": long}));
+    assert!(!created.is_error(), "{}", created.text());
+    // The limit is the toolbox's to set.
+    let mut limits = Limits::default();
+    limits.rewrite_lines = 300;
+    let toolbox = fixture.toolbox_with(limits);
+    let result = toolbox.call(
+        "write_file",
+        &json!({"path": "long.txt", "content": "new\n", "overwrite": true}),
+    );
+    assert!(!result.is_error(), "{}", result.text());
+}
+
 #[test]
 fn write_file_of_the_same_content_changes_nothing_and_says_so() {
     let fixture = Fixture::new();

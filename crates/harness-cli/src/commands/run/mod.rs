@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use harness_agent::{EditFormat, Observer, StopSignal, Transcript};
-use harness_app::{Finished, Overrides, Prepared, Request, RunHeader, Settings, toolbox};
+use harness_app::{Finished, Follow, Overrides, Prepared, Request, RunHeader, Settings, toolbox};
 use harness_tools::Toolbox;
 
 use self::header::Header;
@@ -66,6 +66,14 @@ pub(crate) struct RunCommand {
     /// Make the workspace a git repository (or give it a first commit) if it is not one.
     #[arg(long)]
     init: bool,
+
+    /// Follow up the latest run: start from the tree it left and continue its conversation.
+    #[arg(long = "continue", conflicts_with_all = ["init", "resume"])]
+    follow_latest: bool,
+
+    /// Follow up run RUN, as --continue does the latest.
+    #[arg(long, value_name = "RUN", conflicts_with = "init")]
+    resume: Option<String>,
 
     /// The command that checks the task, e.g. "cargo test" (split like a shell would, run
     /// without one). The run succeeds only if it exits 0.
@@ -181,6 +189,7 @@ impl RunCommand {
             allow_dirty: self.allow_dirty,
             init: self.init,
             hidden_around: Vec::new(),
+            follows: Follow::of(self.follow_latest, self.resume.clone()),
         }
     }
 }
