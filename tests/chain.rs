@@ -31,23 +31,21 @@ fn run(repo: &Repo, model: &Model, extra: &[&str], task: &str) -> Run {
     repo.harness(&args)
 }
 
-/// The fixture's fix, up to the model's own passing run of the tests, where the run ends
-/// (the harness checks then): no answer is left queued for the next run.
+/// The fixture's fix, up to its edit, where the run ends (the check is quick, so it runs
+/// after the edit, and passes): no answer is left queued for the next run.
 fn fix() -> Vec<Turn> {
     let mut turns = fix_script();
-    turns.pop();
+    turns.truncate(2);
     turns
 }
 
-/// A follow-up's script: write `path`, then say so.
+/// A follow-up's script: write `path`, where the run ends (the quick check after the write
+/// passes, the code fixed already).
 fn write_script(path: &'static str) -> Vec<Turn> {
-    vec![
-        Turn::call(
-            "write_file",
-            json!({"path": path, "content": format!("{path} by the model\n")}),
-        ),
-        Turn::Text("Written."),
-    ]
+    vec![Turn::call(
+        "write_file",
+        json!({"path": path, "content": format!("{path} by the model\n")}),
+    )]
 }
 
 /// The ids of the workspace's runs, oldest first.

@@ -38,10 +38,7 @@ impl Run<'_> {
         self.messages.extend(self.setup.earlier.iter().cloned());
         let task = match previous {
             None => task.to_owned(),
-            Some(previous) => format!(
-                "{task}\n\n{}",
-                prompt::next_attempt((self.attempt.number, self.setup.budgets.attempts), previous)
-            ),
+            Some(previous) => format!("{task}\n\n{}", self.next_attempt_note(previous)),
         };
         self.push(Message::user(prompt::task_message(
             &task,
@@ -73,8 +70,7 @@ impl Run<'_> {
         self.messages = opening.messages;
         self.work.read = opening.read;
         self.checks.failure_stands = opening.failure_stands;
-        let note =
-            prompt::next_attempt((self.attempt.number, self.setup.budgets.attempts), previous);
+        let note = self.next_attempt_note(previous);
         self.push(Message::user(format!(
             "{note}\n\n{}",
             prompt::after_head_start(self.setup.edit_format)
