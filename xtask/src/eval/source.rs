@@ -100,13 +100,6 @@ impl Source {
     }
 }
 
-/// The cache of archives: `$XDG_CACHE_HOME/harness/eval-sources` or
-/// `~/.cache/harness/eval-sources`.
-pub(crate) fn cache_dir() -> Result<PathBuf> {
-    crate::local_model::cache_dir(env::var_os("XDG_CACHE_HOME"), env::var_os("HOME"))
-        .map(|cache| cache.join("eval-sources"))
-}
-
 /// Why an archive could not be had.
 #[derive(Debug)]
 pub(crate) enum FetchError {
@@ -127,6 +120,13 @@ impl std::fmt::Display for FetchError {
 
 impl std::error::Error for FetchError {}
 
+/// The cache of archives: `$XDG_CACHE_HOME/harness/eval-sources` or
+/// `~/.cache/harness/eval-sources`.
+pub(crate) fn cache_dir() -> Result<PathBuf> {
+    crate::local_model::cache_dir(env::var_os("XDG_CACHE_HOME"), env::var_os("HOME"))
+        .map(|cache| cache.join("eval-sources"))
+}
+
 /// The archive of `source`, from `cache` when a copy is there, else downloaded into it;
 /// either way its SHA-256 is checked before it is returned.
 pub(crate) fn archive(source: &Source, cache: &Path) -> Result<PathBuf, FetchError> {
@@ -136,6 +136,43 @@ pub(crate) fn archive(source: &Source, cache: &Path) -> Result<PathBuf, FetchErr
     }
     check_digest(&path, &source.sha256).map_err(FetchError::Other)?;
     Ok(path)
+}
+
+/// Prepares a task with a source in `into/<id>`: the release unpacked, its dependencies
+/// fetched, committed pristine, and the task's patch applied to the working tree. Returns
+/// the task with its `repo` there, its protected files checked. A task without a source
+/// is returned as it is.
+pub(crate) fn prepare(task: &Task, cache: &Path, into: &Path) -> Result<Task> {
+    let (Some(source), Some(patch)) = (&task.manifest.source, &task.patch) else {
+        return Ok(task.clone());
+    };
+    let id = &task.manifest.id;
+    let archive = archive(source, cache).with_context(|| format!("the source of {id}"))?;
+    let tree = into.join(id);
+    pristine(source, &archive, &tree).with_context(|| format!("preparing {id}"))?;
+    git(&tree, &["apply", "--whitespace=nowarn"], Some(patch))
+        .with_context(|| format!("{id}: applying {}", patch.display()))?;
+    let mut prepared = task.clone();
+    prepared.repo = tree;
+    for file in &task.manifest.protected {
+        ensure!(
+            prepared.repo.join(file).is_file(),
+            "{id}: the protected file {file:?} is not in {} {}",
+            source.package,
+            source.version
+        );
+    }
+    Ok(prepared)
+}
+
+/// Runs git with `args` in `tree`, `stdin` read from a file if given.
+pub(crate) fn git(tree: &Path, args: &[&str], stdin: Option<&Path>) -> Result<()> {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(tree).args(args);
+    if let Some(path) = stdin {
+        command.stdin(File::open(path).with_context(|| format!("opening {}", path.display()))?);
+    }
+    run(&mut command, &format!("git {}", args.join(" ")))
 }
 
 fn download(source: &Source, path: &Path) -> Result<(), FetchError> {
@@ -201,33 +238,6 @@ fn check_digest(path: &Path, expected: &str) -> Result<()> {
     Ok(())
 }
 
-/// Prepares a task with a source in `into/<id>`: the release unpacked, its dependencies
-/// fetched, committed pristine, and the task's patch applied to the working tree. Returns
-/// the task with its `repo` there, its protected files checked. A task without a source
-/// is returned as it is.
-pub(crate) fn prepare(task: &Task, cache: &Path, into: &Path) -> Result<Task> {
-    let (Some(source), Some(patch)) = (&task.manifest.source, &task.patch) else {
-        return Ok(task.clone());
-    };
-    let id = &task.manifest.id;
-    let archive = archive(source, cache).with_context(|| format!("the source of {id}"))?;
-    let tree = into.join(id);
-    pristine(source, &archive, &tree).with_context(|| format!("preparing {id}"))?;
-    git(&tree, &["apply", "--whitespace=nowarn"], Some(patch))
-        .with_context(|| format!("{id}: applying {}", patch.display()))?;
-    let mut prepared = task.clone();
-    prepared.repo = tree;
-    for file in &task.manifest.protected {
-        ensure!(
-            prepared.repo.join(file).is_file(),
-            "{id}: the protected file {file:?} is not in {} {}",
-            source.package,
-            source.version
-        );
-    }
-    Ok(prepared)
-}
-
 /// Unpacks `archive` into `tree` (replacing what is there), runs the source's fetch
 /// command, and commits the result as a fresh git repository's first commit.
 fn pristine(source: &Source, archive: &Path, tree: &Path) -> Result<()> {
@@ -284,16 +294,6 @@ fn pristine(source: &Source, archive: &Path, tree: &Path) -> Result<()> {
         ],
         None,
     )
-}
-
-/// Runs git with `args` in `tree`, `stdin` read from a file if given.
-pub(crate) fn git(tree: &Path, args: &[&str], stdin: Option<&Path>) -> Result<()> {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(tree).args(args);
-    if let Some(path) = stdin {
-        command.stdin(File::open(path).with_context(|| format!("opening {}", path.display()))?);
-    }
-    run(&mut command, &format!("git {}", args.join(" ")))
 }
 
 /// Runs `command`, its output shown only when it fails.
