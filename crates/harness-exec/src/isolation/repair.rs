@@ -588,4 +588,18 @@ mod tests {
             [(root.join(".git/f2"), Change::Changed)]
         );
     }
+
+    #[test]
+    fn a_kept_file_of_two_mib_is_recorded_whole_and_put_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let large = vec![b'k'; 2 * 1024 * 1024];
+        std::fs::write(root.join("harness.toml"), &large).expect("w");
+        let before = record(&root, &[root.join("harness.toml")], &[]);
+        assert!(before.truncated.is_none());
+        std::fs::write(root.join("harness.toml"), "verify = \"true\"\n").expect("w");
+        let repaired = repair(&before);
+        assert_eq!(repaired.len(), 1, "{repaired:?}");
+        assert_eq!(std::fs::read(root.join("harness.toml")).expect("r"), large);
+    }
 }
