@@ -3,16 +3,28 @@
 //! how a later attempt opens with the first one's messages word for word.
 
 use harness_schema::ToolName;
-use harness_tools::ToolResult;
+use harness_tools::{Definition, SymbolIndex, SymbolLimits, ToolResult};
 use serde_json::{Value, json};
 
 use super::{Opening, Run};
 use crate::blocks;
+use crate::context;
 use crate::head_start;
 use crate::model::{CallOrigin, Message, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
 use crate::verify;
+
+/// Characters a line of a definition is reckoned at, numbered, before it is read: what
+/// the head start keeps for the definitions it will show.
+const ESTIMATED_LINE_CHARS: usize = 48;
+
+/// Characters kept for the note after a definition's lines.
+const NOTE_CHARS: usize = 240;
+
+/// Below this many characters left, no definition is shown: a few lines of one would
+/// mislead more than they show.
+const MIN_DEFINITION_CHARS: usize = 400;
 
 impl Run<'_> {
     /// Opens an attempt from nothing: the system prompt, the task and, unless it is turned
@@ -53,7 +65,7 @@ impl Run<'_> {
         }
         // The head start is step 0: its calls are the harness's own.
         let steps = std::mem::replace(&mut self.counts.step, 0);
-        self.head_start();
+        self.head_start(&task);
         self.counts.step = steps;
         self.opening = Some(Opening {
             messages: self.messages.clone(),
@@ -81,13 +93,16 @@ impl Run<'_> {
 
     /// Gives the model what a person looks at first: the listing of the workspace, with a
     /// verification command its output now, and the files that output names (in a small
-    /// project, every file). Each is presented as a turn of its own in which the assistant
-    /// made the call, so the results arrive the way every tool result does (as data, in tool
-    /// messages), and a small model sees, turn after turn, that working means calling tools.
-    /// (Measured with Qwen2.5-Coder-1.5B: all the calls in one turn, followed by the
-    /// harness's instruction, made it repeat that instruction back as its answer.)
-    fn head_start(&mut self) {
-        let mut budget = self.setup.budgets.head_start_chars;
+    /// project, every file); then, in a large project, a map of where its source files
+    /// define their code, and the definitions the task and the output name, each with its
+    /// line numbers ([`head_start::definitions_to_show`]). Each file and definition is
+    /// presented as a turn of its own in which the assistant made the call, so the results
+    /// arrive the way every tool result does (as data, in tool messages), and a small model
+    /// sees, turn after turn, that working means calling tools. (Measured with
+    /// Qwen2.5-Coder-1.5B: all the calls in one turn, followed by the harness's
+    /// instruction, made it repeat that instruction back as its answer.)
+    fn head_start(&mut self, task: &str) {
+        let mut budget = self.head_start_budget();
         let mut done: Vec<(ToolCall, String)> = Vec::new();
         let mut first = vec![(ToolName::ListDir, json!({}))];
         if let Some(verification) = &self.setup.verification {
@@ -119,36 +134,151 @@ impl Run<'_> {
         }
         let listing = texts.first().map_or("", String::as_str);
         let output = texts.get(1).map_or("", String::as_str);
-        let paths = head_start::files_to_read(self.setup.toolbox, listing, output, |path| {
-            self.setup.toolbox.is_protected_test_file(path)
-        });
+        let toolbox = self.setup.toolbox;
+        let is_test = |path: &str| toolbox.is_protected_test_file(path);
+        let paths = head_start::files_to_read(toolbox, listing, output, is_test);
+        // Built once per run: later attempts open with this attempt's head start.
+        let index = toolbox.symbols(SymbolLimits::default());
+        let definitions: Vec<Definition> =
+            head_start::definitions_to_show(&index, task, output, &paths, is_test)
+                .into_iter()
+                .cloned()
+                .collect();
+        let mut map = if head_start::is_small_project(listing) || self.setup.stop.is_requested() {
+            None
+        } else {
+            head_start::map(&index, budget / 4)
+        };
+        if let Some(map) = &map {
+            budget = budget.saturating_sub(map.chars().count());
+        }
+        let listed = done.len();
+        // The definitions are what a large project's head start is for: the files the
+        // output names (its tests) leave them at least half of what is left.
+        let wanted: usize = definitions
+            .iter()
+            .map(|d| (d.end_line - d.line + 1).min(head_start::MAX_DEFINITION_LINES))
+            .sum::<usize>()
+            * ESTIMATED_LINE_CHARS;
+        let reserve = wanted.min(budget / 2);
+        let mut left = budget - reserve;
         for path in paths {
-            if self.setup.stop.is_requested() || budget == 0 {
+            if self.setup.stop.is_requested() || left == 0 {
                 break;
             }
             let (call, result) =
                 self.head_start_call(done.len(), ToolName::ReadFile, json!({"path": path}));
-            // A model that writes whole files back is shown them as they are: measured with
-            // Qwen2.5-Coder-1.5B, shown numbered lines, it wrote the file back unchanged,
-            // numbers and all.
-            let shown = if self.setup.edit_format.offers_tools() {
-                None
-            } else {
-                let lines: Vec<&str> = result.text().lines().collect();
-                blocks::without_line_numbers(&lines).map(|lines| lines.join("\n") + "\n")
-            };
-            let text = prompt::cut_middle(shown.as_deref().unwrap_or(result.text()), budget);
-            budget = budget.saturating_sub(text.chars().count());
+            let text = prompt::cut_middle(&self.as_shown(result.text()), left);
+            left = left.saturating_sub(text.chars().count());
             done.push((
                 call,
                 prompt::tool_result(ToolName::ReadFile.as_str(), &path, &text),
             ));
         }
-        for (call, framed) in done {
+        left += reserve;
+        // Tests first and the best match last, as files are: what the model reads last is
+        // what its answer most likely changes.
+        let (tests, code): (Vec<&Definition>, Vec<&Definition>) =
+            definitions.iter().partition(|d| is_test(&d.path));
+        for definition in tests.into_iter().chain(code.into_iter().rev()) {
+            if self.setup.stop.is_requested() || left < MIN_DEFINITION_CHARS {
+                break;
+            }
+            if let Some(shown) = self.show_definition(done.len(), definition, &index, &mut left) {
+                done.push(shown);
+            }
+        }
+        for (position, (call, framed)) in done.into_iter().enumerate() {
+            if position == listed
+                && let Some(map) = map.take()
+            {
+                self.messages.push(Message::user(map));
+            }
             self.messages
                 .push(Message::assistant("", vec![call.clone()]));
             self.messages.push(Message::tool_result(&call, framed));
         }
+        if let Some(map) = map {
+            self.messages.push(Message::user(map));
+        }
+    }
+
+    /// The characters the head start may show: [`Budgets::head_start_chars`], and at most
+    /// half of what the model's context window leaves after the conversation so far (the
+    /// system prompt, the task and the tools) and the room kept for an answer, so that the
+    /// turns after it fit too.
+    ///
+    /// [`Budgets::head_start_chars`]: crate::Budgets::head_start_chars
+    fn head_start_budget(&self) -> usize {
+        let configured = self.setup.budgets.head_start_chars;
+        let Ok(window) = self.setup.chat.context_window() else {
+            return configured;
+        };
+        let limit = window.saturating_sub(self.setup.budgets.answer_reserve_tokens) as usize;
+        let used = context::estimate_tokens(&self.messages, self.tools_chars);
+        configured.min(limit.saturating_sub(used) * context::CHARS_PER_TOKEN / 2)
+    }
+
+    /// Reads the lines of `definition` (at most [`head_start::MAX_DEFINITION_LINES`],
+    /// whole lines within `left` characters, which it takes from) as call number
+    /// `position`, with a note saying which lines of how many they are and, in a file too
+    /// long to rewrite, how to change it. `None` when the read failed.
+    fn show_definition(
+        &mut self,
+        position: usize,
+        definition: &Definition,
+        index: &SymbolIndex,
+        left: &mut usize,
+    ) -> Option<(ToolCall, String)> {
+        let first = definition.line;
+        let last = definition
+            .end_line
+            .min(first + head_start::MAX_DEFINITION_LINES - 1);
+        let arguments = json!({"path": definition.path, "start_line": first, "end_line": last});
+        let (call, result) = self.head_start_call(position, ToolName::ReadFile, arguments);
+        if result.is_error() {
+            return None;
+        }
+        let shown = self.as_shown(result.text());
+        let mut kept = String::new();
+        let mut lines = 0;
+        for line in shown.lines() {
+            if kept.len() + line.len() + 1 > left.saturating_sub(NOTE_CHARS) {
+                break;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+            lines += 1;
+        }
+        if lines == 0 {
+            return None;
+        }
+        let total = index.lines_of(&definition.path).unwrap_or(last);
+        let note = head_start::part_note(
+            (&definition.path, first, first + lines - 1, total),
+            self.setup.toolbox.limits().rewrite_lines,
+            self.setup.edit_format,
+        );
+        kept.push_str(&note);
+        *left = left.saturating_sub(kept.chars().count());
+        let target = format!("{} lines {first}-{}", definition.path, first + lines - 1);
+        Some((
+            call,
+            prompt::tool_result(ToolName::ReadFile.as_str(), &target, &kept),
+        ))
+    }
+
+    /// A `read_file` result as the head start shows it: as it is to a model that calls
+    /// tools; without line numbers to one that writes files back (measured with
+    /// Qwen2.5-Coder-1.5B, shown numbered lines, it wrote the file back unchanged, numbers
+    /// and all), which cannot read on by line anyway.
+    fn as_shown(&self, text: &str) -> String {
+        if self.setup.edit_format.offers_tools() {
+            return text.to_owned();
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        blocks::without_line_numbers(&lines)
+            .map_or_else(|| text.to_owned(), |lines| lines.join("\n") + "\n")
     }
 
     /// Runs one call of the head start, as call number `position`.
