@@ -304,3 +304,58 @@ fn the_head_start_never_reads_what_deny_rules_or_hard_links_protect() {
         "the head start read the allowed files"
     );
 }
+
+/// The head start's first request in `format` with a model of `window` tokens, over a
+/// small project whose files fill more than the default budget.
+fn first_request_with_window(window: u32, format: EditFormat) -> Vec<Message> {
+    let big: String = (0..300).map(|n| format!("value_{n} = {n}\n")).collect();
+    let (dir, toolbox) = workspace(&[("calc.py", &big), ("README", "hi\n")]);
+    let chat = Arc::new(FakeChat::new([Reply::text("Done.")]).with_context_window(window));
+    let mut events = Vec::new();
+    let mut checkpoints = Labels::default();
+    let agent = Agent::new(chat.clone(), &toolbox)
+        .budgets(Budgets::default())
+        .edit_format(format)
+        .verification(Verification::parse("grep -q absent calc.py").expect("a command"));
+    let _ = agent.run("fix the bug", &mut events, &mut checkpoints);
+    // Each run has a workspace of its own: its path is left out of the comparison.
+    let root = toolbox.workspace().root().to_string();
+    drop(dir);
+    let mut messages = chat.requests()[0].messages.clone();
+    for message in &mut messages {
+        message.content = message.content.replace(&root, "<root>");
+    }
+    messages
+}
+
+fn chars(messages: &[Message]) -> usize {
+    messages.iter().map(|m| m.content.chars().count()).sum()
+}
+
+/// Issue #49: what the head start shows fits the model's context. At the 8,192 tokens the
+/// suite's model is run with it is what it always was (the task suite's head starts are
+/// unchanged); in a window that small that the configured budget would crowd out the
+/// answers, it is cut to half of what the window leaves.
+#[test]
+fn the_head_start_fits_the_context_window_and_is_unchanged_at_eight_thousand_tokens() {
+    for format in [
+        EditFormat::Auto,
+        EditFormat::Tools,
+        EditFormat::Whole,
+        EditFormat::Diff,
+    ] {
+        let roomy = first_request_with_window(32_768, format);
+        assert_eq!(
+            first_request_with_window(8_192, format),
+            roomy,
+            "{format:?}: the same at 8k as at 32k"
+        );
+        let small = first_request_with_window(4_096, format);
+        assert!(
+            chars(&small) + 500 < chars(&roomy),
+            "{format:?}: {} characters in a 4k window against {}",
+            chars(&small),
+            chars(&roomy)
+        );
+    }
+}
