@@ -345,7 +345,8 @@ pub(crate) fn name_key(name: &str) -> String {
 }
 
 /// A short map of where a large project defines its code: each source file of the index
-/// with its number of lines and its top-level definitions (`name:line`), at most
+/// that defines something, with its number of lines and its top-level definitions
+/// (`name:line`), at most
 /// `max_chars` characters, ending with how many files were left out. `None` when the index
 /// has nothing to show or `max_chars` leaves room for no file.
 pub(crate) fn map(index: &SymbolIndex, max_chars: usize) -> Option<String> {
@@ -366,13 +367,17 @@ pub(crate) fn map(index: &SymbolIndex, max_chars: usize) -> Option<String> {
             .filter(|d| !matches!(d.kind, DefinitionKind::Module))
             .map(|d| format!("{}:{}", d.name, d.line))
             .collect();
-        let mut entry = format!("{path} ({lines} lines)");
-        if !top.is_empty() {
-            entry.push_str(": ");
-            entry.push_str(&top[..top.len().min(NAMES_PER_FILE)].join(", "));
-            if top.len() > NAMES_PER_FILE {
-                entry.push_str(&format!(" and {} more", top.len() - NAMES_PER_FILE));
-            }
+        // A file that defines nothing (a package's empty `__init__.py`) is in the listing
+        // already.
+        if top.is_empty() {
+            continue;
+        }
+        let mut entry = format!(
+            "{path} ({lines} lines): {}",
+            top[..top.len().min(NAMES_PER_FILE)].join(", ")
+        );
+        if top.len() > NAMES_PER_FILE {
+            entry.push_str(&format!(" and {} more", top.len() - NAMES_PER_FILE));
         }
         entry.push('\n');
         // Room is kept for the line saying how many were left out.
@@ -638,8 +643,10 @@ mod tests {
                 "def one():\n    def inner():\n        pass\n\nclass Two:\n    def m(self):\n        pass\n",
             ),
             ("b.rs", "pub fn three() {}\n"),
+            ("empty.py", "import os\n"),
         ]);
         let map = map(&index, 2_000).unwrap();
+        assert!(!map.contains("empty.py"), "{map}");
         assert!(
             map.contains("\na.py (7 lines): one:1, Two:5\nb.rs (1 lines): three:1\n"),
             "{map}"
