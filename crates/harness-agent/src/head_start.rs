@@ -24,7 +24,7 @@ use crate::edit_format::EditFormat;
 
 /// A project with at most this many files in its listing is small: all of its files are
 /// candidates, not only the ones the failure names.
-const SMALL_PROJECT_FILES: usize = 12;
+pub(crate) const SMALL_PROJECT_FILES: usize = 12;
 
 /// Files larger than this are never read for the head start.
 const MAX_FILE_BYTES: u64 = 16 * 1024;

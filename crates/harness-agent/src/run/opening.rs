@@ -144,7 +144,11 @@ impl Run<'_> {
                 .into_iter()
                 .cloned()
                 .collect();
-        let mut map = if head_start::is_small_project(listing) || self.setup.stop.is_requested() {
+        // The listing shows two levels: a project whose code is deeper (`src/main/java/…`)
+        // lists few files and is not small for that.
+        let small = head_start::is_small_project(listing)
+            && index.files().len() <= head_start::SMALL_PROJECT_FILES;
+        let mut map = if small || self.setup.stop.is_requested() {
             None
         } else {
             head_start::map(&index, budget / 4)

@@ -359,3 +359,51 @@ fn the_head_start_fits_the_context_window_and_is_unchanged_at_eight_thousand_tok
         );
     }
 }
+
+/// The user message holding the head start's map, if the first request has one.
+fn map_in(messages: &[Message]) -> Option<&str> {
+    messages
+        .iter()
+        .find(|m| m.role == Role::User && m.content.starts_with("Where the repository's source"))
+        .map(|m| m.content.as_str())
+}
+
+/// Issue #49: a project's size is its source files, not what a listing two levels deep
+/// shows: code three levels down gets a map too; a small project none.
+#[test]
+fn a_project_whose_code_lies_deeper_than_the_listing_gets_a_map() {
+    let files: Vec<(String, String)> = (0..14)
+        .map(|n| {
+            (
+                format!("src/main/pkg/m{n:02}.py"),
+                format!("def value_{n:02}():\n    return {n}\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (_dir, toolbox) = workspace(&borrowed);
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("grep -q absent src/main/pkg/m00.py"),
+    );
+    let first = ran.request(0);
+    let map = map_in(&first).expect("a map");
+    assert!(
+        map.contains("src/main/pkg/m00.py (2 lines): value_00:1\n"),
+        "{map}"
+    );
+
+    let (_dir, small) = workspace(&borrowed[..3]);
+    let ran = run_with(
+        &small,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("grep -q absent src/main/pkg/m00.py"),
+    );
+    assert_eq!(map_in(&ran.request(0)), None);
+}
