@@ -407,3 +407,47 @@ fn a_project_whose_code_lies_deeper_than_the_listing_gets_a_map() {
     );
     assert_eq!(map_in(&ran.request(0)), None);
 }
+
+/// Issue #49: the task suite's repositories are small, and their head starts stay what
+/// they were: whole files, no definition read by its lines, no map. (The verification is
+/// left out here, so no compiler or runtime is needed; the files it names are read whole
+/// in a small project anyway.)
+#[test]
+fn the_task_suite_s_head_starts_read_whole_files_and_show_no_map() {
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tasks");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&tasks).expect("the task suite") {
+        let task = entry.expect("an entry").path();
+        let statement: Value = serde_json::from_str(
+            &std::fs::read_to_string(task.join("task.json")).expect("a task.json"),
+        )
+        .expect("JSON");
+        let toolbox = Toolbox::new(Workspace::new(task.join("repo")).expect("a workspace"));
+        let chat = Arc::new(FakeChat::new([Reply::text("Done.")]));
+        let mut events = Vec::new();
+        let mut checkpoints = Labels::default();
+        let _ = Agent::new(chat.clone(), &toolbox).run(
+            statement["statement"].as_str().expect("a statement"),
+            &mut events,
+            &mut checkpoints,
+        );
+        let first = chat.requests()[0].messages.clone();
+        let reads: Vec<&Value> = first
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .filter(|call| call.name == "read_file")
+            .map(|call| &call.arguments)
+            .collect();
+        assert!(!reads.is_empty(), "{}: files read", task.display());
+        assert!(
+            reads
+                .iter()
+                .all(|arguments| arguments.get("start_line").is_none()),
+            "{}: {reads:?}",
+            task.display()
+        );
+        assert_eq!(map_in(&first), None, "{}", task.display());
+        seen += 1;
+    }
+    assert!(seen >= 16, "{seen} tasks");
+}
