@@ -99,25 +99,30 @@ pub(crate) const MAX_DEFINITION_LINES: usize = 60;
 /// particular (`get`, `__init__`, `parse` in a parser library), unless it is all there is.
 const MAX_MATCHES_PER_NAME: usize = 3;
 
-/// The definitions to show, best first: those of the names the task and the
-/// verification output mention ([`mentioned_names`]), looked up by their
-/// [`key`](name_key) (so `parse_line`, `parseLine` and `ParseLine` are one name), at most
-/// [`MAX_DEFINITIONS`], none inside another one shown, none in a file of `shown` (read
-/// whole already), and no `impl` block or module (a name for a whole file's worth of
-/// code). A name the task mentions comes before one only the output does, and a name
-/// written as code (`parse_line`, `urlJoin`, `urljoin(`, a traceback's function) before a
-/// plain word that happens to name a definition.
+/// The definitions to show, best first: first those holding a line the verification
+/// output points at ([`pointed_at`]: a traceback's or a panic's `path:line` in a file too
+/// long to have been read whole), then those of the names the task and the output mention
+/// ([`mentioned_names`]), looked up by their [`key`](name_key) (so `parse_line`,
+/// `parseLine` and `ParseLine` are one name). At most [`MAX_DEFINITIONS`], none inside
+/// another one shown, none in a file of `shown` (read whole already), and no `impl` block
+/// or module (a name for a whole file's worth of code). A name the task mentions comes
+/// before one only the output does, and a name written as code (`parse_line`, `urlJoin`,
+/// `urljoin(`, a traceback's function) before a plain word that happens to name a
+/// definition. `root` is the workspace's, for the absolute paths of the output.
 pub(crate) fn definitions_to_show<'i>(
     index: &'i SymbolIndex,
-    task: &str,
-    output: &str,
+    (task, output, root): (&str, &str, &str),
     shown: &[String],
     is_protected_test: impl Fn(&str) -> bool,
 ) -> Vec<&'i Definition> {
+    let mut chosen: Vec<&Definition> = pointed_at(index, output, root)
+        .into_iter()
+        .filter(|d| !shown.contains(&d.path))
+        .take(MAX_DEFINITIONS)
+        .collect();
     let mut names = mentioned_names(task, output);
     // Stable: the order of mention stays within each strength.
     names.sort_by_key(|name| std::cmp::Reverse(name.strong));
-    let mut chosen: Vec<&Definition> = Vec::new();
     for name in names {
         let matching: Vec<&Definition> = index
             .definitions()
@@ -145,6 +150,49 @@ pub(crate) fn definitions_to_show<'i>(
     chosen
 }
 
+/// The innermost definition (no `impl` block or module) holding each line `output` points
+/// at, in order, each once: `File "pkg/core.py", line 1203` (Python), `src/lib.rs:120:9`
+/// (a Rust panic, a compiler), `lib/url.js:88:5` (a JavaScript stack), `url.go:45`, with
+/// an absolute path read relative to `root`.
+fn pointed_at<'i>(index: &'i SymbolIndex, output: &str, root: &str) -> Vec<&'i Definition> {
+    let prefix = format!("{}/", root.trim_end_matches('/'));
+    let mut found: Vec<&Definition> = Vec::new();
+    for location in LOCATION.captures_iter(output) {
+        let (Some(path), Some(line)) = (
+            location.get(1).or_else(|| location.get(3)),
+            location.get(2).or_else(|| location.get(4)),
+        ) else {
+            continue;
+        };
+        let Ok(line) = line.as_str().parse::<usize>() else {
+            continue;
+        };
+        let path = path.as_str();
+        let path = path
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| path.strip_prefix("./").unwrap_or(path));
+        let innermost = index
+            .definitions()
+            .iter()
+            .filter(|d| !matches!(d.kind, DefinitionKind::Impl | DefinitionKind::Module))
+            .filter(|d| d.path == path && d.line <= line && line <= d.end_line)
+            .max_by_key(|d| d.line);
+        if let Some(definition) = innermost
+            && !found.contains(&definition)
+        {
+            found.push(definition);
+        }
+    }
+    found
+}
+
+/// A place in a file, as a Python traceback writes it or as `path:line` (a column may
+/// follow).
+static LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"File "([^"]+)", line (\d+)|([A-Za-z0-9_./-]+\.[A-Za-z0-9]+):(\d+)"#)
+        .unwrap_or_else(|_| unreachable!("a valid pattern"))
+});
+
 /// A name the task or the verification output mentions, to look up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MentionedName {
@@ -161,7 +209,8 @@ pub(crate) struct MentionedName {
 /// 1. in the task, every identifier: strong when written as code (in backticks, followed
 ///    by `(`, dotted, with an underscore or an inner capital), weak when a plain word of
 ///    four letters or more that is not common prose;
-/// 2. in the output, the functions of a traceback's frames (`line 12, in parse_line`) and
+/// 2. in the output, the functions of a traceback's frames (`line 12, in parse_line`,
+///    `at urlJoin (`) and
 ///    every identifier followed by `(` (a call in a quoted source line, a JavaScript or Go
 ///    stack frame), strong; other identifiers written as code, weak;
 /// 3. for every test's name among them (`test_parse_line`, `TestUrlJoin`,
@@ -191,7 +240,9 @@ pub(crate) fn mentioned_names(task: &str, output: &str) -> Vec<MentionedName> {
         }
     }
     for frame in FRAME.captures_iter(output) {
-        add(&frame[1], true);
+        if let Some(name) = frame.get(1).or_else(|| frame.get(2)) {
+            add(name.as_str(), true);
+        }
     }
     for (word, code) in identifiers(output) {
         if code {
@@ -201,9 +252,10 @@ pub(crate) fn mentioned_names(task: &str, output: &str) -> Vec<MentionedName> {
     names
 }
 
-/// A traceback frame's function, in Python's words.
+/// A frame's function: in a Python traceback (`line 12, in parse_line`), or a JavaScript
+/// stack (`at urlJoin (`, `at Parser.parse (`).
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"line \d+, in ([A-Za-z_][A-Za-z0-9_]*)")
+    Regex::new(r"line \d+, in ([A-Za-z_][A-Za-z0-9_]*)|\bat (?:new )?(?:[A-Za-z_$][A-Za-z0-9_$]*\.)*([A-Za-z_$][A-Za-z0-9_$]*) \(")
         .unwrap_or_else(|_| unreachable!("a valid pattern"))
 });
 
@@ -597,7 +649,12 @@ mod tests {
         let output = "FAIL: test_parse_line\n";
         let is_test = |path: &str| path.starts_with("tests/");
         assert_eq!(
-            shown(&definitions_to_show(&index, task, output, &[], is_test)),
+            shown(&definitions_to_show(
+                &index,
+                (task, output, "/w"),
+                &[],
+                is_test
+            )),
             [
                 ("pkg/more.py".to_owned(), "parseLine".to_owned()),
                 ("pkg/utils.py".to_owned(), "parse_line".to_owned()),
@@ -608,13 +665,69 @@ mod tests {
         );
         let read = ["pkg/more.py".to_owned()];
         assert_eq!(
-            shown(&definitions_to_show(&index, task, output, &read, is_test)),
+            shown(&definitions_to_show(
+                &index,
+                (task, output, "/w"),
+                &read,
+                is_test
+            )),
             [
                 ("pkg/utils.py".to_owned(), "parse_line".to_owned()),
                 ("pkg/utils.py".to_owned(), "urljoin".to_owned()),
             ],
             "nothing from a file read whole"
         );
+    }
+
+    #[test]
+    fn the_lines_a_traceback_or_a_panic_points_at_are_shown_by_their_definitions() {
+        let (dir, index) = indexed(&[
+            (
+                "pkg/core.py",
+                "class Parser:\n    def parse(self, line):\n        return line[1:]\n\n\ndef other():\n    pass\n",
+            ),
+            (
+                "src/lib.rs",
+                "impl Url {\n    pub fn join(&self) -> u8 {\n        1\n    }\n}\n",
+            ),
+            (
+                "lib/url.js",
+                "function urlJoin(a, b) {\n  return a + b;\n}\n",
+            ),
+        ]);
+        let root = dir.path().to_str().unwrap();
+        let output = format!(
+            "  File \"{root}/pkg/core.py\", line 3, in parse\n\
+             thread 'main' panicked at src/lib.rs:3:9:\n\
+             file lib/url.js:2:3 and /elsewhere/pkg/core.py:6 and notes.md:1\n"
+        );
+        assert_eq!(
+            shown(&definitions_to_show(
+                &index,
+                ("", &output, root),
+                &[],
+                |_| false
+            )),
+            [
+                ("pkg/core.py".to_owned(), "parse".to_owned()),
+                ("src/lib.rs".to_owned(), "join".to_owned()),
+                ("lib/url.js".to_owned(), "urlJoin".to_owned()),
+            ],
+            "the innermost definition of each line, never an impl block; a path outside \
+             the workspace points at nothing"
+        );
+    }
+
+    #[test]
+    fn a_javascript_stack_names_its_functions() {
+        let output = "TypeError: x\n    at Parser.parseRow (/w/lib/csv.js:12:9)\n    at new Reader (/w/lib/r.js:3:1)\n";
+        let names = mentioned_names("", output);
+        for expected in ["parserow", "reader"] {
+            assert!(
+                names.iter().any(|n| n.key == expected && n.strong),
+                "{expected} in {names:?}"
+            );
+        }
     }
 
     #[test]
@@ -627,9 +740,11 @@ mod tests {
             .map(|(p, t)| (p.as_str(), t.as_str()))
             .collect();
         let (_dir, index) = indexed(&borrowed);
-        assert!(definitions_to_show(&index, "parse is wrong", "", &[], |_| false).is_empty());
+        assert!(
+            definitions_to_show(&index, ("parse is wrong", "", "/w"), &[], |_| false).is_empty()
+        );
         assert_eq!(
-            definitions_to_show(&index, "`parse` is wrong", "", &[], |_| false).len(),
+            definitions_to_show(&index, ("`parse` is wrong", "", "/w"), &[], |_| false).len(),
             MAX_MATCHES_PER_NAME,
             "written as code, it is shown where it is defined first"
         );

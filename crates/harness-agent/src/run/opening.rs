@@ -139,8 +139,9 @@ impl Run<'_> {
         let paths = head_start::files_to_read(toolbox, listing, output, is_test);
         // Built once per run: later attempts open with this attempt's head start.
         let index = toolbox.symbols(SymbolLimits::default());
+        let root = toolbox.workspace().root().to_string();
         let definitions: Vec<Definition> =
-            head_start::definitions_to_show(&index, task, output, &paths, is_test)
+            head_start::definitions_to_show(&index, (task, output, &root), &paths, is_test)
                 .into_iter()
                 .cloned()
                 .collect();
