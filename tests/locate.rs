@@ -184,6 +184,14 @@ fn definitions_in_files_the_workspace_keeps_from_the_tools_are_never_shown() {
         .find(|m| m.starts_with("Where the repository's source files define their code"))
         .expect("a map");
     assert!(!map.contains(".tools/"), "{map}");
+    // What the model was shown is in the record: the map as a message of the harness's.
+    let recorded = repo.records("message");
+    assert!(
+        recorded
+            .iter()
+            .any(|record| record.to_string().contains("pkg/core.py (2500 lines)")),
+        "{recorded:#?}"
+    );
     // The definitions are shown through the same tool the model calls, in its results.
     let transcript: Vec<Value> = repo.records("tool");
     assert!(

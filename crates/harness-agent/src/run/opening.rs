@@ -194,17 +194,19 @@ impl Run<'_> {
             }
         }
         for (position, (call, framed)) in done.into_iter().enumerate() {
+            // The map is the harness's own text, not a tool's: it goes into the record as
+            // a message.
             if position == listed
                 && let Some(map) = map.take()
             {
-                self.messages.push(Message::user(map));
+                self.push(Message::user(map));
             }
             self.messages
                 .push(Message::assistant("", vec![call.clone()]));
             self.messages.push(Message::tool_result(&call, framed));
         }
         if let Some(map) = map {
-            self.messages.push(Message::user(map));
+            self.push(Message::user(map));
         }
     }
 
