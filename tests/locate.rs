@@ -184,14 +184,27 @@ fn definitions_in_files_the_workspace_keeps_from_the_tools_are_never_shown() {
         .find(|m| m.starts_with("Where the repository's source files define their code"))
         .expect("a map");
     assert!(!map.contains(".tools/"), "{map}");
-    // What the model was shown is in the record: the map as a message of the harness's.
-    let recorded = repo.records("message");
-    assert!(
-        recorded
+    // What the model was shown is in the record, in the order it was shown: the map as a
+    // message of the harness's, between the check it follows and the reads after it.
+    let transcript = repo.transcript();
+    let at = |found: &dyn Fn(&Value) -> bool| {
+        transcript
             .iter()
-            .any(|record| record.to_string().contains("pkg/core.py (2500 lines)")),
-        "{recorded:#?}"
-    );
+            .position(found)
+            .unwrap_or_else(|| panic!("{transcript:#?}"))
+    };
+    let map_at = at(&|record| {
+        record["type"] == "message" && record.to_string().contains("pkg/core.py (2500 lines)")
+    });
+    let summary_starts = |record: &Value, start: &str| {
+        record["type"] == "tool"
+            && record["summary"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(start))
+    };
+    let check_at = at(&|record| summary_starts(record, "run_command sh check.sh"));
+    let read_at = at(&|record| summary_starts(record, "read_file tests/test_core.py"));
+    assert!(check_at < map_at && map_at < read_at, "{transcript:#?}");
     // The definitions are shown through the same tool the model calls, in its results.
     let transcript: Vec<Value> = repo.records("tool");
     assert!(

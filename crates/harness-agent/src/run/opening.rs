@@ -13,6 +13,7 @@ use crate::head_start;
 use crate::model::{CallOrigin, Message, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
+use crate::record::Record;
 use crate::verify;
 
 /// Characters a line of a definition is reckoned at, numbered, before it is read: what
@@ -156,6 +157,9 @@ impl Run<'_> {
         };
         if let Some(map) = &map {
             budget = budget.saturating_sub(map.chars().count());
+            // Recorded here, between the calls it comes between, so the transcript shows
+            // what the model read in the order it reads it.
+            self.log.record(Record::Message(Message::user(map.clone())));
         }
         let listed = done.len();
         // The definitions are what a large project's head start is for: the files the
@@ -194,19 +198,17 @@ impl Run<'_> {
             }
         }
         for (position, (call, framed)) in done.into_iter().enumerate() {
-            // The map is the harness's own text, not a tool's: it goes into the record as
-            // a message.
             if position == listed
                 && let Some(map) = map.take()
             {
-                self.push(Message::user(map));
+                self.messages.push(Message::user(map));
             }
             self.messages
                 .push(Message::assistant("", vec![call.clone()]));
             self.messages.push(Message::tool_result(&call, framed));
         }
         if let Some(map) = map {
-            self.push(Message::user(map));
+            self.messages.push(Message::user(map));
         }
     }
 
