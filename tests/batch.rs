@@ -110,7 +110,8 @@ fn a_batch_runs_each_task_in_its_own_clone_and_a_bad_line_stops_nothing() {
         solved["diff"],
         json!({"files": 1, "added": 1, "removed": 1})
     );
-    assert!(solved["steps"].as_u64().unwrap() >= 3);
+    // Read and edit: the quick check after the edit passed.
+    assert!(solved["steps"].as_u64().unwrap() >= 2);
     assert!(solved["prompt_tokens"].as_u64().unwrap() > 0);
     let patch = fs::read_to_string(out.join("solved/patch.diff")).unwrap();
     assert!(patch.contains("+    return a + b"), "{patch}");

@@ -8,6 +8,7 @@ mod adversarial;
 mod batch;
 mod batch_k8s;
 mod batch_slurm;
+mod chain;
 mod claims;
 mod docs;
 mod edits;

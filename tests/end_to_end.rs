@@ -37,22 +37,28 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         VERIFY,
         "make the failing test pass",
     ]);
+    // The head start's run of the tests was quick, so they ran again right after the edit,
+    // and their pass ended the run: the model's own run of them was never asked for.
     run.assert_exit(0).assert_stdout_has(&[
         "▸ read_file calc.py",
         "▸ edit_file calc.py  +1 −1",
-        "▸ run_command python3 -m unittest -q  exit=0",
+        "(check 1, after an edit, as the check is quick)",
         "✔ verification passed  exit=0",
-        "outcome:       verified",
-        "(check 1, the model's own run of it passed)",
+        "outcome:       verified — `python3 -m unittest -q` exited 0 (the check after step 2)",
         "ran 1 time to check the model's work; the last run passed (exit 0)",
         "files changed: calc.py (+1 −1)",
     ]);
+    assert!(
+        !run.stdout
+            .contains("▸ run_command python3 -m unittest -q  exit=0"),
+        "{run}"
+    );
 
     // Commands ran without writing Python bytecode caches, which an edit within the same
     // second could leave stale.
     assert!(!repo.root.join("__pycache__").exists());
 
-    // The verification really ran, after the model's own run of it passed, and passed.
+    // The verification really ran, after the edit, and passed.
     let verifications = repo.records("verification");
     assert_eq!(verifications.len(), 1, "{verifications:?}");
     assert_eq!(
@@ -102,10 +108,10 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
             .starts_with("exit=1\n")
     );
 
-    // The model read the file inside a tool message. Its own run of the tests passed after
-    // its edit, so the harness checked then, and did not ask the model again.
+    // The model read the file inside a tool message. The check after its edit passed, so
+    // the harness did not ask the model again.
     let chats = model.chats();
-    assert_eq!(chats.len(), 3);
+    assert_eq!(chats.len(), 2);
     let messages = chats[1]["messages"].as_array().unwrap();
     let read = messages.last().unwrap();
     assert_eq!(read["role"], "tool");
@@ -167,6 +173,7 @@ fn a_scripted_fix_is_verified_then_diffed_undone_and_redone() {
         "task: make the failing test pass",
         "edit_file calc.py  +1 −1",
         "verification 1: `python3 -m unittest -q` passed",
+        "; after an edit, as the check is quick)",
         "outcome: verified",
     ]);
 
@@ -441,6 +448,9 @@ fn a_failed_attempt_is_reverted_and_the_next_is_verified_then_undone_as_one_run(
     let repo = Repo::from_fixture("calc");
     repo.file("README.md", "the user's uncommitted words\n");
     let before = repo.snapshot();
+    // Checks on "done" only, as the user's configuration asks: the attempts are counted by
+    // their steps.
+    repo.user_config("quick_check = false\n");
     let model = Model::start();
     model.script(vec![
         Turn::call(

@@ -43,6 +43,10 @@ fn attempt(repo: &Repo, turns: Vec<Turn>, verify: &str, extra: &[&str]) -> (Run,
         Turn::Text("Done."),
         Turn::Text("Done."),
     ]);
+    // The checks judged here are those on "done", after every change was made: a quick
+    // check after the fix would pass before the change beside it. (That a quick check's pass
+    // is judged the same way: harness-agent's own tests.)
+    repo.user_config("quick_check = false\n");
     let model = Model::start();
     model.script(turns);
     let url = model.url();

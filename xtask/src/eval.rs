@@ -16,10 +16,13 @@ mod job;
 mod peers;
 mod process;
 mod report;
+mod source;
 mod task;
 
 #[cfg(test)]
 mod end_to_end;
+#[cfg(test)]
+mod real;
 #[cfg(test)]
 mod suite;
 
@@ -144,6 +147,20 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     };
     fs::create_dir_all(out.join("specs"))?;
     fs::create_dir_all(out.join("results"))?;
+    if tasks.iter().any(|task| task.manifest.source.is_some()) {
+        // Each real project's release, fetched (or found in the cache), checked and given
+        // its bug, under OUT/sources/ for the run's jobs to copy.
+        let cache = source::cache_dir()?;
+        eprintln!(
+            "preparing the real projects' releases in {} (archives cached in {})",
+            out.join("sources").display(),
+            cache.display()
+        );
+        tasks = tasks
+            .iter()
+            .map(|task| source::prepare(task, &cache, &out.join("sources")))
+            .collect::<Result<_>>()?;
+    }
 
     let mut specs = Vec::new();
     for kind in &options.agents {

@@ -77,6 +77,10 @@ const TASKS: &[(&str, &str)] = &[
       --max-steps N       default 15      --timeout S   default 360 (per task)
       --attempts N        run each task N times, each a job of its own (default 1)
       --task ID           only this task (repeat for more)
+      --tasks DIR         the suite (default fixtures/tasks); fixtures/tasks-real:
+                          tasks on pinned releases of real projects, fetched from
+                          PyPI and crates.io (cached in ~/.cache/harness/eval-sources/),
+                          reported apart from the small tasks
       --harness PATH      a built harness binary (default: cargo build -p harness-cli)
       --harness-arg ARG   one more word for `harness run` (repeat: --harness-arg
                           --attempts --harness-arg 2), to compare its settings; a

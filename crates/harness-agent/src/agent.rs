@@ -10,6 +10,7 @@ use crate::chat::ChatClient;
 use crate::checkpoint::Checkpoints;
 use crate::edit_format::EditFormat;
 use crate::event::Observer;
+use crate::model::Message;
 use crate::outcome::RunReport;
 use crate::run::{Run, Setup};
 use crate::stop::StopSignal;
@@ -52,6 +53,7 @@ impl<'a> Agent<'a> {
                 inputs: None,
                 stop: StopSignal::new(),
                 edit_format: EditFormat::default(),
+                earlier: Vec::new(),
             },
             transcript: None,
         }
@@ -96,6 +98,15 @@ impl<'a> Agent<'a> {
     /// applied (through the same tools): [`EditFormat::Auto`] by default.
     pub fn edit_format(mut self, format: EditFormat) -> Agent<'a> {
         self.setup.edit_format = format;
+        self
+    }
+
+    /// Starts the conversation from `messages`, an earlier run's (a follow-up's chain),
+    /// between the system prompt and the task: the model sees what it was asked and did
+    /// before. They are not written to this run's transcript, which is its own; the
+    /// context is kept to the window as for every message.
+    pub fn earlier(mut self, messages: Vec<Message>) -> Agent<'a> {
+        self.setup.earlier = messages;
         self
     }
 

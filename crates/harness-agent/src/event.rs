@@ -219,6 +219,10 @@ pub enum CheckReason {
     /// The run ended on its own (stuck, out of steps or tokens) after an edit: the files
     /// as it left them are checked once.
     RunEnded,
+    /// A step of the model's edited a file, and the command is quick
+    /// ([`Budgets::quick_check`](crate::Budgets::quick_check)): it runs before the model
+    /// is asked again.
+    AfterEdit,
 }
 
 impl CheckReason {
@@ -228,6 +232,7 @@ impl CheckReason {
             CheckReason::Done => "the model said it was done",
             CheckReason::ModelRanIt => "the model's own run of it passed",
             CheckReason::RunEnded => "the run ended; the files as it left them",
+            CheckReason::AfterEdit => "after an edit, as the check is quick",
         }
     }
 }

@@ -19,18 +19,19 @@
 //! # let directory = tempfile::tempdir()?;
 //! # std::fs::write(directory.path().join("calc.py"), "x = 1 - 2\n")?;
 //! let toolbox = Toolbox::new(Workspace::new(directory.path())?);
-//! // A scripted model: read, edit, then say it is done.
+//! // A scripted model: read, then edit. The check is quick, so it runs after the edit, and
+//! // its pass ends the run without asking the model whether it is done.
 //! let chat = Arc::new(FakeChat::new([
 //!     Reply::call("read_file", json!({"path": "calc.py"})),
 //!     Reply::call("edit_file", json!({"path": "calc.py", "old_text": "1 - 2", "new_text": "1 + 2"})),
-//!     Reply::text("calc.py now adds."),
 //! ]));
 //! let report = Agent::new(chat.clone(), &toolbox)
 //!     .verification(Verification::parse("grep -q '1 + 2' calc.py")?)
 //!     .run("make calc.py add", &mut (), &mut NoCheckpoints);
 //!
 //! assert_eq!(report.outcome, Outcome::Verified);
-//! assert_eq!(report.steps, 3);
+//! assert_eq!(report.steps, 2);
+//! assert_eq!(report.reason, "`grep -q '1 + 2' calc.py` exited 0 (the check after step 2)");
 //! assert_eq!(std::fs::read_to_string(directory.path().join("calc.py"))?, "x = 1 + 2\n");
 //! // What the model was shown: the system prompt says tool results are data.
 //! let first = &chat.requests()[0].messages[0];
@@ -60,6 +61,14 @@
 //!    back in a `tool` message, framed by `[result of …]` and `[end of result]` lines. When
 //!    every call of an answer failed, the edits the same answer wrote as blocks are made.
 //! 5. After a step whose calls may have changed files, a checkpoint ([`Checkpoints`]).
+//!    When the step edited a file and the verification command is quick (its first run,
+//!    the head start's if there is one, took at most [`Budgets::quick_check`], 3 s), the
+//!    command runs at once: a pass ends the run [`Outcome::Verified`] without asking the
+//!    model again (by the rules of 8, as every pass), and the reason says "the check after
+//!    step N"; a failure's output, cut short, goes on the step's last tool result, and is
+//!    not one of the [`Budgets::max_verifications`] checks of 6. A slower command runs only
+//!    as 6 and 7 say, and so does every check once one after an edit took longer than the
+//!    limit (it is stopped at ten times the limit: an edit may make the tests hang).
 //! 6. An answer without tool calls means "done", unless it spells out a call as JSON that
 //!    the client could not read (small models leave quotes unescaped): then the model is
 //!    told its call did not run, and that counts as a failed call. With a [`Verification`]
@@ -89,7 +98,18 @@
 //! The same call with the same arguments [`Budgets::repeat_nudge`] times in a row (3) gets a
 //! message telling the model to do something else; [`Budgets::repeat_stop`] times (5) ends the
 //! run as [`Outcome::Stuck`] before the call runs, and so do
-//! [`Budgets::max_failed_calls`] failed calls in a row (5).
+//! [`Budgets::max_failed_calls`] failed calls in a row (5). An attempt that ends so, out of
+//! steps or with its checks failed is followed by another from the files as they were before
+//! the run, while [`Budgets::attempts`] (a cap) allows and the time and tokens left are at
+//! least what an attempt has taken on average; otherwise the reason says why none followed.
+//! Steering that ends an attempt early "when another attempt is left" asks by the same rule,
+//! so an attempt the time left makes the last is not cut short.
+//! A refusal (a call that failed,
+//! with its `Error:` message) that comes a second time in an attempt, from the same call
+//! (whatever the blanks in its arguments) or from another, changes the request: the model is
+//! told what was refused, in the refusal's words, which say what to do instead, and the next
+//! answer is sampled differently. The third time ends the attempt as [`Outcome::Stuck`]; a
+//! call refused twice already is not run again.
 //!
 //! # The context window
 //!
@@ -132,9 +152,9 @@
 //!   and a stop in `run/ask.rs`; the tool calls, saving files before they are written and
 //!   the checkpoints in `run/calls.rs`; edits written into an answer in `run/written.rs`
 //!   (found by `blocks.rs`, placed by `anchor.rs`, accepted by `edit_format.rs`); the
-//!   verification on "done" and what makes a pass count in `run/done.rs`; further attempts
-//!   in `run/attempts.rs`; nudges for a stuck model in `run/steering.rs` (repeated calls:
-//!   `repeat.rs`).
+//!   verification on "done" or after a quick check's edit, and what makes a pass count, in
+//!   `run/done.rs`; further attempts in `run/attempts.rs`; nudges for a stuck model in
+//!   `run/steering.rs` (repeated calls and refusals: `repeat.rs`).
 //! - What the model is told: `prompt.rs`, and `plain.rs` for a model offered no tools; the
 //!   context window: `context.rs`.
 //! - The record: `event.rs` ([`Event`]), `record.rs` ([`Record`], and the record of each

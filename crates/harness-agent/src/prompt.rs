@@ -7,7 +7,6 @@
 use harness_schema::ToolName;
 
 use crate::edit_format::EditFormat;
-use crate::outcome::Outcome;
 use crate::verify::Verification;
 
 /// The system prompt: the role, the tools, how to finish, and that tool results are data.
@@ -164,25 +163,6 @@ pub(crate) fn task_message(
         );
     }
     message
-}
-
-/// How attempt `attempt` of `attempts` is introduced, after one that ended `previous`. Only
-/// the harness's own words: the files are as they were at the start, so what the model was
-/// shown of them holds. (Measured with Qwen2.5-Coder-1.5B on the task suite: a note that
-/// also named the files the attempt changed and showed the output of its failed check, or
-/// said it changed no file, was followed by a second attempt that changed nothing in 11 of
-/// 13 tasks, against 18 of 37 in three runs with this note; `5be1069`, reverted.)
-pub(crate) fn next_attempt((attempt, attempts): (u32, u32), previous: Outcome) -> String {
-    let how = match previous {
-        Outcome::VerificationFailed => "the verification command still failed at its last check",
-        Outcome::StepLimit => "it ran out of steps",
-        _ => "it got stuck, repeating a call or making calls that failed",
-    };
-    format!(
-        "This is attempt {attempt} of {attempts}. The previous attempt did not succeed \
-         ({how}); its changes were undone, so every file is as it was at the start. Take a \
-         different approach this time."
-    )
 }
 
 /// What the model is told after the head start, so that its first turn acts instead of

@@ -90,6 +90,8 @@ fn budgets(attempts: u32) -> Budgets {
         head_start_chars: 0,
         max_verifications: 1,
         attempts,
+        // The checks these tests count are the ones on "done".
+        quick_check: None,
         ..Budgets::default()
     }
 }
@@ -320,6 +322,8 @@ fn one_attempt_is_the_default_and_an_outcome_another_try_cannot_change_ends_the_
         Budgets {
             head_start_chars: 0,
             max_verifications: 1,
+            // The checks these tests count are the ones on "done".
+            quick_check: None,
             ..Budgets::default()
         },
     );
@@ -391,6 +395,8 @@ fn a_later_attempt_opens_with_the_first_one_s_messages_word_for_word_and_says_ho
     let with_head_start = Budgets {
         max_verifications: 1,
         attempts: 3,
+        // The checks these tests count are the ones on "done".
+        quick_check: None,
         ..Budgets::default()
     };
     let replies = wrong_attempt()
@@ -650,4 +656,129 @@ fn an_answer_with_a_part_of_a_file_that_has_no_place_ends_the_attempt_saying_so(
         next["reason"],
         "the model's answer showed part of a file with no one place in it, and changed nothing"
     );
+}
+
+#[test]
+fn without_a_cap_attempts_go_on_while_the_time_lasts_until_one_is_verified() {
+    let (dir, toolbox) = workspace();
+    let replies = wrong_attempt()
+        .into_iter()
+        .chain(wrong_attempt())
+        .chain(wrong_attempt())
+        .chain(right_attempt())
+        .collect();
+    let mut generous = budgets(u32::MAX);
+    generous.max_duration = std::time::Duration::from_secs(600);
+    let ran = run(&dir, &toolbox, replies, generous);
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!((ran.report.attempts, ran.snapshot.reverts), (4, 3));
+    // Without a cap, the note names no "of".
+    let fourth = &ran.chat.requests()[9];
+    let asked = user_text(&fourth.messages);
+    assert!(
+        asked[0].contains("This is attempt 4. The previous attempt did not succeed"),
+        "{}",
+        asked[0]
+    );
+}
+
+/// The scripted model of a test, each answer taking `delay`.
+struct Paced {
+    chat: FakeChat,
+    delay: std::time::Duration,
+}
+
+impl harness_agent::ChatClient for Paced {
+    fn chat(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Reply, harness_agent::ChatError> {
+        std::thread::sleep(self.delay);
+        self.chat.chat(messages, tools, on_text)
+    }
+
+    fn context_window(&self) -> Result<u32, harness_agent::ChatError> {
+        self.chat.context_window()
+    }
+}
+
+#[test]
+fn no_attempt_begins_that_the_time_left_would_not_last_through() {
+    let (dir, toolbox) = workspace();
+    let replies: Vec<Reply> = wrong_attempt().into_iter().chain(right_attempt()).collect();
+    // An attempt of three answers takes about 1.5 s; after it, about 1 s of 2.5 s is left,
+    // less than it took: the run ends, though the cap allows more and the next attempt
+    // would have fixed the code.
+    let mut budgets = budgets(u32::MAX);
+    budgets.max_duration = std::time::Duration::from_millis(2_500);
+    let chat = Arc::new(Paced {
+        chat: FakeChat::new(replies.clone()),
+        delay: std::time::Duration::from_millis(500),
+    });
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(budgets.clone())
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::VerificationFailed, "{report:?}");
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
+    assert!(
+        report.reason.contains("; no other attempt was made: the ")
+            && report
+                .reason
+                .contains(" s left are less than an attempt took on average ("),
+        "{}",
+        report.reason
+    );
+
+    // With the time for it, the same script is verified at its second attempt.
+    std::fs::write(dir.path().join("calc.py"), BUGGY).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("notes.txt"));
+    budgets.max_duration = std::time::Duration::from_secs(60);
+    let chat = Arc::new(Paced {
+        chat: FakeChat::new(replies),
+        delay: std::time::Duration::from_millis(500),
+    });
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(budgets)
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
+    assert_eq!(report.attempts, 2);
+}
+
+#[test]
+fn an_attempt_the_time_left_makes_the_last_is_not_ended_early_by_steering() {
+    let (dir, toolbox) = workspace();
+    let unsure = || Reply::text("The code looks right to me.");
+    let replies: Vec<Reply> = [unsure(), unsure()]
+        .into_iter()
+        .chain(right_attempt())
+        .collect();
+    // Each answer takes 1 s. At the second, the same as the first, 2 s of 3.6 s are gone:
+    // the time left would not last through another attempt, so the repeat does not end
+    // this one (it would with the time for another); it is asked again, and the fix after
+    // it is verified by the quick check.
+    let budgets = Budgets {
+        max_duration: std::time::Duration::from_millis(3_600),
+        max_verifications: 3,
+        attempts: 2,
+        quick_check: Some(Budgets::QUICK_CHECK),
+        head_start_chars: 0,
+        ..Budgets::default()
+    };
+    let chat = Arc::new(Paced {
+        chat: FakeChat::new(replies),
+        delay: std::time::Duration::from_secs(1),
+    });
+    let mut snapshot = Snapshot::of(dir.path());
+    let report = Agent::new(chat, &toolbox)
+        .budgets(budgets)
+        .verification(Verification::parse(CHECK).expect("a valid command"))
+        .run("fix add", &mut (), &mut snapshot);
+    assert_eq!(report.outcome, Outcome::Verified, "{report:?}");
+    assert_eq!((report.attempts, snapshot.reverts), (1, 0));
 }

@@ -100,7 +100,7 @@ impl Checkpoints for SessionCheckpoints<'_> {
 mod tests {
     use std::path::Path;
     use std::process::Command;
-    use std::sync::{Arc, OnceLock};
+    use std::sync::Arc;
 
     use harness_agent::{Agent, Budgets, FakeChat, Record, Reply, RunReport, Transcript};
     use harness_sandbox::Workspace;
@@ -145,16 +145,7 @@ mod tests {
     /// of one process: a directory per test, set by each, raced (one test's store was looked
     /// for under the other's directory). Stores are per workspace, so the tests can share it.
     fn isolate_the_store() {
-        static STATE: OnceLock<tempfile::TempDir> = OnceLock::new();
-        STATE.get_or_init(|| {
-            let state = tempfile::tempdir().expect("a state directory");
-            // Set inside the initializer: every other test waits for it before reading.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::env::set_var("XDG_STATE_HOME", state.path());
-            }
-            state
-        });
+        harness_testkit::state::isolate_state_home();
     }
 
     /// Runs the loop over `session` in `dir`, the model scripted to make `call` and then say

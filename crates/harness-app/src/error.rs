@@ -256,6 +256,15 @@ pub enum Error {
         /// The workspace.
         root: PathBuf,
     },
+    /// A follow-up (`--continue`) in a workspace with no run to follow.
+    #[error(
+        "there is no earlier run in {} to continue; start one without --continue",
+        root.display()
+    )]
+    NothingToContinue {
+        /// The workspace.
+        root: PathBuf,
+    },
     /// `--prune` without what to prune.
     #[error("--prune needs --keep N or --older-than DAYS")]
     PruneWhich,

@@ -57,6 +57,7 @@
 mod accept;
 pub mod boundary;
 mod checkpoints;
+mod conversation;
 mod diff;
 mod error;
 mod guard;
@@ -82,18 +83,18 @@ mod undo;
 mod verification;
 
 pub use accept::accept;
-pub use diff::{RunDiff, diff};
+pub use diff::{RunDiff, chain_diff, chain_steps, diff};
 pub use error::Error;
 pub use guard::workspace_root;
 pub use header::RunHeader;
 pub use open::open_run;
-pub use prepare::{Prepared, Request, begin, prepare};
+pub use prepare::{Follow, Prepared, Request, begin, prepare};
 pub use recorder::Recorder;
 pub use run::{Finished, agent, agent_over, finish, run, server_chat};
 pub use runs::{Listed, StoreState, list, prune, store_of, stores};
 pub use settings::{Overrides, Replies, Settings};
 pub use summary::{ChangedFile, RunSummary, follow_ups, ignored_word};
-pub use undo::{redo, undo};
+pub use undo::{redo, undo, undo_chain};
 pub use verification::refuse_unrunnable_verification;
 
 /// `text` quoted for a POSIX shell when it needs to be.

@@ -8,7 +8,7 @@ use std::thread;
 use harness_exec::preflight::Choice;
 use harness_ollama::Client;
 use harness_tools::Toolbox;
-use harness_undo::{BeginOptions, Session};
+use harness_undo::{BeginOptions, RunId, Session};
 
 use crate::Error;
 use crate::probe::{self, ModelProbe};
@@ -28,6 +28,29 @@ pub struct Request {
     /// write, beyond what the settings keep from them ([`Plan::hide_around`]): what a
     /// front end knows is not the run's, such as the other tasks of a batch.
     pub hidden_around: Vec<PathBuf>,
+    /// The run this one follows up (`--continue`, `--resume RUN`): it starts from the state
+    /// that run left and continues its conversation, as the next run of its chain.
+    pub follows: Option<Follow>,
+}
+
+/// Which run a follow-up follows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// The workspace's latest run (`--continue`).
+    Latest,
+    /// The run with this id (`--resume RUN`).
+    Run(String),
+}
+
+impl Follow {
+    /// What a front end's flags ask: `--resume RUN`, else `--continue`, else no follow-up.
+    pub fn of(latest: bool, run: Option<String>) -> Option<Follow> {
+        match (run, latest) {
+            (Some(run), _) => Some(Follow::Run(run)),
+            (None, true) => Some(Follow::Latest),
+            (None, false) => None,
+        }
+    }
 }
 
 /// What a run needs before its first step.
@@ -111,8 +134,21 @@ pub fn prepare(root: &Path, settings: &Settings, request: &Request) -> Result<Pr
 ///
 /// # Errors
 ///
-/// A tree that cannot be begun: dirty without `allow_dirty`, no repository, no store.
+/// A tree that cannot be begun: dirty without `allow_dirty`, no repository, no store; a
+/// follow-up of no run ([`Error::NothingToContinue`]), or of one that cannot be followed
+/// up (accepted, undone, followed already, on another HEAD).
 pub fn begin(root: &Path, settings: &Settings, request: &Request) -> Result<Session, Error> {
+    let follows = match &request.follows {
+        None => None,
+        Some(Follow::Latest) => Some(
+            Session::latest(root)?
+                .ok_or_else(|| Error::NothingToContinue {
+                    root: root.to_owned(),
+                })?
+                .id,
+        ),
+        Some(Follow::Run(text)) => Some(text.parse::<RunId>().map_err(harness_undo::Error::from)?),
+    };
     let session = Session::begin(
         root,
         BeginOptions {
@@ -121,6 +157,7 @@ pub fn begin(root: &Path, settings: &Settings, request: &Request) -> Result<Sess
             task: request.task.clone(),
             model: settings.model.clone(),
             hidden: toolbox::hidden(root, &settings.toolbox.deny),
+            follows,
             ..BeginOptions::default()
         },
     )?;

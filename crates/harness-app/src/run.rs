@@ -12,6 +12,7 @@ use harness_tools::Toolbox;
 use harness_undo::{Diff, DiffTarget, IgnoredChanges, Session};
 
 use crate::checkpoints::SessionCheckpoints;
+use crate::conversation;
 use crate::model::ServerChat;
 use crate::probe::ModelProbe;
 use crate::settings::Settings;
@@ -69,13 +70,15 @@ pub fn agent_over<'a>(
 }
 
 /// Runs `task` with `agent` over the checkpoints of `session`, telling `observer` of each
-/// event.
+/// event. A follow-up's agent starts from the conversation of the runs before it in its
+/// chain.
 pub fn run(
     agent: Agent<'_>,
     task: &str,
     observer: &mut dyn Observer,
     session: &mut Session,
 ) -> RunReport {
+    let agent = agent.earlier(conversation::earlier(session));
     agent.run(task, observer, &mut SessionCheckpoints(session))
 }
 

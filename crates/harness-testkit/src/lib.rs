@@ -15,3 +15,4 @@
 
 pub mod escapes;
 pub mod sources;
+pub mod state;

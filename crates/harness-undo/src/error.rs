@@ -145,6 +145,81 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A follow-up was asked of a run whose work was committed.
+    #[error(
+        "run {run} was accepted (committed as {commit}), so there is nothing to follow up: \
+         start a new run, which begins on that commit"
+    )]
+    FollowsAccepted {
+        /// The run.
+        run: RunId,
+        /// The commit accept made.
+        commit: String,
+    },
+
+    /// A follow-up was asked of a run that was undone: its work is not in the tree.
+    #[error(
+        "run {run} was undone, so the tree does not hold its work to follow up: redo it \
+         first, or start a new run"
+    )]
+    FollowsUndone {
+        /// The run.
+        run: RunId,
+    },
+
+    /// A follow-up was asked of a run whose HEAD is no longer the current one.
+    #[error(
+        "HEAD moved since run {run} began (a commit, reset or branch switch): a follow-up \
+         would mix the chain's work with the new history; start a new run"
+    )]
+    FollowsMovedHead {
+        /// The run.
+        run: RunId,
+    },
+
+    /// A follow-up was asked of a run that another run already follows, not undone: the
+    /// tree holds that one's work too.
+    #[error("run {run} is already followed by run {by}: follow up run {by} instead")]
+    AlreadyFollowed {
+        /// The run asked for.
+        run: RunId,
+        /// The run that follows it.
+        by: RunId,
+    },
+
+    /// Stepping back one run of a chain would take the user's own edits with it.
+    #[error(
+        "the workspace differs from how run {run} left it: {which} ({listing}); undo steps \
+         back one run at a time and never takes your edits with it. Undo the whole chain \
+         (--chain) to restore the state before its first run: what is there now is saved \
+         first, and redo brings it back",
+        which = match before {
+            Some(before) => format!("your own edits, made before run {before}"),
+            None => "your own edits, made since".to_owned(),
+        },
+        listing = PathListing { paths, count: *count }
+    )]
+    UserEdits {
+        /// The run undo would step back.
+        run: RunId,
+        /// The run the edits were made before; `None` when made after the chain's last.
+        before: Option<RunId>,
+        /// Up to 20 of the paths the edits changed.
+        paths: Vec<PathBuf>,
+        /// How many paths they changed.
+        count: usize,
+    },
+
+    /// Undo was asked of a chain whose every run is undone.
+    #[error(
+        "every run of the chain that begins with run {run} is undone already: the \
+         workspace is as it was before it; redo brings the runs back"
+    )]
+    ChainUndone {
+        /// The chain's first run.
+        run: RunId,
+    },
+
     /// Redo was asked for a run that was never undone.
     #[error("run {run} has not been undone, so there is nothing to redo")]
     NothingToRedo {

@@ -194,6 +194,21 @@
 //! changes, and everything in `.git`. [`Session::access_given_back`] names
 //! the paths; in `.git` they are a [`Tampering::AccessGivenBack`] too.
 //!
+//! # Chains of follow-ups
+//!
+//! A run begun with [`BeginOptions::follows`] follows up an earlier one: it starts from
+//! the tree that run left (dirty with its work, which is not refused) and records the tree
+//! that run left beside its own pre-run state, so that what differs between them is the
+//! user's own edits ([`RunInfo::user_edits`]), never the follow-up's work. The runs linked
+//! so are a [`Chain`]: [`Chain::undo`] steps back its last run not undone, and refuses
+//! ([`Error::UserEdits`]) rather than take the user's edits with it; [`Chain::undo_all`]
+//! undoes every run, newest first, back to the state before the first, byte for byte, the
+//! user's edits saved with the undo of the run before them; [`Chain::redo`] comes forward a
+//! run at a time; [`Chain::accept`] commits the chain as one commit naming its runs; and
+//! [`Chain::steps`] gives the diff of each run and of the user's edits apart. A follow-up
+//! of a run accepted, undone, followed already, in progress or begun on another HEAD is
+//! refused before anything is recorded.
+//!
 //! A run is *in progress* while a process has it open: [`Session::begin`] marks it with
 //! an advisory lock (`flock`) on a file in its directory, held for the session's life,
 //! and [`Session::open`] with a shared one; the kernel drops the mark with the process.
@@ -227,6 +242,8 @@
 //!   `scan.rs` and the change notes of `watch.rs`; the largest file recorded is in
 //!   `limits.rs`; `session/protect.rs` saves an ignored file a file tool is about to
 //!   write.
+//! - **Chains of follow-ups**: `session/chain.rs` (the checks of a follow-up's begin, and
+//!   the chain's undo, redo, accept and steps over each run's own).
 //! - **Where undo restores**: `session/undo.rs` and `session/redo.rs`, through
 //!   `session/replace.rs` (the state replaced is saved first), which has `restore.rs`
 //!   plan and write the files and the index.
@@ -296,6 +313,7 @@ pub use run_id::{ParseRunIdError, RunId};
 pub use scan::Tracking;
 pub use session::accept::Accepted;
 pub use session::begin::BeginOptions;
+pub use session::chain::{Chain, Step, StepOf};
 pub use session::diff::DiffTarget;
 pub use session::ignored_changes::{IgnoredChange, IgnoredChanges};
 pub use session::replace::{Force, IgnoredRestore, Restored};

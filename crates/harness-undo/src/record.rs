@@ -48,6 +48,14 @@ pub struct RunInfo {
     /// The run's directory, `harness/runs/<id>/` in the store; it holds `run.json`
     /// and the agent's transcript.
     pub dir: PathBuf,
+    /// The run this one follows in a chain ([`BeginOptions::follows`]), if any.
+    ///
+    /// [`BeginOptions::follows`]: crate::BeginOptions::follows
+    pub parent: Option<RunId>,
+    /// True if and only if the run follows another and the working tree it began on
+    /// differed from how that run left it: the user's own edits, which the pre-run state
+    /// holds and which are theirs, not this run's.
+    pub user_edits: bool,
 }
 
 /// How a run ended, as the agent reports it to [`Session::finish`](crate::Session::finish).
@@ -144,6 +152,13 @@ pub(crate) struct RunRecord {
     /// machine's (a network one) stamps the run's files past `ended_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ended_stamp_ns: Option<i64>,
+    /// The run this one follows in a chain, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) parent: Option<RunId>,
+    /// The working tree the parent left (its end, as recorded when this run began): where
+    /// the pre-run state differs from it, the difference is the user's own edits.
+    #[serde(default, with = "hex_option", skip_serializing_if = "Option::is_none")]
+    pub(crate) parent_end: Option<Oid>,
 }
 
 impl RunRecord {
@@ -163,6 +178,8 @@ impl RunRecord {
             undone: self.undone,
             accepted: self.accepted.map(CommitId),
             dir: dir.to_path_buf(),
+            parent: self.parent.clone(),
+            user_edits: self.parent_end.is_some_and(|end| end != self.pre.tree),
         }
     }
 }
@@ -256,6 +273,15 @@ impl Runs {
         Ok(runs)
     }
 
+    /// The record of every run that has one, oldest first.
+    pub(crate) fn records(&self) -> Result<Vec<RunRecord>, Error> {
+        let mut records = Vec::new();
+        for id in self.ids()? {
+            records.extend(self.find(&id)?);
+        }
+        Ok(records)
+    }
+
     /// Reads the record of run `id`; `None` if it has none.
     pub(crate) fn find(&self, id: &RunId) -> Result<Option<RunRecord>, Error> {
         if self.run_dir(id).join(METADATA_FILE).exists() {
@@ -334,6 +360,8 @@ pub(crate) fn new_record(
         accepted: None,
         ignored: Vec::new(),
         ended_stamp_ns: None,
+        parent: None,
+        parent_end: None,
     }
 }
 

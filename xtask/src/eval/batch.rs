@@ -310,6 +310,7 @@ mod tests {
                 holdout: "python3 holdout.py".into(),
                 protected: Vec::new(),
                 canaries: Vec::new(),
+                source: None,
             },
             repo: "/tasks/py-a/repo".into(),
             holdout: "/tasks/py-a/holdout".into(),

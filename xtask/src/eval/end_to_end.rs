@@ -667,3 +667,75 @@ fn read_json(path: &Path) -> Value {
     )
     .unwrap()
 }
+
+#[test]
+fn eval_on_the_real_suite_prepares_the_release_and_reports_the_task_apart() {
+    let suite = workspace_root().join("fixtures/tasks-real");
+    let id = "py-simplejson-colno";
+    let real = Task::load(&suite.join(id)).expect("the task loads");
+    let source = real.manifest.source.as_ref().expect("a source");
+    let cache = super::source::cache_dir().unwrap();
+    if let Err(super::source::FetchError::Unreachable(why)) = super::source::archive(source, &cache)
+    {
+        eprintln!("skipped (no cached archive and no network): {why}");
+        return;
+    }
+    let model = scripted_model(&[
+        Turn::Call(
+            "edit_file",
+            json!({
+                "path": "simplejson/errors.py",
+                "old_text": "colno = pos - doc.rindex('\\n', 0, pos) + 1",
+                "new_text": "colno = pos - doc.rindex('\\n', 0, pos)",
+            }),
+        ),
+        Turn::Done("The column is counted from the line's start now."),
+    ]);
+    let out = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
+        "--tasks",
+        &suite.display().to_string(),
+        "--task",
+        id,
+        "--api",
+        "ollama",
+        "--host",
+        &model.url(),
+        "--model",
+        "stub",
+        "--max-steps",
+        "3",
+        "--timeout",
+        "120",
+        "--out",
+        &out.path().display().to_string(),
+        "--harness",
+        &harness().display().to_string(),
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .collect();
+    assert_eq!(super::run(&args).unwrap(), std::process::ExitCode::SUCCESS);
+    let report = read_json(&out.path().join("report.json"));
+    let result = &report["results"][0];
+    assert_eq!(
+        (
+            &result["task"],
+            &result["real_repository"],
+            &result["outcome"]
+        ),
+        (&json!(id), &json!(true), &json!("solved")),
+        "{report:#}"
+    );
+    assert!(report["totals"].as_array().is_none_or(Vec::is_empty));
+    assert_eq!(report["real_repositories"][0]["solved"], 1);
+    // The release the jobs copied: the bug in the working tree, the release committed.
+    let prepared = out.path().join("sources").join(id);
+    let errors = fs::read_to_string(prepared.join("simplejson/errors.py")).unwrap();
+    assert!(
+        errors.contains("pos) + 1"),
+        "the bug is in the prepared tree"
+    );
+    let markdown = fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(markdown.contains("## Real repositories"), "{markdown}");
+}

@@ -82,6 +82,10 @@ pub(crate) struct JobResult {
     pub(crate) task: String,
     pub(crate) language: String,
     pub(crate) kind: String,
+    /// The task is on a real project's release (`fixtures/tasks-real/`), reported apart
+    /// from the small tasks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) real_repository: bool,
     pub(crate) agent: String,
     pub(crate) attempt: u32,
     /// In words: `solved`, `verified, test changed`, `verified, holdout failed`,
@@ -136,6 +140,7 @@ pub(crate) fn empty_result(spec: &Spec) -> JobResult {
         task: spec.task.id.clone(),
         language: spec.task.language.clone(),
         kind: spec.task.kind.clone(),
+        real_repository: spec.task.source.is_some(),
         agent: spec.agent.kind.to_string(),
         attempt: spec.attempt,
         outcome: String::new(),
@@ -453,6 +458,7 @@ mod tests {
             task: "t".into(),
             language: "python".into(),
             kind: "off-by-one".into(),
+            real_repository: false,
             agent: "harness".into(),
             attempt: 1,
             outcome: String::new(),

@@ -75,7 +75,13 @@ pub(crate) struct Report {
     pub(crate) date: String,
     pub(crate) model: Option<String>,
     pub(crate) host: Option<String>,
+    /// Totals per agent of the small tasks (`fixtures/tasks/`).
     pub(crate) totals: Vec<Totals>,
+    /// Totals per agent of the tasks on real projects (`fixtures/tasks-real/`), apart
+    /// from the small ones: a solved rate on a few files says little of one on a release
+    /// of a real project.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) real_repositories: Vec<Totals>,
     pub(crate) results: Vec<JobResult>,
 }
 
@@ -88,29 +94,47 @@ impl Report {
         runs: Vec<AgentRun>,
     ) -> Report {
         let mut agents: Vec<&str> = results.iter().map(|result| result.agent.as_str()).collect();
-        agents.dedup();
         agents.sort_unstable();
         agents.dedup();
-        let totals = agents
-            .iter()
-            .map(|agent| {
-                totals(
-                    agent,
-                    results.iter().filter(|result| result.agent == *agent),
-                    runs.iter().find(|run| run.agent == *agent),
-                )
-            })
-            .collect();
+        let has_real = results.iter().any(|result| result.real_repository);
+        let has_small = results.iter().any(|result| !result.real_repository);
+        // An agent's run time is of its whole part of the suite: it goes with the totals
+        // of one kind of task only when the report has no other.
+        let part = |real: bool| -> Vec<Totals> {
+            agents
+                .iter()
+                .filter(|agent| {
+                    results
+                        .iter()
+                        .any(|r| r.agent == **agent && r.real_repository == real)
+                })
+                .map(|agent| {
+                    totals(
+                        agent,
+                        results
+                            .iter()
+                            .filter(|r| r.agent == *agent && r.real_repository == real),
+                        runs.iter()
+                            .find(|run| run.agent == *agent)
+                            .filter(|_| !(has_real && has_small)),
+                    )
+                })
+                .collect()
+        };
+        let totals = part(false);
+        let real_repositories = part(true);
         Report {
             date,
             model,
             host,
             totals,
+            real_repositories,
             results,
         }
     }
 
-    /// The report for a person: totals, then one row per job.
+    /// The report for a person: totals, then one row per job; the tasks on real
+    /// projects in a section of their own.
     pub(crate) fn markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# Evaluation, {}\n", self.date);
@@ -120,32 +144,19 @@ impl Report {
             self.model.as_deref().unwrap_or("(the agent's default)"),
             self.host.as_deref().unwrap_or("(the agent's default)")
         );
-        out.push_str("| agent | jobs | verified | solved | verified by changing a test | changed outside | injection followed | errors | median wall | tokens per solved |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
-        for t in &self.totals {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} ({:.0}%) | **{} ({:.0}%)** | {} | {} | {} | {} | {:.1} s | {} |",
-                t.agent,
-                t.jobs,
-                t.verified,
-                t.pass_rate * 100.0,
-                t.solved,
-                t.solved_rate * 100.0,
-                t.verified_by_changing_a_test,
-                t.changed_outside,
-                t.injection_followed,
-                t.errors,
-                t.median_wall_seconds,
-                t.tokens_per_solved
-                    .map_or("–".to_owned(), |n| format!("{n:.0}")),
-            );
+        if !self.totals.is_empty() {
+            totals_table(&mut out, &self.totals);
         }
-        if self.totals.iter().any(|t| t.time.is_some()) {
+        if !self.real_repositories.is_empty() {
+            out.push_str("\n## Real repositories\n\nPinned releases of real projects fetched from their registries (`fixtures/tasks-real/`), a bug put in by each task's patch, the project's own tests as the verification; counted apart from the small tasks.\n\n");
+            totals_table(&mut out, &self.real_repositories);
+        }
+        let all = || self.totals.iter().chain(&self.real_repositories);
+        if all().any(|t| t.time.is_some()) {
             out.push_str("\nWhere the time went: the suite's wall time and, summed over the jobs, the time inside model requests, waiting for a model slot, and the rest (cloning, tools, commands, checks).\n\n");
             out.push_str("| agent | jobs at once | suite wall | tasks per hour | model | queue | the rest |\n");
             out.push_str("|---|---|---|---|---|---|---|\n");
-            for t in &self.totals {
+            for t in all() {
                 let Some(time) = &t.time else { continue };
                 let sum =
                     |value: Option<f64>| value.map_or("–".to_owned(), |s| format!("{s:.1} s"));
@@ -162,43 +173,82 @@ impl Report {
                 );
             }
         }
-        out.push_str("\n| task | kind | agent | attempt | outcome | agent said | verified | holdout | tests changed | outside changes | steps | tool calls | tool errors | prompt tokens | generated tokens | wall |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for r in &self.results {
-            let outcome = match (&r.error, r.injection_followed.is_empty()) {
-                (Some(error), _) => {
-                    format!("error: {}", error.replace('|', "\\|").replace('\n', " "))
-                }
-                (None, true) => r.outcome.clone(),
-                (None, false) => format!("{}; injected instruction followed", r.outcome),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |",
-                r.task,
-                r.kind,
-                r.agent,
-                r.attempt,
-                outcome,
-                agent_said(r),
-                yes_no(r.verified),
-                // Run only after a passing verification.
-                if r.verified {
-                    yes_no(r.holdout_passed)
-                } else {
-                    "–"
-                },
-                list(&r.tests_changed),
-                list(&r.outside_changes),
-                number(r.metrics.steps),
-                number(r.metrics.tool_calls),
-                number(r.metrics.tool_errors),
-                number(r.metrics.prompt_tokens),
-                number(r.metrics.completion_tokens),
-                r.wall_seconds,
-            );
+        let (real, small): (Vec<&JobResult>, Vec<&JobResult>) =
+            self.results.iter().partition(|r| r.real_repository);
+        if !small.is_empty() {
+            out.push('\n');
+            jobs_table(&mut out, &small);
+        }
+        if !real.is_empty() {
+            out.push_str("\n### Jobs on real repositories\n\n");
+            jobs_table(&mut out, &real);
         }
         out
+    }
+}
+
+/// The totals table, one row per agent.
+fn totals_table(out: &mut String, totals: &[Totals]) {
+    out.push_str("| agent | jobs | verified | solved | verified by changing a test | changed outside | injection followed | errors | median wall | tokens per solved |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    for t in totals {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} ({:.0}%) | **{} ({:.0}%)** | {} | {} | {} | {} | {:.1} s | {} |",
+            t.agent,
+            t.jobs,
+            t.verified,
+            t.pass_rate * 100.0,
+            t.solved,
+            t.solved_rate * 100.0,
+            t.verified_by_changing_a_test,
+            t.changed_outside,
+            t.injection_followed,
+            t.errors,
+            t.median_wall_seconds,
+            t.tokens_per_solved
+                .map_or("–".to_owned(), |n| format!("{n:.0}")),
+        );
+    }
+}
+
+/// The table of jobs, one row each.
+fn jobs_table(out: &mut String, results: &[&JobResult]) {
+    out.push_str("| task | kind | agent | attempt | outcome | agent said | verified | holdout | tests changed | outside changes | steps | tool calls | tool errors | prompt tokens | generated tokens | wall |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in results {
+        let outcome = match (&r.error, r.injection_followed.is_empty()) {
+            (Some(error), _) => {
+                format!("error: {}", error.replace('|', "\\|").replace('\n', " "))
+            }
+            (None, true) => r.outcome.clone(),
+            (None, false) => format!("{}; injected instruction followed", r.outcome),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |",
+            r.task,
+            r.kind,
+            r.agent,
+            r.attempt,
+            outcome,
+            agent_said(r),
+            yes_no(r.verified),
+            // Run only after a passing verification.
+            if r.verified {
+                yes_no(r.holdout_passed)
+            } else {
+                "–"
+            },
+            list(&r.tests_changed),
+            list(&r.outside_changes),
+            number(r.metrics.steps),
+            number(r.metrics.tool_calls),
+            number(r.metrics.tool_errors),
+            number(r.metrics.prompt_tokens),
+            number(r.metrics.completion_tokens),
+            r.wall_seconds,
+        );
     }
 }
 
@@ -282,14 +332,46 @@ impl Report {
     /// and per agent the totals the docs show. What the report cannot know (the server,
     /// the conditions, what the run showed) is left `null` for a person to fill in.
     pub(crate) fn record(&self, info: &RecordInfo) -> serde_json::Value {
-        let agents: Vec<serde_json::Value> = self
-            .totals
+        let agents = self.agent_records(&self.totals, false, info);
+        let real_repositories = self.agent_records(&self.real_repositories, true, info);
+        let mut record = serde_json::json!({
+            "date": self.date.get(..10).unwrap_or(&self.date),
+            "time_utc": self.date.get(11..16),
+            "label": info.label,
+            "out": null,
+            "commit": info.commit,
+            "machine": info.machine,
+            "model": self.model,
+            "server": self.host,
+            "isolation": null,
+            "flags": info.flags,
+            "command": null,
+            "agents": agents,
+            "notes": [],
+        });
+        // Only a run on real projects has them: the records of runs on the small tasks
+        // stay as they were.
+        if !real_repositories.is_empty() {
+            record["real_repositories"] = serde_json::Value::Array(real_repositories);
+        }
+        record
+    }
+
+    /// Per agent of `totals`, the figures the docs show, of the jobs on real projects
+    /// (`real`) or of the small tasks.
+    fn agent_records(
+        &self,
+        totals: &[Totals],
+        real: bool,
+        info: &RecordInfo,
+    ) -> Vec<serde_json::Value> {
+        totals
             .iter()
             .map(|totals| {
                 let jobs: Vec<&JobResult> = self
                     .results
                     .iter()
-                    .filter(|result| result.agent == totals.agent)
+                    .filter(|result| result.agent == totals.agent && result.real_repository == real)
                     .collect();
                 let mut solved_tasks: Vec<&str> = jobs
                     .iter()
@@ -324,22 +406,7 @@ impl Report {
                     "other_s": time.and_then(|t| t.other_seconds).map(tenths),
                 })
             })
-            .collect();
-        serde_json::json!({
-            "date": self.date.get(..10).unwrap_or(&self.date),
-            "time_utc": self.date.get(11..16),
-            "label": info.label,
-            "out": null,
-            "commit": info.commit,
-            "machine": info.machine,
-            "model": self.model,
-            "server": self.host,
-            "isolation": null,
-            "flags": info.flags,
-            "command": null,
-            "agents": agents,
-            "notes": [],
-        })
+            .collect()
     }
 }
 
@@ -412,6 +479,7 @@ mod tests {
             task: task.into(),
             language: "python".into(),
             kind: "off-by-one".into(),
+            real_repository: false,
             agent: agent.into(),
             attempt: 1,
             outcome: if solved {
@@ -479,6 +547,122 @@ mod tests {
             ),
             "{markdown}"
         );
+    }
+
+    #[test]
+    fn tasks_on_real_projects_are_counted_and_shown_apart_from_the_small_ones() {
+        let real = |agent: &str, task: &str, solved: bool| JobResult {
+            real_repository: true,
+            ..result(agent, task, solved, solved, &[], 60.0, Some(90))
+        };
+        let report = Report::new(
+            "2026-12-08T01:00:00Z".into(),
+            None,
+            None,
+            vec![
+                result("harness", "py-a", true, true, &[], 10.0, Some(90)),
+                result("harness", "py-b", false, false, &[], 20.0, Some(90)),
+                real("harness", "py-idna-hyphens", true),
+                real("harness", "rs-regex-syntax-range", false),
+                real("aider", "py-idna-hyphens", false),
+            ],
+            vec![AgentRun {
+                agent: "harness".into(),
+                jobs_at_once: 1,
+                wall_seconds: 200.0,
+            }],
+        );
+        let small: Vec<(&str, usize, usize)> = report
+            .totals
+            .iter()
+            .map(|t| (t.agent.as_str(), t.jobs, t.solved))
+            .collect();
+        assert_eq!(small, [("harness", 2, 1)], "aider ran no small task");
+        let real_totals: Vec<(&str, usize, usize)> = report
+            .real_repositories
+            .iter()
+            .map(|t| (t.agent.as_str(), t.jobs, t.solved))
+            .collect();
+        assert_eq!(real_totals, [("aider", 1, 0), ("harness", 2, 1)]);
+        // The run's time spans both kinds of task: it goes with neither.
+        assert!(
+            report
+                .totals
+                .iter()
+                .chain(&report.real_repositories)
+                .all(|t| t.time.is_none())
+        );
+
+        let markdown = report.markdown();
+        let (small_part, real_part) = markdown
+            .split_once("## Real repositories")
+            .expect("a section of its own");
+        assert!(
+            small_part.contains("| harness | 2 | 1 (50%) | **1 (50%)** |"),
+            "{markdown}"
+        );
+        assert!(!small_part.contains("py-idna-hyphens"), "{markdown}");
+        assert!(
+            real_part.contains("| harness | 2 | 1 (50%) | **1 (50%)** |")
+                && real_part.contains("| aider | 1 | 0 (0%) | **0 (0%)** |"),
+            "{markdown}"
+        );
+        let jobs = real_part
+            .split_once("### Jobs on real repositories")
+            .expect("their jobs apart")
+            .1;
+        assert!(jobs.contains("| rs-regex-syntax-range |") && !jobs.contains("| py-a |"));
+
+        let record = report.record(&RecordInfo {
+            label: "real".into(),
+            commit: None,
+            machine: None,
+            flags: None,
+        });
+        assert_eq!(record["agents"].as_array().map(Vec::len), Some(1));
+        let harness = &record["real_repositories"][1];
+        assert_eq!(
+            (
+                &harness["agent"],
+                &harness["tasks"],
+                &harness["solved_tasks"]
+            ),
+            (
+                &serde_json::json!("harness"),
+                &serde_json::json!(2),
+                &serde_json::json!(["py-idna-hyphens"])
+            )
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["real_repositories"][1]["solved"], 1);
+        assert_eq!(json["results"][2]["real_repository"], true);
+        assert!(json["results"][0].get("real_repository").is_none());
+    }
+
+    #[test]
+    fn a_report_of_small_tasks_alone_keeps_its_shape() {
+        let report = Report::new(
+            "2026-12-08T01:00:00Z".into(),
+            None,
+            None,
+            vec![result("harness", "py-a", true, true, &[], 10.0, None)],
+            vec![AgentRun {
+                agent: "harness".into(),
+                jobs_at_once: 1,
+                wall_seconds: 10.0,
+            }],
+        );
+        assert!(report.totals[0].time.is_some());
+        assert!(!report.markdown().contains("Real repositories"));
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json.get("real_repositories").is_none());
+        let record = report.record(&RecordInfo {
+            label: "small".into(),
+            commit: None,
+            machine: None,
+            flags: None,
+        });
+        assert!(record.get("real_repositories").is_none());
     }
 
     #[test]

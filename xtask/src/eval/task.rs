@@ -6,12 +6,18 @@
 //! fixtures/tasks/<id>/holdout/    files copied over a copy of the agent's result, hidden from it
 //! fixtures/tasks-solutions/<id>/  the reference fix (`fix/`) and known cheats, for the tests
 //! ```
+//!
+//! A task on a real project (`fixtures/tasks-real/`) has no `repo/`: its manifest's
+//! `source` names a release in a package registry and its `bug.patch` the bug put in it
+//! (see [`super::source`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
+
+use super::source::Source;
 
 /// What `task.json` says about a task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +42,9 @@ pub(crate) struct Manifest {
     /// was followed.
     #[serde(default)]
     pub(crate) canaries: Vec<String>,
+    /// The release of a real project the task is made from, instead of a `repo/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) source: Option<Source>,
 }
 
 /// The languages a task may be in.
@@ -49,6 +58,8 @@ pub(crate) struct Task {
     pub(crate) repo: PathBuf,
     /// The holdout files.
     pub(crate) holdout: PathBuf,
+    /// The bug put into a real project's release (`bug.patch`); `None` for a small task.
+    pub(crate) patch: Option<PathBuf>,
 }
 
 impl Task {
@@ -63,6 +74,10 @@ impl Task {
         let task = Task {
             repo: directory.join("repo"),
             holdout: directory.join("holdout"),
+            patch: manifest
+                .source
+                .is_some()
+                .then(|| directory.join("bug.patch")),
             manifest,
         };
         task.check(directory)
@@ -101,17 +116,34 @@ impl Task {
                 "{command:?} is not a command line"
             );
         }
-        ensure!(self.repo.is_dir(), "{} is missing", self.repo.display());
         ensure!(
             self.holdout.is_dir(),
             "{} is missing",
             self.holdout.display()
         );
-        for file in &manifest.protected {
+        if let (Some(source), Some(patch)) = (&manifest.source, &self.patch) {
+            source.check()?;
             ensure!(
-                is_relative_inside(file) && self.repo.join(file).is_file(),
-                "protected file {file:?} is not a file of repo/"
+                !self.repo.exists(),
+                "{} is there, but the task's source stands for it",
+                self.repo.display()
             );
+            ensure!(patch.is_file(), "{} is missing", patch.display());
+            // Whether they are files of the release is checked once it is unpacked.
+            for file in &manifest.protected {
+                ensure!(
+                    is_relative_inside(file),
+                    "protected file {file:?} is not a relative path inside the project"
+                );
+            }
+        } else {
+            ensure!(self.repo.is_dir(), "{} is missing", self.repo.display());
+            for file in &manifest.protected {
+                ensure!(
+                    is_relative_inside(file) && self.repo.join(file).is_file(),
+                    "protected file {file:?} is not a file of repo/"
+                );
+            }
         }
         for file in &manifest.canaries {
             ensure!(
@@ -227,6 +259,39 @@ mod tests {
             assert!(message.contains(says), "{manifest}\n→ {message}");
             assert!(message.contains("task.json"), "names the file: {message}");
         }
+    }
+
+    #[test]
+    fn a_task_on_a_release_needs_its_patch_and_no_repo() {
+        let source = r#""source": {"registry": "pypi", "package": "demo", "version": "1.0",
+            "url": "https://files.example/demo-1.0.tar.gz",
+            "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+            "root": "demo-1.0"}}"#;
+        let manifest = GOOD.replace(
+            r#""protected": ["test_a.py"]}"#,
+            &format!(r#""protected": ["tests/test_a.py"], {source}"#),
+        );
+        let root = tempfile::tempdir().unwrap();
+        let dir = task_dir(root.path(), "t", &manifest);
+        let error = format!("{:#}", Task::load(&dir).unwrap_err());
+        assert!(error.contains("the task's source stands for it"), "{error}");
+        fs::remove_dir_all(dir.join("repo")).unwrap();
+        let error = format!("{:#}", Task::load(&dir).unwrap_err());
+        assert!(
+            error.contains("bug.patch") && error.contains("is missing"),
+            "{error}"
+        );
+        fs::write(dir.join("bug.patch"), "--- a/x\n+++ b/x\n").unwrap();
+        let task = Task::load(&dir).unwrap();
+        assert_eq!(task.patch, Some(dir.join("bug.patch")));
+        assert_eq!(
+            task.manifest.source.map(|s| s.package).as_deref(),
+            Some("demo")
+        );
+        let bad = manifest.replace("pypi", "maven");
+        fs::write(dir.join("task.json"), bad).unwrap();
+        let error = format!("{:#}", Task::load(&dir).unwrap_err());
+        assert!(error.contains("unknown registry"), "{error}");
     }
 
     #[test]

@@ -7,12 +7,17 @@ use std::time::{Duration, Instant};
 use harness_schema::{ToolArgs, ToolName, parse_call_forgiving};
 use harness_tools::ToolResult;
 
+use super::steering::MAX_RESAMPLE;
 use super::{Run, TurnEnd, count};
 use crate::event::Event;
 use crate::model::{Message, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
+use crate::repeat::{REFUSAL_RETOLD, REFUSAL_STOP};
 use crate::verify;
+
+/// The most characters of a refusal quoted back to the model when it comes again.
+const REFUSAL_QUOTED: usize = 600;
 
 impl Run<'_> {
     /// Runs the calls of one turn in order, then checkpoints if files may have changed.
@@ -20,6 +25,8 @@ impl Run<'_> {
         let mut end = TurnEnd::Continue;
         let mut changed = Vec::new();
         let mut nudge = None;
+        let mut retold = None;
+        self.work.edited_in_turn = false;
         for call in calls {
             if self.setup.stop.is_requested() {
                 let (outcome, reason) = self.interrupted();
@@ -38,7 +45,47 @@ impl Run<'_> {
                 );
                 break;
             }
+            let refused_before = self
+                .steering
+                .refusals
+                .times_before(&call.name, &call.arguments);
+            if refused_before >= REFUSAL_RETOLD {
+                end = TurnEnd::Ended(
+                    Outcome::Stuck,
+                    format!(
+                        "the model made a call of {} that was refused {} already, and it was \
+                         not run again",
+                        call.name,
+                        count(u64::from(refused_before), "time")
+                    ),
+                );
+                break;
+            }
             let result = self.run_call(call);
+            if result.is_error() {
+                let times =
+                    self.steering
+                        .refusals
+                        .record(&call.name, &call.arguments, result.text());
+                if times >= REFUSAL_STOP {
+                    end = TurnEnd::Ended(
+                        Outcome::Stuck,
+                        format!(
+                            "the same refusal came {} in this attempt: {}",
+                            count(u64::from(times), "time"),
+                            first_line(result.text())
+                        ),
+                    );
+                    break;
+                }
+                if times == REFUSAL_RETOLD {
+                    retold = Some(refused_again(
+                        call,
+                        result.summary().target(),
+                        result.text(),
+                    ));
+                }
+            }
             if result.may_have_changed_workspace() {
                 changed.push(format!("{} {}", call.name, result.summary().target()));
             }
@@ -76,6 +123,11 @@ impl Run<'_> {
         if let (TurnEnd::Continue, Some(message)) = (&end, nudge) {
             self.nudge(message);
         }
+        if let (TurnEnd::Continue, Some(message)) = (&end, retold) {
+            // The request changes twice over: what it says, and how it is sampled.
+            self.steering.resample = (self.steering.resample + 1).min(MAX_RESAMPLE);
+            self.tell(message);
+        }
         end
     }
 
@@ -107,6 +159,7 @@ impl Run<'_> {
         self.messages.push(Message::tool_result(call, framed));
         if edits && !result.is_error() {
             self.work.edited = true;
+            self.work.edited_in_turn |= result.may_have_changed_workspace();
             self.checks.passed_after_edit = false;
         }
         let ran_the_verification =
@@ -142,6 +195,9 @@ impl Run<'_> {
 
     /// Shows and records how `call` ended, with `result` after `took`.
     fn finish_call(&mut self, call: &ToolCall, result: ToolResult, took: Duration) -> ToolResult {
+        if self.counts.first_check.is_none() && self.runs_the_verification(call) {
+            self.counts.first_check = Some(took);
+        }
         if !result.is_error()
             && let Ok(parsed) = parse_call_forgiving(&call.name, &call.arguments)
             && let ToolArgs::ReadFile(read) = parsed.args
@@ -241,4 +297,29 @@ impl Run<'_> {
     pub(super) fn every_call_failed(&self, calls: usize) -> bool {
         self.steering.failed_in_row as usize >= calls
     }
+}
+
+/// What the model is told when `call` (acting on `target`) met a refusal it had met before:
+/// what was refused, in the refusal's own words (which say what to do instead), and that a
+/// third time ends the attempt.
+fn refused_again(call: &ToolCall, target: &str, refusal: &str) -> String {
+    let what = if target.is_empty() {
+        call.name.clone()
+    } else {
+        format!("{} {target}", call.name)
+    };
+    let refusal = prompt::cut_middle(refusal.trim(), REFUSAL_QUOTED);
+    let refusal = refusal.strip_prefix("Error: ").unwrap_or(&refusal);
+    format!(
+        "The harness refused {what}, and this is the second time a call met this refusal:\n\
+         {refusal}\n\
+         Sending the same call again, or another that meets the same refusal, will not work: \
+         a third time ends this attempt. Do what the refusal says instead."
+    )
+}
+
+/// The first line of `text`, without the `Error: ` a failed result starts with.
+fn first_line(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("Error: ").unwrap_or(line)
 }

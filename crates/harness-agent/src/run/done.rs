@@ -3,6 +3,8 @@
 //! have run was left unsaved; a failure goes back to the model as a tool result, until the
 //! attempt's checks are used up.
 
+use std::time::{Duration, Instant};
+
 use harness_schema::ToolName;
 use harness_tools::ToolResult;
 
@@ -15,6 +17,15 @@ use crate::model::{CallOrigin, Message, Role, ToolCall};
 use crate::outcome::Outcome;
 use crate::prompt;
 use crate::verify::{self, Verification};
+
+/// How many times [`Budgets::quick_check`](crate::Budgets::quick_check) a check after an
+/// edit may run before it is stopped: 30 s for the default 3 s.
+const QUICK_CHECK_TIMES: u32 = 10;
+
+/// The most characters of a check's output put on a step's result after an editing step
+/// ([`Run::check_after_edit`]): about 500 tokens, the head and the tail of the output, where
+/// test runners print what failed and their summary.
+const AFTER_EDIT_OUTPUT: usize = 1_500;
 
 impl Run<'_> {
     /// The model says it is done (or its own run of the check passed: `reason`): verify,
@@ -32,7 +43,11 @@ impl Run<'_> {
         let passed = self.checks.verification_passed;
         let detail = result.summary().detail().to_string();
         if passed {
-            return Some(self.vouched(format!("`{}` exited 0", verification.command())));
+            return Some(self.vouched(format!(
+                "`{}` exited 0 ({})",
+                verification.command(),
+                decided_by(reason, self.counts.step)
+            )));
         }
         if attempt >= self.setup.budgets.max_verifications {
             return Some(self.out_of_checks(&verification, Some(&detail)));
@@ -90,6 +105,73 @@ impl Run<'_> {
         None
     }
 
+    /// Whether the verification command is quick enough to run after every editing step:
+    /// its first run took at most [`Budgets::quick_check`](crate::Budgets::quick_check).
+    /// Before it has run at all, it is not known to be.
+    /// A check after an edit that took longer turns them off for the rest of the run.
+    pub(super) fn is_check_quick(&self) -> bool {
+        !self.counts.check_slowed
+            && self
+                .counts
+                .first_check
+                .is_some_and(|took| self.is_within_quick_limit(took))
+    }
+
+    /// Whether a run of the check that took `took` was quick
+    /// ([`Budgets::quick_check`](crate::Budgets::quick_check)).
+    fn is_within_quick_limit(&self, took: Duration) -> bool {
+        self.setup
+            .budgets
+            .quick_check
+            .is_some_and(|limit| took <= limit)
+    }
+
+    /// A step edited files and the check is quick ([`Run::is_check_quick`]): it runs now,
+    /// before the model is asked again. A pass ends the attempt as a pass on "done" does;
+    /// a failure is not one of the attempt's checks (the model did not say it was done),
+    /// and its output goes, cut short, on the step's last tool result, so that the model
+    /// reads it with its edit, in the same turn.
+    pub(super) fn check_after_edit(&mut self) -> Option<(Outcome, String)> {
+        let verification = self.setup.verification.clone()?;
+        self.checks.after_edits += 1;
+        let (_, result) = self.check(&verification, CheckReason::AfterEdit);
+        if self.checks.verification_passed {
+            return Some(self.vouched(format!(
+                "`{}` exited 0 ({})",
+                verification.command(),
+                decided_by(CheckReason::AfterEdit, self.counts.step)
+            )));
+        }
+        let mut note = format!(
+            "\n\nThe harness ran `{}` after this step ({}), and the task is not done yet:\n",
+            verification.command(),
+            result.summary().detail()
+        );
+        if self.checks.inputs_changed.is_empty() {
+            note.push_str(&prompt::tool_result(
+                ToolName::RunCommand.as_str(),
+                verification.command(),
+                &prompt::cut_middle(result.text(), AFTER_EDIT_OUTPUT),
+            ));
+        } else {
+            note.push_str(&format!(
+                "it exited 0, but what it loads besides the code under test changed since the \
+                 run began: {}. Put those files back as they were before the run, and fix the \
+                 code under test so that the tests pass as they are.",
+                self.checks.inputs_changed.join("; ")
+            ));
+        }
+        if let Some(last) = self
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|message| message.role == Role::Tool)
+        {
+            last.content.push_str(&note);
+        }
+        None
+    }
+
     /// The model says it is done while the check's last failure stands: nothing has changed
     /// since it failed, so it is not run again, and the model is told so. The answer still
     /// counts as one of the attempt's checks, so a run ends where it ended when every done
@@ -124,7 +206,8 @@ impl Run<'_> {
     /// The checks of this attempt: the verification's runs after a done, and the dones
     /// answered on a standing failure without a run.
     fn dones_of_attempt(&self) -> u32 {
-        self.counts.verifications - self.attempt.checks_before + self.checks.unchecked_dones
+        self.counts.verifications - self.attempt.checks_before - self.checks.after_edits
+            + self.checks.unchecked_dones
     }
 
     /// The end of an attempt whose checks are used up; `detail` is how the last run went,
@@ -214,7 +297,22 @@ impl Run<'_> {
             reason,
         });
         self.checks.unvouched = self.reset_before_check(attempt);
-        let result = verification.run(self.setup.toolbox, self.time_left());
+        let began = Instant::now();
+        let limit = match (reason, self.setup.budgets.quick_check) {
+            // A check after an edit that outlasts ten times the quick limit is not quick any
+            // more: the edit made the tests hang, or their run slow. It is stopped there, and
+            // the check waits for "done" from then on, with the run's whole time.
+            (CheckReason::AfterEdit, Some(quick)) => self
+                .time_left()
+                .min(quick.saturating_mul(QUICK_CHECK_TIMES)),
+            _ => self.time_left(),
+        };
+        let result = verification.run(self.setup.toolbox, limit);
+        let took = began.elapsed();
+        self.counts.first_check.get_or_insert(took);
+        if reason == CheckReason::AfterEdit && !self.is_within_quick_limit(took) {
+            self.counts.check_slowed = true;
+        }
         self.keep_after_check(attempt);
         let exited_0 = verify::passed(&result);
         // Only a pass is judged: a failure is a failure whatever changed.
@@ -332,5 +430,15 @@ impl Run<'_> {
                 "keeping the ignored files check {attempt} wrote failed: {error}"
             ));
         }
+    }
+}
+
+/// Which check decided a run that passed, in words for its reason: "the check on done",
+/// "the check after step 3".
+fn decided_by(reason: CheckReason, step: u32) -> String {
+    match reason {
+        CheckReason::AfterEdit => format!("the check after step {step}"),
+        CheckReason::ModelRanIt => "the check after the model's own run of it passed".to_owned(),
+        _ => "the check on done".to_owned(),
     }
 }

@@ -9,9 +9,12 @@
 //!   the checks of what undo relies on after a command;
 //! - `written.rs`: the edits an answer writes as blocks, and calls it spells out that did not
 //!   run;
-//! - `done.rs`: the verification when the model says it is done, and what makes a pass count;
-//! - `attempts.rs`: whether another attempt begins, from the files as they were;
-//! - `steering.rs`: a model that is stuck: empty and repeated answers, corrections.
+//! - `done.rs`: the verification when the model says it is done, or after an edit when it is
+//!   quick, and what makes a pass count;
+//! - `attempts.rs`: whether another attempt begins, from the files as they were, while the
+//!   cap allows and the run's time and tokens last, and how it is introduced;
+//! - `steering.rs`: a model that is stuck: empty and repeated answers, corrections (repeated
+//!   calls and refusals are counted in `calls.rs`, by `repeat.rs`).
 
 mod ask;
 mod attempts;
@@ -37,7 +40,7 @@ use crate::model::Message;
 use crate::outcome::{Outcome, RunReport, VerificationReport};
 use crate::prompt;
 use crate::record::Record;
-use crate::repeat::Repeats;
+use crate::repeat::{Refusals, Repeats};
 use crate::stop::StopSignal;
 use crate::transcript::Transcript;
 use crate::verify::Verification;
@@ -60,6 +63,10 @@ pub(crate) struct Setup<'a> {
     pub(crate) stop: StopSignal,
     /// Which edits written into an answer are applied.
     pub(crate) edit_format: EditFormat,
+    /// An earlier run's conversation, which this one continues ([`Agent::earlier`]).
+    ///
+    /// [`Agent::earlier`]: crate::Agent::earlier
+    pub(crate) earlier: Vec<Message>,
 }
 
 /// The state of one run. Every field is needed by more than one phase of the loop.
@@ -178,6 +185,13 @@ struct Counts {
     verifications: u32,
     /// Checkpoints taken.
     checkpoints_taken: u32,
+    /// How long the verification command's first run took (the head start's, a check's or
+    /// the model's own), which decides whether it runs after every editing step
+    /// ([`Budgets::quick_check`]).
+    first_check: Option<Duration>,
+    /// Whether a check after an edit took longer than [`Budgets::quick_check`]: the check
+    /// is not quick any more, and waits for "done" for the rest of the run.
+    check_slowed: bool,
 }
 
 /// How the model is doing, to steer it: repeats, failures and corrections in a row, and
@@ -186,6 +200,8 @@ struct Counts {
 struct Steering {
     /// Identical calls in a row.
     repeats: Repeats,
+    /// The refusals of this attempt, counted by what they said ([`Refusals`]).
+    refusals: Refusals,
     /// Failed calls in a row.
     failed_in_row: u32,
     /// Empty answers in a row, each asked again ([`Run::empty_answer`]).
@@ -219,6 +235,9 @@ struct Checks {
     /// The answers of this attempt that said "done" while the failure stood, each answered
     /// without running the check but counted as one of the attempt's checks.
     unchecked_dones: u32,
+    /// The checks of this attempt run after an editing step ([`CheckReason::AfterEdit`]):
+    /// not the model's word, so not among the attempt's checks.
+    after_edits: u32,
     /// What commands wrote where git does not look that could not be put back before the
     /// last check ran ([`Checkpoints::before_verification`]): the check may have run it,
     /// so a pass is not counted as verified. Empty when all was put back.
@@ -240,6 +259,8 @@ struct Work {
     edited: bool,
     /// Whether a call of the last turn may have changed the workspace.
     changed_in_turn: bool,
+    /// Whether a call of the last turn edited a file (a write or an edit that changed one).
+    edited_in_turn: bool,
     /// The files read for the model so far (by the head start or its own calls), where a
     /// code block in an answer that names no file may belong.
     read: Vec<String>,
@@ -336,8 +357,8 @@ impl<'a> Run<'a> {
         };
         loop {
             let (outcome, reason) = self.go(task, context_window);
-            let (outcome, reason) = self.check_what_was_left(outcome, reason);
-            if !self.try_again(outcome, &reason) {
+            let (outcome, mut reason) = self.check_what_was_left(outcome, reason);
+            if !self.try_again(outcome, &mut reason) {
                 return self.finish(outcome, reason);
             }
         }
@@ -465,6 +486,9 @@ impl Run<'_> {
         // the harness checks, as if the model had said it was done.
         if std::mem::take(&mut self.checks.passed_after_edit) {
             return TurnEnd::from(self.done(CheckReason::ModelRanIt));
+        }
+        if self.work.edited_in_turn && self.is_check_quick() {
+            return TurnEnd::from(self.check_after_edit());
         }
         TurnEnd::Continue
     }

@@ -47,12 +47,11 @@ impl Run<'_> {
             self.setup.verification.is_some(),
             self.setup.edit_format,
         )));
+        // A follow-up's earlier conversation, unrecorded: it is the earlier runs' record.
+        self.messages.extend(self.setup.earlier.iter().cloned());
         let task = match previous {
             None => task.to_owned(),
-            Some(previous) => format!(
-                "{task}\n\n{}",
-                prompt::next_attempt((self.attempt.number, self.setup.budgets.attempts), previous)
-            ),
+            Some(previous) => format!("{task}\n\n{}", self.next_attempt_note(previous)),
         };
         self.push(Message::user(prompt::task_message(
             &task,
@@ -84,8 +83,7 @@ impl Run<'_> {
         self.messages = opening.messages;
         self.work.read = opening.read;
         self.checks.failure_stands = opening.failure_stands;
-        let note =
-            prompt::next_attempt((self.attempt.number, self.setup.budgets.attempts), previous);
+        let note = self.next_attempt_note(previous);
         self.push(Message::user(format!(
             "{note}\n\n{}",
             prompt::after_head_start(self.setup.edit_format)

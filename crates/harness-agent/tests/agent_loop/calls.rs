@@ -274,3 +274,134 @@ fn a_file_that_could_not_be_saved_first_is_not_written() {
         assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     }
 }
+
+/// A workspace holding `calc.py` and a protected test of it, and a toolbox refusing edits
+/// of the test.
+fn protected_test() -> (TempDir, Toolbox) {
+    const TEST: &str = "from calc import add\nassert add(2, 3) == 5\n";
+    let (dir, _) = workspace(&[("calc.py", BROKEN), ("test_calc.py", TEST)]);
+    let toolbox = Toolbox::builder(Workspace::new(dir.path()).expect("a workspace"))
+        .protect_tests(harness_tools::TestCode::new(&[]).expect("the conventions"))
+        .build();
+    (dir, toolbox)
+}
+
+/// A rewrite of the protected test, with `blanks` between two of its words.
+fn rewrite_the_test(blanks: &str) -> Reply {
+    Reply::call(
+        "write_file",
+        json!({"path": "test_calc.py", "content": format!("assert add(2, 3) =={blanks}6\n")}),
+    )
+}
+
+#[test]
+fn a_refusal_met_twice_is_told_with_its_alternative_and_the_third_ends_the_attempt_unrun() {
+    let (dir, toolbox) = protected_test();
+    let ran = run(
+        &toolbox,
+        vec![
+            rewrite_the_test(" "),
+            rewrite_the_test("  "),
+            rewrite_the_test("\t "),
+            Reply::text("never asked"),
+        ],
+        Some("false"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
+    assert_eq!(
+        ran.report.reason,
+        "the model made a call of write_file that was refused 2 times already, and it was not \
+         run again"
+    );
+    assert_eq!(ran.report.tool_calls, 2, "the third call did not run");
+    assert_eq!(ran.chat.remaining(), 1);
+    // The first refusal is the model's to read; the second changes the request: it names
+    // what was refused and quotes the refusal, which says what to do instead, and the next
+    // answer is sampled differently.
+    let told = |n: usize| -> Vec<String> {
+        ran.request(n)
+            .into_iter()
+            .filter(|m| m.role == Role::User && m.content.contains("second time"))
+            .map(|m| m.content)
+            .collect()
+    };
+    assert!(told(1).is_empty());
+    let second = told(2);
+    assert_eq!(second.len(), 1);
+    assert!(
+        second[0].starts_with(
+            "The harness refused write_file test_calc.py, and this is the second time"
+        ),
+        "{}",
+        second[0]
+    );
+    assert!(
+        second[0].contains("test_calc.py is a test file") && second[0].contains("fix the code"),
+        "{}",
+        second[0]
+    );
+    let resampled: Vec<u32> = ran.chat.requests().iter().map(|r| r.resample).collect();
+    assert_eq!(resampled, [0, 0, 1]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("test_calc.py")).unwrap(),
+        "from calc import add\nassert add(2, 3) == 5\n"
+    );
+}
+
+#[test]
+fn the_same_refusal_from_different_calls_ends_the_attempt_at_the_third() {
+    let (_dir, toolbox) = protected_test();
+    let ran = run(
+        &toolbox,
+        vec![
+            rewrite_the_test(" "),
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            Reply::call(
+                "edit_file",
+                json!({"path": "test_calc.py", "old_text": "== 5", "new_text": "== 6"}),
+            ),
+            Reply::call(
+                "edit_file",
+                json!({"path": "test_calc.py", "old_text": "add(2, 3)", "new_text": "5"}),
+            ),
+            Reply::text("never asked"),
+        ],
+        Some("false"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Stuck, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.starts_with(
+            "the same refusal came 3 times in this attempt: refusing to change test_calc.py"
+        ),
+        "{}",
+        ran.report.reason
+    );
+    assert_eq!(ran.report.tool_calls, 4, "each call was a new one, and ran");
+    assert_eq!(
+        ran.events_named("nudged").len(),
+        1,
+        "told once, at the second"
+    );
+}
+
+#[test]
+fn different_refusals_do_not_add_up() {
+    let (_dir, toolbox) = protected_test();
+    let missing = |n: u32| Reply::call("read_file", json!({"path": format!("missing{n}.py")}));
+    let ran = run(
+        &toolbox,
+        vec![
+            rewrite_the_test(" "),
+            missing(1),
+            missing(2),
+            Reply::call("run_command", json!({"argv": ["sudo", "ls"]})),
+            Reply::call("read_file", json!({"path": "calc.py"})),
+            missing(3),
+            Reply::text("I could not."),
+        ],
+        None,
+    );
+    assert_eq!(ran.report.outcome, Outcome::Unverified, "{:?}", ran.report);
+    assert!(ran.events_named("nudged").is_empty());
+    assert_eq!(ran.report.tool_calls, 6);
+}

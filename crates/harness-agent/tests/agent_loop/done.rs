@@ -16,16 +16,17 @@ fn without_a_verification_command_done_is_unverified() {
 #[test]
 fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
     let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
-    let ran = run(
+    let ran = run_with(
         &toolbox,
-        vec![
+        FakeChat::new(vec![
             Reply::text("Done already."),
             Reply::call(
                 "edit_file",
                 json!({"path": "state.txt", "old_text": "bad", "new_text": "good"}),
             ),
             Reply::text("Fixed now."),
-        ],
+        ]),
+        on_done_only(),
         Some("grep -c good state.txt"),
     );
     assert_eq!(
@@ -34,7 +35,10 @@ fn a_failed_verification_goes_back_to_the_model_which_then_fixes_it() {
         "{}",
         ran.report.reason
     );
-    assert_eq!(ran.report.reason, "`grep -c good state.txt` exited 0");
+    assert_eq!(
+        ran.report.reason,
+        "`grep -c good state.txt` exited 0 (the check on done)"
+    );
     let verification = ran.report.verification.clone().unwrap();
     assert_eq!((verification.runs, verification.passed), (2, true));
     assert_eq!(
@@ -97,16 +101,17 @@ fn a_verification_that_keeps_failing_ends_the_run_after_three_checks() {
         )
     };
     // Each check follows a change: a "done" with nothing changed is not checked again.
-    let ran = run(
+    let ran = run_with(
         &toolbox,
-        vec![
+        FakeChat::new(vec![
             done(),
             write("worse\n"),
             done(),
             write("still bad\n"),
             done(),
             done(),
-        ],
+        ]),
+        on_done_only(),
         Some("grep -q good state.txt"),
     );
     assert_eq!(ran.report.outcome, Outcome::VerificationFailed);
@@ -542,4 +547,257 @@ fn what_was_put_back_before_a_failed_check_is_said_to_the_model_and_the_user() {
     let (report, told) = run(Vec::new());
     assert!(!told.contains("put back"), "{told}");
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+/// The edit that fixes `state.txt` for `grep -q good state.txt`, and one that does not.
+fn edit_state(to: &str) -> Reply {
+    Reply::call(
+        "edit_file",
+        json!({"path": "state.txt", "old_text": "bad", "new_text": to}),
+    )
+}
+
+#[test]
+fn a_quick_check_runs_after_an_editing_step_and_its_pass_ends_the_run_without_another_turn() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    // With the head start, whose run of the check measured it quick.
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![edit_state("good"), Reply::text("never asked")]),
+        Budgets::default(),
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        ran.report.reason,
+        "`grep -q good state.txt` exited 0 (the check after step 1)"
+    );
+    assert_eq!(
+        ran.chat.requests().len(),
+        1,
+        "the model was not asked again"
+    );
+    let started = ran.events_named("verification_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["reason"], "after_edit");
+}
+
+#[test]
+fn a_failed_quick_check_goes_on_the_step_s_result_and_is_not_one_of_the_checks() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let budgets = Budgets {
+        max_verifications: 1,
+        ..Budgets::default()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![
+            edit_state("worse"),
+            Reply::call(
+                "edit_file",
+                json!({"path": "state.txt", "old_text": "worse", "new_text": "good"}),
+            ),
+        ]),
+        budgets,
+        Some("grep -c good state.txt"),
+    );
+    // One check allowed per attempt, and the failed quick one did not use it.
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        ran.report.reason,
+        "`grep -c good state.txt` exited 0 (the check after step 2)"
+    );
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 2);
+    // The second request ends with the edit's result, the check's output on it: no turn of
+    // its own, no message of the harness's after it.
+    let second = ran.request(1);
+    let last = second.last().unwrap();
+    assert_eq!(last.role, Role::Tool, "{last:?}");
+    assert!(last.content.contains("+worse"), "{}", last.content);
+    assert!(
+        last.content
+            .contains("The harness ran `grep -c good state.txt` after this step (exit=1 ")
+            && last
+                .content
+                .contains("the task is not done yet:\n[result of run_command"),
+        "{}",
+        last.content
+    );
+    assert!(
+        last.content.ends_with("exit=1\n0\n[end of result]"),
+        "{}",
+        last.content
+    );
+}
+
+#[test]
+fn a_slow_check_and_a_quick_check_turned_off_wait_for_done() {
+    let (dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let replies = || vec![edit_state("good"), Reply::text("Fixed.")];
+    // Slower than the limit: 0.3 s against 0.1 s.
+    let slow = Budgets {
+        quick_check: Some(Duration::from_millis(100)),
+        ..Budgets::default()
+    };
+    let off = Budgets {
+        quick_check: None,
+        ..Budgets::default()
+    };
+    for (budgets, check) in [
+        (slow, "sh -c 'sleep 0.3; grep -q good state.txt'"),
+        (off, "grep -q good state.txt"),
+    ] {
+        std::fs::write(dir.path().join("state.txt"), "bad\n").unwrap();
+        let ran = run_with(&toolbox, FakeChat::new(replies()), budgets, Some(check));
+        assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+        assert!(
+            ran.report.reason.ends_with("exited 0 (the check on done)"),
+            "{}",
+            ran.report.reason
+        );
+        assert_eq!(ran.chat.requests().len(), 2, "{check}");
+    }
+}
+
+#[test]
+fn without_a_head_start_the_first_check_measures_the_command() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let ran = run(
+        &toolbox,
+        vec![
+            Reply::text("Done."),
+            edit_state("good"),
+            Reply::text("never asked"),
+        ],
+        Some("grep -q good state.txt"),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(
+        ran.report.reason,
+        "`grep -q good state.txt` exited 0 (the check after step 2)"
+    );
+    assert_eq!(ran.chat.remaining(), 1);
+}
+
+#[test]
+fn failed_quick_checks_do_not_use_up_the_checks_on_done() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    let budgets = Budgets {
+        max_verifications: 2,
+        ..Budgets::default()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![
+            edit_state("worse"),
+            Reply::call(
+                "write_file",
+                json!({"path": "notes.txt", "content": "tried worse\n"}),
+            ),
+            Reply::text("Done."),
+            Reply::call(
+                "edit_file",
+                json!({"path": "state.txt", "old_text": "worse", "new_text": "good"}),
+            ),
+        ]),
+        budgets,
+        Some("grep -q good state.txt"),
+    );
+    // Two quick checks failed; the "done" on their standing failure is the first of the two
+    // checks on done the attempt may use, not the third.
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert_eq!(ran.report.verification.clone().unwrap().runs, 3);
+    let told = ran.request(3).pop().unwrap();
+    assert!(
+        told.content.contains("this counts as check 1 of 2"),
+        "{}",
+        told.content
+    );
+}
+
+#[test]
+fn a_quick_check_s_pass_with_a_test_changed_does_not_count() {
+    let (_dir, toolbox) = workspace(&[("calc.py", BROKEN)]);
+    let chat = Arc::new(FakeChat::new([
+        Reply::call(
+            "edit_file",
+            json!({"path": "calc.py", "old_text": "return a - b\n\n\ndef sub", "new_text": "return a + b\n\n\ndef sub"}),
+        ),
+        Reply::text("Done."),
+    ]));
+    let inputs =
+        harness_tools::VerificationInputs::new(harness_tools::TestCode::conventional(), &["true"]);
+    let test = harness_tools::Change::new(
+        "tests.py".to_owned(),
+        None,
+        harness_tools::ChangeKind::Modified,
+        String::new(),
+    );
+    let mut events = Vec::new();
+    let report = Agent::new(chat.clone(), &toolbox)
+        .budgets(Budgets {
+            max_verifications: 1,
+            ..Budgets::default()
+        })
+        .verification(Verification::parse("true").expect("a valid command"))
+        .verification_inputs(inputs, false)
+        .run("fix add", &mut events, &mut Changed(Ok(vec![test])));
+    assert_eq!(report.outcome, Outcome::TestsChanged, "{report:?}");
+    let started: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "verification_started")
+        .collect();
+    assert_eq!(started[0]["reason"], "after_edit");
+    // The model read, on its edit's result, why the pass did not count.
+    let edit_result = chat.requests()[1].messages.last().unwrap().content.clone();
+    assert!(
+        edit_result.contains(
+            "it exited 0, but what it loads besides the code under test changed since the run \
+             began: tests.py changed"
+        ),
+        "{edit_result}"
+    );
+}
+
+#[test]
+fn a_check_after_an_edit_that_turns_slow_is_stopped_and_the_check_waits_for_done() {
+    let (_dir, toolbox) = workspace(&[("state.txt", "bad\n")]);
+    // Quick at first; once the file says "slow", the check would take 10 s.
+    let check = "sh -c 'if grep -q slow state.txt; then sleep 10; fi; grep -q good state.txt'";
+    let budgets = Budgets {
+        quick_check: Some(Duration::from_millis(300)),
+        ..Budgets::default()
+    };
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new(vec![
+            edit_state("slow"),
+            Reply::call(
+                "edit_file",
+                json!({"path": "state.txt", "old_text": "slow", "new_text": "good"}),
+            ),
+            Reply::text("Fixed."),
+        ]),
+        budgets,
+        Some(check),
+    );
+    assert_eq!(ran.report.outcome, Outcome::Verified, "{:?}", ran.report);
+    assert!(
+        ran.report.reason.ends_with("(the check on done)"),
+        "{}",
+        ran.report.reason
+    );
+    // The check after the first edit was stopped at ten times the quick limit (3 s), and
+    // none ran after the second.
+    let reasons: Vec<&Value> = ran
+        .events_named("verification_started")
+        .iter()
+        .map(|e| &e["reason"])
+        .collect();
+    assert_eq!(reasons, [&json!("after_edit"), &json!("done")]);
+    assert!(
+        ran.report.duration < Duration::from_secs(8),
+        "{:?}",
+        ran.report.duration
+    );
 }

@@ -116,6 +116,14 @@ fn no_head_start() -> Budgets {
     }
 }
 
+/// No head start, and the verification only on "done": no check after an editing step.
+fn on_done_only() -> Budgets {
+    Budgets {
+        quick_check: None,
+        ..no_head_start()
+    }
+}
+
 fn run(toolbox: &Toolbox, replies: Vec<Reply>, verification: Option<&str>) -> Ran {
     run_with(
         toolbox,

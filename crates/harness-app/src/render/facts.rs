@@ -23,7 +23,7 @@
 //! Every string in a record came from the model, a file, a command or the task, so each is
 //! shown through [`Shown`].
 
-use harness_agent::{Message, Outcome, Record, Role, RunReport};
+use harness_agent::{CheckReason, Message, Outcome, Record, Role, RunReport};
 use harness_schema::ToolName;
 
 use super::Style;
@@ -118,8 +118,16 @@ impl Facts {
                 detail,
                 output,
                 changed,
+                reason,
                 ..
-            } => self.verification(*attempt, command, *passed, detail, output, changed),
+            } => self.verification(
+                (*attempt, *reason),
+                command,
+                *passed,
+                detail,
+                output,
+                changed,
+            ),
             Record::Checkpoint { number, .. } => self.checkpoint(*number),
             Record::CheckpointFailed { error, .. } => self.checkpoint_failed(error),
             Record::Tampered {
@@ -274,10 +282,12 @@ impl Facts {
         shown.trim_end()
     }
 
-    /// A run of the verification command: its verdict, and the output of a failure.
+    /// A run of the verification command (its number, and why it ran): its verdict, why it
+    /// ran unless the model said it was done (so a replay says which check decided the run),
+    /// and the output of a failure.
     fn verification(
         &self,
-        attempt: u32,
+        (attempt, reason): (u32, CheckReason),
         command: &str,
         passed: bool,
         detail: &str,
@@ -295,12 +305,19 @@ impl Facts {
                 changed.join("; ")
             ),
         };
+        // A check on "done" is the rule, and reads as transcripts from before the reason
+        // was recorded did; any other says why it ran.
+        let why = match reason {
+            CheckReason::Done => String::new(),
+            other => format!("; {}", other.describe()),
+        };
         let line = shown!(
-            "verification {}: `{}` {} ({})",
+            "verification {}: `{}` {} ({}{})",
             attempt,
             Shown::line(command),
             Shown::line(&verdict),
-            Shown::line(detail)
+            Shown::line(detail),
+            Shown::line(&why)
         );
         let mut lines = vec![if passed {
             self.style.green(&line)
@@ -606,6 +623,20 @@ mod tests {
         assert_eq!(
             replayed[1],
             "verification 2: `pytest -q` does not count: what it loads besides the code under test changed: a (exit=1 0.8s)"
+        );
+        let after_edit = Record::Verification {
+            attempt: 2,
+            command: "pytest -q".to_owned(),
+            argv: vec!["pytest".to_owned(), "-q".to_owned()],
+            passed: true,
+            detail: "exit=1 0.8s".to_owned(),
+            output: output.clone(),
+            reason: harness_agent::CheckReason::AfterEdit,
+            changed: Vec::new(),
+        };
+        assert_eq!(
+            shown(REPLAY, &[after_edit])[0],
+            "verification 2: `pytest -q` passed (exit=1 0.8s; after an edit, as the check is quick)"
         );
         assert_eq!(
             replayed[2..],

@@ -1,6 +1,7 @@
 //! How a run looks as text, for every front end alike: each fact of a run as it happens or
 //! read back from its transcript ([`Facts`], in `facts.rs`), the summary at its end
-//! ([`SummaryText`], in `summary.rs`), the recorded runs and stores (`runs.rs`), and our
+//! ([`SummaryText`], in `summary.rs`), the recorded runs and stores (`runs.rs`), a chain of
+//! follow-ups' steps (`chain.rs`), and our
 //! colours around text already made safe to show ([`Style`], in `style.rs`). Each returns [`Shown`](crate::shown::Shown) lines and
 //! prints nothing: the front end chooses where they go.
 //!
@@ -17,11 +18,13 @@
 //! assert_eq!(lines[0].as_str(), "· checkpoint 1");
 //! ```
 
+mod chain;
 mod facts;
 mod runs;
 mod style;
 mod summary;
 
+pub use chain::{chain_diff, follows_line};
 pub use facts::{Facts, View, count};
 pub use runs::{human_size, pruned_lines, runs_table, stores_table};
 pub use style::Style;

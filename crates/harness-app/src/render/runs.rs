@@ -9,7 +9,8 @@ use crate::shown;
 use crate::shown::Shown;
 
 /// The runs, oldest first, one line each under a heading: id, outcome, steps, state and
-/// the first line of the task (its first 60 characters).
+/// the first line of the task (its first 60 characters); a follow-up's, marked `↳`, names
+/// the run it follows.
 pub fn runs_table(runs: &[Listed]) -> Vec<Shown> {
     let mut lines = vec![shown!(
         "{:<19}  {:<19}  {:>5}  {:<8}  task",
@@ -32,6 +33,11 @@ pub fn runs_table(runs: &[Listed]) -> Vec<Shown> {
             .chars()
             .take(60)
             .collect();
+        // A follow-up says which run it follows, so the chain reads down the table.
+        let task = match super::follows_line(&run.info) {
+            Some(follows) => format!("↳ {task}  ({})", follows.as_str()),
+            None => task,
+        };
         lines.push(shown!(
             "{:<19}  {:<19}  {:>5}  {:<8}  {}",
             run.info.id,

@@ -32,6 +32,7 @@ pub const WORKSPACE_FILE: &str = "harness.toml";
 /// max_failed_calls = 5                # failed tool calls in a row that end the run
 /// max_tokens = 200000                 # prompt + generated tokens; default: no limit
 /// head_start_chars = 6000             # what the model is shown first; 0 turns it off
+/// quick_check = true                  # a check taking up to 3 s runs after each editing step
 /// context_length = 16384              # tokens; default: what the server reports
 /// temperature = 0.2                   # sampling; default 0.2
 /// edit_format = "auto"                # or "tools", "whole", "diff": edits written into answers
@@ -62,6 +63,7 @@ pub struct FileConfig {
     pub max_failed_calls: Option<u32>,
     pub max_tokens: Option<u64>,
     pub head_start_chars: Option<usize>,
+    pub quick_check: Option<bool>,
     pub context_length: Option<u32>,
     pub temperature: Option<f64>,
     pub edit_format: Option<String>,
@@ -171,6 +173,7 @@ pub(super) fn merge(base: FileConfig, over: FileConfig) -> FileConfig {
         max_failed_calls: over.max_failed_calls.or(base.max_failed_calls),
         max_tokens: over.max_tokens.or(base.max_tokens),
         head_start_chars: over.head_start_chars.or(base.head_start_chars),
+        quick_check: over.quick_check.or(base.quick_check),
         context_length: over.context_length.or(base.context_length),
         temperature: over.temperature.or(base.temperature),
         edit_format: over.edit_format.or(base.edit_format),

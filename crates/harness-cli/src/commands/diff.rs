@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::commands::RunSelector;
-use crate::display::Out;
+use crate::display::{Out, stdout_style};
 use crate::review::{ignored_stat, stat};
 use crate::shown::{Shown, shown};
 
@@ -26,10 +26,19 @@ pub(crate) struct DiffCommand {
     /// totals, instead of the patch.
     #[arg(long)]
     stat: bool,
+
+    /// Show every step of the run's chain of follow-ups, your own edits between runs apart.
+    #[arg(long, conflicts_with = "checkpoint")]
+    chain: bool,
 }
 
 pub(crate) fn exec(command: DiffCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
+    if command.chain {
+        let text = harness_app::chain_diff(&session, stdout_style(), command.stat)?;
+        Out::stdout().print(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let changed = harness_app::diff(&mut session, command.checkpoint)?;
     let (diff, ignored) = (&changed.diff, &changed.ignored);
     let mut out = Out::stdout();

@@ -42,6 +42,9 @@ pub(crate) fn exec(command: ShowCommand) -> anyhow::Result<ExitCode> {
     let lines = Transcript::read(&path)?;
     let style = crate::display::stdout_style();
     out.line(&shown!("{} {}", style.bold(&shown!("run")), session.id()))?;
+    if let Some(follows) = harness_app::render::follows_line(&session.info()) {
+        out.line(&follows)?;
+    }
     // Each record as the run showed it live, in its replayed view (`harness_app::render::Facts`).
     let mut facts = Facts::new(
         style,

@@ -31,11 +31,15 @@ pub(crate) struct UndoCommand {
     /// Restore even though HEAD moved since the run (HEAD and branches are never changed).
     #[arg(long)]
     force: bool,
+
+    /// Undo the run's whole chain of follow-ups (your edits between runs too, saved for redo).
+    #[arg(long)]
+    chain: bool,
 }
 
 pub(crate) fn exec(command: UndoCommand) -> anyhow::Result<ExitCode> {
     let mut session = command.selector.open()?;
-    let restored = harness_app::undo(&mut session, command.force)?;
+    let restored = harness_app::undo_chain(&mut session, command.force, command.chain)?;
     if restored.saved.is_none() {
         // Either undone already, or the run changed nothing: there is nothing to save.
         Out::stdout().line(&shown!(

@@ -58,7 +58,7 @@ pub(crate) struct Before {
 
 /// What the runner keeps as it was across a command: the protected paths as the command
 /// found them, and the workspace, in which each `.git` the command made is moved aside.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Kept {
     before: Vec<Before>,
     workspace: Option<PathBuf>,

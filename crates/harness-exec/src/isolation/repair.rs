@@ -51,7 +51,7 @@ use self::objects::{Held, hold};
 pub use self::repaired::{Change, RECORD_BYTES, RECORD_ENTRIES, Repaired};
 
 /// The kept paths and the hidden ones as they were when a command started.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Record {
     workspace: PathBuf,
     trees: Vec<Tree>,
@@ -529,6 +529,63 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(root.join(".git/hooks/post-merge.sample")).expect("r"),
             "#!/bin/sh\n"
+        );
+    }
+
+    #[test]
+    fn a_changed_link_and_a_removed_one_are_made_again_and_an_untouched_one_is_not_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        for (name, target) in [("l1", "a"), ("l2", "b"), ("l3", "c")] {
+            std::os::unix::fs::symlink(target, root.join(".git").join(name)).expect("ln");
+        }
+        let before = record(&root, &[root.join(".git")], &[]);
+        std::fs::remove_file(root.join(".git/l1")).expect("rm");
+        std::os::unix::fs::symlink("/etc/passwd", root.join(".git/l1")).expect("ln");
+        std::fs::remove_file(root.join(".git/l2")).expect("rm");
+        let mut repaired = repair(&before);
+        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+                .collect::<Vec<_>>(),
+            [
+                (root.join(".git/l1"), Change::Changed, Ok(())),
+                (root.join(".git/l2"), Change::Removed, Ok(())),
+            ]
+        );
+        for (name, target) in [("l1", "a"), ("l2", "b"), ("l3", "c")] {
+            assert_eq!(
+                std::fs::read_link(root.join(".git").join(name)).expect("a link"),
+                PathBuf::from(target)
+            );
+        }
+    }
+
+    #[test]
+    fn an_untouched_fifo_is_not_reported_and_one_replaced_by_a_directory_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        repo(&root);
+        for name in ["f1", "f2"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(root.join(".git").join(name))
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }
+        let before = record(&root, &[root.join(".git")], &[]);
+        std::fs::remove_file(root.join(".git/f2")).expect("rm");
+        std::fs::create_dir(root.join(".git/f2")).expect("mkdir");
+        let repaired = repair(&before);
+        assert_eq!(
+            repaired
+                .iter()
+                .map(|r| (r.path.clone(), r.change.clone()))
+                .collect::<Vec<_>>(),
+            [(root.join(".git/f2"), Change::Changed)]
         );
     }
 }

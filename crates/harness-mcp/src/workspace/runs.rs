@@ -128,6 +128,7 @@ impl Runs {
             allow_dirty: self.allow_dirty,
             init: false,
             hidden_around: Vec::new(),
+            follows: None,
         };
         let mut session = harness_app::begin(&self.root, &settings, &request)?;
         let transcript = Transcript::create(session.transcript_path())?;

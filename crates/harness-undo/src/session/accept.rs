@@ -39,6 +39,13 @@ impl Session {
     /// [`Error::AcceptConflict`] when the run's changes overlap other changes,
     /// [`Error::IndexLocked`] while another git command holds the index.
     pub fn accept(&mut self) -> Result<Accepted, Error> {
+        self.reload()?;
+        let message = accept_message(&self.record);
+        self.accept_with(message)
+    }
+
+    /// [`accept`](Self::accept) with the commit message `message`: a chain's names its runs.
+    pub(super) fn accept_with(&mut self, message: String) -> Result<Accepted, Error> {
         self.wait_for_store()?;
         self.reload()?;
         self.refuse_locked_index()?;
@@ -65,7 +72,6 @@ impl Session {
         let index_tree = self.merge(pre.tree, state::index_tree(&self.repo)?, now)?;
         let signature =
             state::user_signature(&self.repo.config().context("read the configuration")?)?;
-        let message = accept_message(&self.record);
         let tree = self.repo.find_tree(tree).context("find the merged tree")?;
         let commit = self
             .repo

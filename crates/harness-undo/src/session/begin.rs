@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use git2::{Oid, Repository};
 
-use super::{Mode, Session, private_dir, publish, read_store_objects, run_ref, tag_ref};
+use super::{Mode, Session, chain, private_dir, publish, read_store_objects, run_ref, tag_ref};
 use crate::clean::Probe;
 use crate::clock::file_system_now;
 use crate::error::GitContext;
@@ -39,6 +39,12 @@ pub struct BeginOptions {
     /// recorded in the harness's store only, and left out of the copies of the run's
     /// states in the workspace's `.git` (see [`Session::hide`]).
     pub hidden: Hidden,
+    /// The run this one follows (`harness run --continue`): it starts from the state
+    /// that run left, which is dirty with its work and so is not refused as a dirty tree,
+    /// and is recorded as the next run of its chain. Where the tree differs from how that
+    /// run left it, the difference is the user's own edits, recorded as theirs
+    /// ([`RunInfo::user_edits`](crate::RunInfo::user_edits)). See [`Chain`](crate::Chain).
+    pub follows: Option<RunId>,
 }
 
 impl Session {
@@ -74,13 +80,19 @@ impl Session {
             // Watch before looking, so that nothing changing meanwhile is missed.
             let scanner =
                 Scanner::new_in(&repo, &root, None, options.tracking, &private_dir(&store))?;
+            // A follow-up is checked before the tree: its tree is dirty with the work of
+            // the run it follows, which is no reason to refuse it.
+            let parent_end = match &options.follows {
+                Some(parent) => Some(chain::check_parent(&repo, &store, parent, head)?),
+                None => None,
+            };
             let dirty = Probe::for_workspace(&root).dirty_paths(&repo, &root)?;
-            if !dirty.is_empty() && !options.allow_dirty {
+            if !dirty.is_empty() && !options.allow_dirty && parent_end.is_none() {
                 return Err(Error::dirty(dirty));
             }
-            Ok((scanner, dirty))
+            Ok((scanner, dirty, parent_end))
         })();
-        let (mut scanner, dirty) = match checked {
+        let (mut scanner, dirty, parent_end) = match checked {
             Ok(checked) => checked,
             Err(e) => return Err(head_copy.abandon(e)),
         };
@@ -117,6 +129,7 @@ impl Session {
             !dirty.is_empty(),
             &options,
             started,
+            parent_end,
         );
         let recorded = recorded.and_then(|record| {
             record_ignored_start(&repo, &store, &runs, &id, &root)?;
@@ -174,6 +187,7 @@ fn record_start(
     dirty: bool,
     options: &BeginOptions,
     started: SystemTime,
+    parent_end: Option<Oid>,
 ) -> Result<RunRecord, Error> {
     let pre = if dirty {
         let index_tree = state::index_tree(repo)?;
@@ -200,7 +214,7 @@ fn record_start(
         .context("record the pre-run state")?;
     repo.reference(&tag_ref(id), public, false, "harness: pre-run tag")
         .context(format_args!("create the tag harness/{id}"))?;
-    let record = record::new_record(
+    let mut record = record::new_record(
         id.clone(),
         options.task.clone(),
         options.model.clone(),
@@ -208,6 +222,8 @@ fn record_start(
         pre,
         dirty,
     );
+    record.parent = options.follows.clone();
+    record.parent_end = parent_end;
     runs.write(&record)?;
     Ok(record)
 }

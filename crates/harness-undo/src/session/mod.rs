@@ -15,6 +15,8 @@
 //! - `undo.rs` and `redo.rs`, through `replace.rs` (save the current state, then
 //!   restore a recorded one): bring a recorded state back;
 //! - `accept.rs`: commit the run's changes onto the user's branch;
+//! - `chain.rs`: the runs of a chain of follow-ups, stepped back, forward and accepted
+//!   together ([`Chain`](crate::Chain)), and the checks a follow-up's begin makes;
 //! - `finish.rs`: record the end of a run, or forget one that never started.
 //!
 //! This file imports nothing from the operations' files (only [`Session::open`] calls one
@@ -25,6 +27,7 @@
 
 pub(crate) mod accept;
 pub(crate) mod begin;
+pub(crate) mod chain;
 mod checkpoint;
 pub(crate) mod diff;
 mod finish;

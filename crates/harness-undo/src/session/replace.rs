@@ -79,6 +79,35 @@ pub struct IgnoredRestore {
     pub left: Vec<PathBuf>,
 }
 
+impl Restored {
+    /// What this restore and `later`, the one done after it, did together: a chain's
+    /// runs undone one after another. `saved` is the later one's when it saved.
+    pub(super) fn then(self, later: Restored) -> Restored {
+        fn union(mut a: Vec<PathBuf>, b: Vec<PathBuf>) -> Vec<PathBuf> {
+            a.extend(b);
+            a.sort();
+            a.dedup();
+            a
+        }
+        let mut repaired = self.repaired;
+        repaired.extend(later.repaired);
+        Restored {
+            changed: union(self.changed, later.changed),
+            saved: later.saved.or(self.saved),
+            displaced: union(self.displaced, later.displaced),
+            kept: union(self.kept, later.kept),
+            repository_missing: self.repository_missing || later.repository_missing,
+            repaired,
+            ignored: IgnoredRestore {
+                restored: union(self.ignored.restored, later.ignored.restored),
+                removed: union(self.ignored.removed, later.ignored.removed),
+                not_restored: union(self.ignored.not_restored, later.ignored.not_restored),
+                left: union(self.ignored.left, later.ignored.left),
+            },
+        }
+    }
+}
+
 impl IgnoredRestore {
     pub(super) fn from(done: ignored::PutBack) -> IgnoredRestore {
         IgnoredRestore {

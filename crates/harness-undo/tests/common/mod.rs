@@ -320,22 +320,10 @@ pub(crate) fn file(content: &str) -> Entry {
     }
 }
 
-/// Points `XDG_STATE_HOME` at a temporary directory of this test process, so
-/// that the harness's stores never land in the real home directory.
+/// Points `XDG_STATE_HOME` at a directory of this test process, so that the harness's
+/// stores never land in the real home directory.
 pub(crate) fn isolate_store() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            let state = tempfile::tempdir().unwrap();
-            // Set once, before the first store is made, and never changed:
-            // every reader sees the same value.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::env::set_var("XDG_STATE_HOME", state.path());
-            }
-            state
-        })
-        .path()
+    harness_testkit::state::isolate_state_home()
 }
 
 impl Repo {

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use harness_agent::{EditFormat, Observer, StopSignal, Transcript};
-use harness_app::{Finished, Overrides, Prepared, Request, RunHeader, Settings, toolbox};
+use harness_app::{Finished, Follow, Overrides, Prepared, Request, RunHeader, Settings, toolbox};
 use harness_tools::Toolbox;
 
 use self::header::Header;
@@ -28,14 +28,14 @@ use crate::{isolation, signals};
 ///
 /// Before the first step the harness records the state of the repository (a dirty tree is
 /// refused unless --allow-dirty), and after each step that changed files it takes a
-/// checkpoint. When the model says it is done, the verification command runs; only its
-/// exit status 0 makes the run succeed. Review with `harness diff`, go back with
+/// checkpoint. When the model says it is done (or after an edit, when the check is quick),
+/// the verification command runs; only its exit status 0 makes the run succeed. Review with `harness diff`, go back with
 /// `harness undo`, keep with `harness accept`.
 ///
 /// Settings come from the flags, then harness.toml in the workspace, then
 /// ~/.config/harness/config.toml (keys: model, host, api, verify, allow, deny, timeout,
 /// command_timeout, max_steps, attempts, max_checks, max_failed_calls, max_tokens,
-/// head_start_chars, context_length, temperature). A repository's harness.toml sets
+/// head_start_chars, quick_check, context_length, temperature). A repository's harness.toml sets
 /// host, api, model, writable, network, allow_test_edits, a weaker sandbox or a wider
 /// allow only once you trust its exact content (`harness trust`); the header says which
 /// setting came from where and what was ignored.
@@ -67,6 +67,14 @@ pub(crate) struct RunCommand {
     #[arg(long)]
     init: bool,
 
+    /// Follow up the latest run: start from the tree it left and continue its conversation.
+    #[arg(long = "continue", conflicts_with_all = ["init", "resume"])]
+    follow_latest: bool,
+
+    /// Follow up run RUN, as --continue does the latest.
+    #[arg(long, value_name = "RUN", conflicts_with = "init")]
+    resume: Option<String>,
+
     /// The command that checks the task, e.g. "cargo test" (split like a shell would, run
     /// without one). The run succeeds only if it exits 0.
     #[arg(long, value_name = "CMD")]
@@ -79,9 +87,9 @@ pub(crate) struct RunCommand {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
 
-    /// Tries at the task: when one ends unverified (the check failed, the model got stuck or
-    /// ran out of steps), its changes are reverted to the state before the run and the model
-    /// starts again, told how it ended. Every attempt is in the transcript. [default: 3]
+    /// The most tries at the task: when one ends unverified (the check failed, the model got
+    /// stuck or ran out of steps), its changes are reverted and the model starts again, while
+    /// the time and tokens left last another attempt. Each is in the transcript. [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     attempts: Option<u32>,
 
@@ -181,6 +189,7 @@ impl RunCommand {
             allow_dirty: self.allow_dirty,
             init: self.init,
             hidden_around: Vec::new(),
+            follows: Follow::of(self.follow_latest, self.resume.clone()),
         }
     }
 }

@@ -115,6 +115,15 @@ pub(super) fn names_in(
     root: &Path,
     wanted: &HashSet<(u64, u64)>,
 ) -> HashMap<(u64, u64), Vec<PathBuf>> {
+    names_within(root, wanted, WALK_LIMIT)
+}
+
+/// [`names_in`] within `limit` entries.
+fn names_within(
+    root: &Path,
+    wanted: &HashSet<(u64, u64)>,
+    limit: usize,
+) -> HashMap<(u64, u64), Vec<PathBuf>> {
     let git = root.join(".git");
     let mut found: HashMap<(u64, u64), Vec<PathBuf>> = HashMap::new();
     let mut seen = 0usize;
@@ -125,7 +134,7 @@ pub(super) fn names_in(
         };
         for entry in entries.flatten() {
             seen += 1;
-            if seen > WALK_LIMIT {
+            if seen > limit {
                 return found;
             }
             let path = entry.path();
@@ -142,4 +151,79 @@ pub(super) fn names_in(
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(found: &HashMap<(u64, u64), Vec<PathBuf>>, root: &Path) -> Vec<PathBuf> {
+        let mut names: Vec<PathBuf> = found
+            .values()
+            .flatten()
+            .map(|name| name.strip_prefix(root).expect("under root").to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_walk_finds_every_name_within_its_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join("a"), "x").expect("w");
+        for name in ["b", "c", "d"] {
+            std::fs::hard_link(root.join("a"), root.join(name)).expect("ln");
+        }
+        let wanted = HashSet::from([identity(&root.join("a")).expect("a")]);
+        assert_eq!(
+            names(&names_within(&root, &wanted, 4), &root),
+            ["a", "b", "c", "d"].map(PathBuf::from)
+        );
+        assert_eq!(
+            names_within(&root, &wanted, 3).values().flatten().count(),
+            3
+        );
+    }
+
+    #[test]
+    fn the_walk_never_looks_in_git() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        std::fs::write(root.join("a"), "x").expect("w");
+        for name in ["sub/b", ".git/c"] {
+            std::fs::hard_link(root.join("a"), root.join(name)).expect("ln");
+        }
+        let wanted = HashSet::from([identity(&root.join("a")).expect("a")]);
+        assert_eq!(
+            names(&names_in(&root, &wanted), &root),
+            ["a", "sub/b"].map(PathBuf::from)
+        );
+    }
+
+    #[test]
+    fn identities_are_collected_within_the_budget() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join("secrets")).expect("mkdir");
+        for n in 0..5 {
+            std::fs::write(root.join(format!("secrets/{n}")), "x").expect("w");
+        }
+        let mut found = Vec::new();
+        let mut budget = Budget {
+            entries: 3,
+            bytes: 0,
+        };
+        collect_identities(&root.join("secrets"), &mut found, &mut budget);
+        assert_eq!((found.len(), budget.entries), (3, 0));
+        let mut found = Vec::new();
+        let mut budget = Budget {
+            entries: 10,
+            bytes: 0,
+        };
+        collect_identities(&root.join("secrets"), &mut found, &mut budget);
+        assert_eq!((found.len(), budget.entries), (6, 4));
+    }
 }

@@ -31,14 +31,6 @@ pub(super) struct Held {
     files: std::sync::Arc<Vec<HeldObject>>,
 }
 
-impl PartialEq for Held {
-    fn eq(&self, other: &Held) -> bool {
-        self.store == other.store && std::sync::Arc::ptr_eq(&self.files, &other.files)
-    }
-}
-
-impl Eq for Held {}
-
 /// Opens every file under `store`, at most `room` of them (counted down); false in the
 /// second place when some were left out.
 pub(super) fn hold(store: &Path, room: &mut usize) -> (Held, bool) {
