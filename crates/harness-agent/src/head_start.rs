@@ -103,23 +103,40 @@ const MAX_MATCHES_PER_NAME: usize = 3;
 /// output points at ([`pointed_at`]: a traceback's or a panic's `path:line` in a file too
 /// long to have been read whole), then those of the names the task and the output mention
 /// ([`mentioned_names`]), looked up by their [`key`](name_key) (so `parse_line`,
-/// `parseLine` and `ParseLine` are one name). At most [`MAX_DEFINITIONS`], none inside
-/// another one shown, none in a file of `shown` (read whole already), and no `impl` block
-/// or module (a name for a whole file's worth of code). A name the task mentions comes
-/// before one only the output does, and a name written as code (`parse_line`, `urlJoin`,
-/// `urljoin(`, a traceback's function) before a plain word that happens to name a
-/// definition. `root` is the workspace's, for the absolute paths of the output.
+/// `parseLine` and `ParseLine` are one name); of each, code before tests. At most
+/// [`MAX_DEFINITIONS`], of which one of a test the tools may not change (a failure points
+/// at every failing test; the code is what the answer changes), none inside another one
+/// shown, none in a file of `shown` (read whole already), and no `impl` block or module (a
+/// name for a whole file's worth of code). A name the task mentions comes before one only
+/// the output does, and a name written as code (`parse_line`, `urlJoin`, `urljoin(`, a
+/// traceback's function) before a plain word that happens to name a definition. `root` is
+/// the workspace's, for the absolute paths of the output.
 pub(crate) fn definitions_to_show<'i>(
     index: &'i SymbolIndex,
     (task, output, root): (&str, &str, &str),
     shown: &[String],
     is_protected_test: impl Fn(&str) -> bool,
 ) -> Vec<&'i Definition> {
-    let mut chosen: Vec<&Definition> = pointed_at(index, output, root)
-        .into_iter()
-        .filter(|d| !shown.contains(&d.path))
-        .take(MAX_DEFINITIONS)
-        .collect();
+    let mut chosen: Vec<&Definition> = Vec::new();
+    let consider = |candidates: Vec<&'i Definition>, chosen: &mut Vec<&'i Definition>| {
+        let (tests, code): (Vec<&Definition>, Vec<&Definition>) = candidates
+            .into_iter()
+            .filter(|d| !shown.contains(&d.path))
+            .partition(|d| is_protected_test(&d.path));
+        for definition in code.into_iter().chain(tests) {
+            let is_test = is_protected_test(&definition.path);
+            let overlaps = chosen.iter().any(|c| {
+                c.path == definition.path
+                    && c.line <= definition.end_line
+                    && definition.line <= c.end_line
+            });
+            let tests_chosen = chosen.iter().filter(|c| is_protected_test(&c.path)).count();
+            if !overlaps && chosen.len() < MAX_DEFINITIONS && !(is_test && tests_chosen > 0) {
+                chosen.push(definition);
+            }
+        }
+    };
+    consider(pointed_at(index, output, root), &mut chosen);
     let mut names = mentioned_names(task, output);
     // Stable: the order of mention stays within each strength.
     names.sort_by_key(|name| std::cmp::Reverse(name.strong));
@@ -130,22 +147,22 @@ pub(crate) fn definitions_to_show<'i>(
             .filter(|d| !matches!(d.kind, DefinitionKind::Impl | DefinitionKind::Module))
             .filter(|d| name_key(&d.name) == name.key && !shown.contains(&d.path))
             .collect();
+        let in_code = matching
+            .iter()
+            .filter(|d| !is_protected_test(&d.path))
+            .count();
+        if in_code > MAX_MATCHES_PER_NAME && !name.strong {
+            continue;
+        }
         let (tests, code): (Vec<&Definition>, Vec<&Definition>) = matching
             .into_iter()
             .partition(|d| is_protected_test(&d.path));
-        if code.len() > MAX_MATCHES_PER_NAME && !name.strong {
-            continue;
-        }
-        for definition in code.into_iter().chain(tests).take(MAX_MATCHES_PER_NAME) {
-            let overlaps = chosen.iter().any(|c| {
-                c.path == definition.path
-                    && c.line <= definition.end_line
-                    && definition.line <= c.end_line
-            });
-            if !overlaps && chosen.len() < MAX_DEFINITIONS {
-                chosen.push(definition);
-            }
-        }
+        let candidates = code
+            .into_iter()
+            .chain(tests)
+            .take(MAX_MATCHES_PER_NAME)
+            .collect();
+        consider(candidates, &mut chosen);
     }
     chosen
 }

@@ -18,7 +18,7 @@ use crate::verify;
 
 /// Characters a line of a definition is reckoned at, numbered, before it is read: what
 /// the head start keeps for the definitions it will show.
-const ESTIMATED_LINE_CHARS: usize = 48;
+const ESTIMATED_LINE_CHARS: usize = 64;
 
 /// Characters kept for the note after a definition's lines.
 const NOTE_CHARS: usize = 240;
@@ -183,17 +183,40 @@ impl Run<'_> {
             ));
         }
         left += reserve;
-        // Tests first and the best match last, as files are: what the model reads last is
-        // what its answer most likely changes.
-        let (tests, code): (Vec<&Definition>, Vec<&Definition>) =
-            definitions.iter().partition(|d| is_test(&d.path));
-        for definition in tests.into_iter().chain(code.into_iter().rev()) {
-            if self.setup.stop.is_requested() || left < MIN_DEFINITION_CHARS {
+        // Each definition is given its room best first, so a cut falls on the least likely;
+        // they are shown tests first and the best last, as files are: what the model reads
+        // last is what its answer most likely changes.
+        let mut unallotted = left;
+        let allotted: Vec<usize> = definitions
+            .iter()
+            .map(|d| {
+                let lines = (d.end_line - d.line + 1).min(head_start::MAX_DEFINITION_LINES);
+                let share = (lines * ESTIMATED_LINE_CHARS + NOTE_CHARS).min(unallotted);
+                unallotted -= share;
+                share
+            })
+            .collect();
+        let (tests, code): (Vec<usize>, Vec<usize>) =
+            (0..definitions.len()).partition(|&at| is_test(&definitions[at].path));
+        // What one definition leaves of its room goes to the next one shown, and what
+        // none was given to the last, the best.
+        let order: Vec<usize> = tests.into_iter().chain(code.into_iter().rev()).collect();
+        let mut spare = 0;
+        for (position, &at) in order.iter().enumerate() {
+            let mut room = allotted[at] + spare;
+            if position + 1 == order.len() {
+                room += unallotted;
+            }
+            if self.setup.stop.is_requested() {
                 break;
             }
-            if let Some(shown) = self.show_definition(done.len(), definition, &index, &mut left) {
+            if room >= MIN_DEFINITION_CHARS
+                && let Some(shown) =
+                    self.show_definition(done.len(), &definitions[at], &index, &mut room)
+            {
                 done.push(shown);
             }
+            spare = room;
         }
         for (position, (call, framed)) in done.into_iter().enumerate() {
             if position == listed
@@ -246,7 +269,14 @@ impl Run<'_> {
         if result.is_error() {
             return None;
         }
-        let shown = self.as_shown(result.text());
+        // The view's own note on which lines it shows is left out: the note below says it,
+        // and how to change the file.
+        let view = result.text();
+        let view = match view.trim_end().rsplit_once('\n') {
+            Some((lines, note)) if note.starts_with("[lines ") && note.ends_with(']') => lines,
+            _ => view,
+        };
+        let shown = self.as_shown(view);
         let mut kept = String::new();
         let mut lines = 0;
         for line in shown.lines() {
