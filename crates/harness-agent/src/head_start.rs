@@ -735,6 +735,36 @@ mod tests {
         );
     }
 
+    /// Seen on idna 3.21: every failing test's traceback points at its test, and the
+    /// tests took the room of the function the tracebacks end in.
+    #[test]
+    fn the_code_a_failure_points_at_comes_before_its_tests_and_one_test_is_enough() {
+        let (dir, index) = indexed(&[
+            ("pkg/core.py", "def check(label):\n    return label[1:3]\n"),
+            (
+                "tests/test_core.py",
+                "def test_a():\n    check('a')\n\n\ndef test_b():\n    check('b')\n",
+            ),
+        ]);
+        let root = dir.path().to_str().unwrap();
+        let output = "  File \"tests/test_core.py\", line 2, in test_a\n  \
+                      File \"pkg/core.py\", line 2, in check\n  \
+                      File \"tests/test_core.py\", line 6, in test_b\n";
+        let is_test = |path: &str| path.starts_with("tests/");
+        assert_eq!(
+            shown(&definitions_to_show(
+                &index,
+                ("", output, root),
+                &[],
+                is_test
+            )),
+            [
+                ("pkg/core.py".to_owned(), "check".to_owned()),
+                ("tests/test_core.py".to_owned(), "test_a".to_owned()),
+            ]
+        );
+    }
+
     #[test]
     fn a_javascript_stack_names_its_functions() {
         let output = "TypeError: x\n    at Parser.parseRow (/w/lib/csv.js:12:9)\n    at new Reader (/w/lib/r.js:3:1)\n";
