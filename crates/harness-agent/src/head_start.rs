@@ -103,7 +103,7 @@ const MAX_MATCHES_PER_NAME: usize = 3;
 /// output points at ([`pointed_at`]: a traceback's or a panic's `path:line` in a file too
 /// long to have been read whole), then those of the names the task and the output mention
 /// ([`mentioned_names`]), looked up by their [`key`](name_key) (so `parse_line`,
-/// `parseLine` and `ParseLine` are one name); of each, code before tests. At most
+/// `parseLine` and `ParseLine` are one name); all the code before any test. At most
 /// [`MAX_DEFINITIONS`], of which one of a test the tools may not change (a failure points
 /// at every failing test; the code is what the answer changes), none inside another one
 /// shown, none in a file of `shown` (read whole already), and no `impl` block or module (a
@@ -164,7 +164,11 @@ pub(crate) fn definitions_to_show<'i>(
             .collect();
         consider(candidates, &mut chosen);
     }
-    chosen
+    // The code first, wherever its test was found: a test is there to show what the code
+    // must do.
+    let (tests, code): (Vec<&Definition>, Vec<&Definition>) =
+        chosen.into_iter().partition(|d| is_protected_test(&d.path));
+    code.into_iter().chain(tests).collect()
 }
 
 /// The innermost definition (no `impl` block or module) holding each line `output` points
@@ -755,6 +759,22 @@ mod tests {
             shown(&definitions_to_show(
                 &index,
                 ("", output, root),
+                &[],
+                is_test
+            )),
+            [
+                ("pkg/core.py".to_owned(), "check".to_owned()),
+                ("tests/test_core.py".to_owned(), "test_a".to_owned()),
+            ]
+        );
+        // Seen on pyparsing 3.3.3: the class the task names, found by its name, comes
+        // before the test the traceback points at.
+        let only_test = "  File \"tests/test_core.py\", line 2, in test_a\n";
+        let task = "`check` fails";
+        assert_eq!(
+            shown(&definitions_to_show(
+                &index,
+                (task, only_test, root),
                 &[],
                 is_test
             )),
