@@ -16,8 +16,8 @@ use crate::prompt;
 use crate::record::Record;
 use crate::verify;
 
-/// Characters a line of a definition is reckoned at, numbered, before it is read: what
-/// the head start keeps for the definitions it will show.
+/// Characters a line of a definition is reckoned at, numbered, where its file cannot be
+/// read to count them: what the head start keeps for the definitions it will show.
 const ESTIMATED_LINE_CHARS: usize = 64;
 
 /// Characters kept for the note after a definition's lines.
@@ -148,6 +148,15 @@ impl Run<'_> {
         // lists few files and is not small for that.
         let small = head_start::is_small_project(listing)
             && index.files().len() <= head_start::SMALL_PROJECT_FILES;
+        if !small {
+            // A large project's head start holds a map and definitions besides the listing
+            // and the failure: up to twice the configured budget, never more than
+            // [`Run::head_start_room`] allows (the listing and the output keep their shares
+            // of the configured one).
+            let configured = self.setup.budgets.head_start_chars;
+            let larger = configured.saturating_mul(2).min(self.head_start_room());
+            budget += larger.saturating_sub(configured.min(self.head_start_room()));
+        }
         let mut map = if small || self.setup.stop.is_requested() {
             None
         } else {
@@ -162,11 +171,7 @@ impl Run<'_> {
         let listed = done.len();
         // The definitions are what a large project's head start is for: the files the
         // output names (its tests) leave them at least half of what is left.
-        let wanted: usize = definitions
-            .iter()
-            .map(|d| (d.end_line - d.line + 1).min(head_start::MAX_DEFINITION_LINES))
-            .sum::<usize>()
-            * ESTIMATED_LINE_CHARS;
+        let wanted: usize = definitions.iter().map(|d| self.definition_chars(d)).sum();
         let reserve = wanted.min(budget / 2);
         let mut left = budget - reserve;
         for path in paths {
@@ -190,8 +195,7 @@ impl Run<'_> {
         let allotted: Vec<usize> = definitions
             .iter()
             .map(|d| {
-                let lines = (d.end_line - d.line + 1).min(head_start::MAX_DEFINITION_LINES);
-                let share = (lines * ESTIMATED_LINE_CHARS + NOTE_CHARS).min(unallotted);
+                let share = self.definition_chars(d).min(unallotted);
                 unallotted -= share;
                 share
             })
@@ -240,13 +244,46 @@ impl Run<'_> {
     ///
     /// [`Budgets::head_start_chars`]: crate::Budgets::head_start_chars
     fn head_start_budget(&self) -> usize {
-        let configured = self.setup.budgets.head_start_chars;
+        self.setup
+            .budgets
+            .head_start_chars
+            .min(self.head_start_room())
+    }
+
+    /// Half of what the model's context window leaves after the conversation so far and
+    /// the room kept for an answer, in characters; unbounded when the window is unknown.
+    fn head_start_room(&self) -> usize {
         let Ok(window) = self.setup.chat.context_window() else {
-            return configured;
+            return usize::MAX;
         };
         let limit = window.saturating_sub(self.setup.budgets.answer_reserve_tokens) as usize;
         let used = context::estimate_tokens(&self.messages, self.tools_chars);
-        configured.min(limit.saturating_sub(used) * context::CHARS_PER_TOKEN / 2)
+        limit.saturating_sub(used) * context::CHARS_PER_TOKEN / 2
+    }
+
+    /// How many characters showing `definition` takes: its lines (at most
+    /// [`head_start::MAX_DEFINITION_LINES`]) numbered as `read_file` numbers them, and the
+    /// note after them. The file is read through the workspace, as the tool reads it; one
+    /// that cannot be read is reckoned at [`ESTIMATED_LINE_CHARS`] a line.
+    fn definition_chars(&self, definition: &Definition) -> usize {
+        let lines =
+            (definition.end_line - definition.line + 1).min(head_start::MAX_DEFINITION_LINES);
+        let Ok(text) = self
+            .setup
+            .toolbox
+            .workspace()
+            .read_to_string(&definition.path)
+        else {
+            return lines * ESTIMATED_LINE_CHARS + NOTE_CHARS;
+        };
+        // `read_file` puts a six-column number and a tab before each line.
+        let numbered: usize = text
+            .lines()
+            .skip(definition.line - 1)
+            .take(lines)
+            .map(|line| line.chars().count() + 8)
+            .sum();
+        numbered + NOTE_CHARS
     }
 
     /// Reads the lines of `definition` (at most [`head_start::MAX_DEFINITION_LINES`],

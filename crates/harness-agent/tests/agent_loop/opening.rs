@@ -451,3 +451,48 @@ fn the_task_suite_s_head_starts_read_whole_files_and_show_no_map() {
     }
     assert!(seen >= 16, "{seen} tasks");
 }
+
+/// Issue #49: a large project's head start holds a map and the definitions named besides
+/// the listing and the failure, so it may use up to twice the configured budget, within
+/// the context window; a small one keeps the configured budget.
+#[test]
+fn a_large_project_s_head_start_may_use_twice_the_configured_budget() {
+    let body: String = (0..70).map(|n| format!("    x = x + {n}\n")).collect();
+    let files: Vec<(String, String)> = (0..14)
+        .map(|n| {
+            (
+                format!("pkg/m{n:02}.py"),
+                format!("def fix_{n:02}(x):\n{body}    return x\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let budgets = Budgets {
+        head_start_chars: 3_000,
+        ..Budgets::default()
+    };
+    let head_start_chars = |toolbox: &Toolbox| {
+        let chat = Arc::new(FakeChat::new([Reply::text("Done.")]));
+        let mut events = Vec::new();
+        let mut checkpoints = Labels::default();
+        let _ = Agent::new(chat.clone(), toolbox)
+            .budgets(budgets.clone())
+            .run(
+                "fix_00, fix_01, fix_02 and fix_03 are wrong",
+                &mut events,
+                &mut checkpoints,
+            );
+        let first = chat.requests()[0].messages.clone();
+        // After the system prompt and the task, before the closing request.
+        chars(&first[2..first.len() - 1])
+    };
+    let (_dir, large) = workspace(&borrowed);
+    let shown = head_start_chars(&large);
+    assert!((3_500..7_500).contains(&shown), "{shown} characters");
+    let (_dir, small) = workspace(&borrowed[..4]);
+    let shown = head_start_chars(&small);
+    assert!(shown < 3_500, "{shown} characters");
+}
