@@ -16,6 +16,7 @@ mod end_to_end;
 mod floods;
 mod help;
 mod interrupt;
+mod locate;
 mod mcp;
 mod records;
 mod refusals;

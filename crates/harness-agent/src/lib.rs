@@ -49,8 +49,12 @@
 //!    so a server that reuses an evaluated prompt prefix starts every run past it.
 //! 3. The head start: the harness lists the workspace (gitignore-aware, bounded) and runs the
 //!    verification command once, presenting both as tool calls with their results, cut to
-//!    [`Budgets::head_start_chars`]. Small models that were not shown the code first tend to
-//!    re-run the tests until they run out of steps.
+//!    [`Budgets::head_start_chars`] (and to half of what the context window leaves). Small
+//!    models that were not shown the code first tend to re-run the tests until they run out
+//!    of steps. It reads the files the output names (in a small project, every file); in a
+//!    large one, it looks up the definitions the task and the output name in the
+//!    workspace's symbol index ([`harness_tools::SymbolIndex`]) and reads those lines, with
+//!    a map of where the rest is defined.
 //! 4. Each step asks the model once. Its answer may call several tools; they run in order.
 //!    An unknown tool, invalid arguments, a refused path or command, a failed edit: each is a
 //!    result the model reads (starting with `Error:`), and the loop goes on. Each result goes

@@ -123,6 +123,7 @@
 //! | `run_command` (and its refusal of markers) | `command.rs` |
 //! | what a result says, and its summary | `result.rs`, `failure.rs` |
 //! | what a write must parse as, before it is written | `syntax.rs` ([`SyntaxCheck`]), with the order of the checks in `guards.rs` |
+//! | where the source files define their functions, classes and types | `symbols/` ([`SymbolIndex`], a scanner per language) |
 //! | which code is test code, refused to the file tools | `test_code.rs` ([`TestCode`]), with the Python files a runner loads its own code from in `python_modules.rs` |
 //! | what a verification loads, judged against a run's changes | `verification_inputs.rs` ([`VerificationInputs`]) |
 //!
@@ -142,6 +143,7 @@ mod list;
 mod python_modules;
 mod result;
 mod search;
+mod symbols;
 mod syntax;
 mod test_code;
 mod toolbox;
@@ -152,6 +154,7 @@ pub use builder::ToolboxBuilder;
 pub use harness_exec::Status;
 pub use limits::Limits;
 pub use result::{Detail, Summary, ToolResult};
+pub use symbols::{Definition, DefinitionKind, SymbolIndex, SymbolLimits};
 pub use syntax::SyntaxCheck;
 pub use test_code::{CONVENTIONAL as CONVENTIONAL_TESTS, TestCode, TestCodeError};
 pub use toolbox::Toolbox;

@@ -5,6 +5,7 @@ use std::time::Duration;
 use harness_edit::Editor;
 
 use crate::guards::Guards;
+use crate::symbols::{SymbolIndex, SymbolLimits};
 use crate::syntax::SyntaxCheck;
 use crate::test_code::TestCode;
 use harness_exec::{Interrupter, Redactor, Runner};
@@ -112,6 +113,14 @@ impl Toolbox {
             std::ops::ControlFlow::Break(())
         });
         walked.is_ok() && seen
+    }
+
+    /// The definitions of the workspace's source files (Python, JavaScript, TypeScript,
+    /// Rust, Go), scanned within `limits` from the files `list_dir` shows and `read_file`
+    /// may read: see [`SymbolIndex`]. For a caller that shows the model where the code a
+    /// task names is, before the model has searched for it.
+    pub fn symbols(&self, limits: SymbolLimits) -> SymbolIndex {
+        crate::symbols::index(&self.workspace, limits)
     }
 
     /// A handle that interrupts the command `run_command` is running, e.g. on Ctrl-C; the

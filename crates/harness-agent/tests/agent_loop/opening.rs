@@ -304,3 +304,195 @@ fn the_head_start_never_reads_what_deny_rules_or_hard_links_protect() {
         "the head start read the allowed files"
     );
 }
+
+/// The head start's first request in `format` with a model of `window` tokens, over a
+/// small project whose files fill more than the default budget.
+fn first_request_with_window(window: u32, format: EditFormat) -> Vec<Message> {
+    let big: String = (0..300).map(|n| format!("value_{n} = {n}\n")).collect();
+    let (dir, toolbox) = workspace(&[("calc.py", &big), ("README", "hi\n")]);
+    let chat = Arc::new(FakeChat::new([Reply::text("Done.")]).with_context_window(window));
+    let mut events = Vec::new();
+    let mut checkpoints = Labels::default();
+    let agent = Agent::new(chat.clone(), &toolbox)
+        .budgets(Budgets::default())
+        .edit_format(format)
+        .verification(Verification::parse("grep -q absent calc.py").expect("a command"));
+    let _ = agent.run("fix the bug", &mut events, &mut checkpoints);
+    // Each run has a workspace of its own: its path is left out of the comparison.
+    let root = toolbox.workspace().root().to_string();
+    drop(dir);
+    let mut messages = chat.requests()[0].messages.clone();
+    for message in &mut messages {
+        message.content = message.content.replace(&root, "<root>");
+    }
+    messages
+}
+
+fn chars(messages: &[Message]) -> usize {
+    messages.iter().map(|m| m.content.chars().count()).sum()
+}
+
+/// Issue #49: what the head start shows fits the model's context. At the 8,192 tokens the
+/// suite's model is run with it is what it always was (the task suite's head starts are
+/// unchanged); in a window that small that the configured budget would crowd out the
+/// answers, it is cut to half of what the window leaves.
+#[test]
+fn the_head_start_fits_the_context_window_and_is_unchanged_at_eight_thousand_tokens() {
+    for format in [
+        EditFormat::Auto,
+        EditFormat::Tools,
+        EditFormat::Whole,
+        EditFormat::Diff,
+    ] {
+        let roomy = first_request_with_window(32_768, format);
+        assert_eq!(
+            first_request_with_window(8_192, format),
+            roomy,
+            "{format:?}: the same at 8k as at 32k"
+        );
+        let small = first_request_with_window(4_096, format);
+        assert!(
+            chars(&small) + 500 < chars(&roomy),
+            "{format:?}: {} characters in a 4k window against {}",
+            chars(&small),
+            chars(&roomy)
+        );
+    }
+}
+
+/// The user message holding the head start's map, if the first request has one.
+fn map_in(messages: &[Message]) -> Option<&str> {
+    messages
+        .iter()
+        .find(|m| m.role == Role::User && m.content.starts_with("Where the repository's source"))
+        .map(|m| m.content.as_str())
+}
+
+/// Issue #49: a project's size is its source files, not what a listing two levels deep
+/// shows: code three levels down gets a map too; a small project none.
+#[test]
+fn a_project_whose_code_lies_deeper_than_the_listing_gets_a_map() {
+    let files: Vec<(String, String)> = (0..14)
+        .map(|n| {
+            (
+                format!("src/main/pkg/m{n:02}.py"),
+                format!("def value_{n:02}():\n    return {n}\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (_dir, toolbox) = workspace(&borrowed);
+    let ran = run_with(
+        &toolbox,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("grep -q absent src/main/pkg/m00.py"),
+    );
+    let first = ran.request(0);
+    let map = map_in(&first).expect("a map");
+    assert!(
+        map.contains("src/main/pkg/m00.py (2 lines): value_00:1\n"),
+        "{map}"
+    );
+
+    let (_dir, small) = workspace(&borrowed[..3]);
+    let ran = run_with(
+        &small,
+        FakeChat::new([Reply::text("Done.")]),
+        Budgets::default(),
+        Some("grep -q absent src/main/pkg/m00.py"),
+    );
+    assert_eq!(map_in(&ran.request(0)), None);
+}
+
+/// Issue #49: the task suite's repositories are small, and their head starts stay what
+/// they were: whole files, no definition read by its lines, no map. (The verification is
+/// left out here, so no compiler or runtime is needed; the files it names are read whole
+/// in a small project anyway.)
+#[test]
+fn the_task_suite_s_head_starts_read_whole_files_and_show_no_map() {
+    let tasks = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tasks");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&tasks).expect("the task suite") {
+        let task = entry.expect("an entry").path();
+        let statement: Value = serde_json::from_str(
+            &std::fs::read_to_string(task.join("task.json")).expect("a task.json"),
+        )
+        .expect("JSON");
+        let toolbox = Toolbox::new(Workspace::new(task.join("repo")).expect("a workspace"));
+        let chat = Arc::new(FakeChat::new([Reply::text("Done.")]));
+        let mut events = Vec::new();
+        let mut checkpoints = Labels::default();
+        let _ = Agent::new(chat.clone(), &toolbox).run(
+            statement["statement"].as_str().expect("a statement"),
+            &mut events,
+            &mut checkpoints,
+        );
+        let first = chat.requests()[0].messages.clone();
+        let reads: Vec<&Value> = first
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .filter(|call| call.name == "read_file")
+            .map(|call| &call.arguments)
+            .collect();
+        assert!(!reads.is_empty(), "{}: files read", task.display());
+        assert!(
+            reads
+                .iter()
+                .all(|arguments| arguments.get("start_line").is_none()),
+            "{}: {reads:?}",
+            task.display()
+        );
+        assert_eq!(map_in(&first), None, "{}", task.display());
+        seen += 1;
+    }
+    assert!(seen >= 16, "{seen} tasks");
+}
+
+/// Issue #49: a large project's head start holds a map and the definitions named besides
+/// the listing and the failure, so it may use up to twice the configured budget, within
+/// the context window; a small one keeps the configured budget.
+#[test]
+fn a_large_project_s_head_start_may_use_twice_the_configured_budget() {
+    let body: String = (0..70).map(|n| format!("    x = x + {n}\n")).collect();
+    let files: Vec<(String, String)> = (0..14)
+        .map(|n| {
+            (
+                format!("pkg/m{n:02}.py"),
+                format!("def fix_{n:02}(x):\n{body}    return x\n"),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let budgets = Budgets {
+        head_start_chars: 3_000,
+        ..Budgets::default()
+    };
+    let head_start_chars = |toolbox: &Toolbox| {
+        let chat = Arc::new(FakeChat::new([Reply::text("Done.")]));
+        let mut events = Vec::new();
+        let mut checkpoints = Labels::default();
+        let _ = Agent::new(chat.clone(), toolbox)
+            .budgets(budgets.clone())
+            .run(
+                "fix_00, fix_01, fix_02 and fix_03 are wrong",
+                &mut events,
+                &mut checkpoints,
+            );
+        let first = chat.requests()[0].messages.clone();
+        // After the system prompt and the task, before the closing request.
+        chars(&first[2..first.len() - 1])
+    };
+    let (_dir, large) = workspace(&borrowed);
+    let shown = head_start_chars(&large);
+    assert!((3_500..7_500).contains(&shown), "{shown} characters");
+    let (_dir, small) = workspace(&borrowed[..4]);
+    let shown = head_start_chars(&small);
+    assert!(shown < 3_500, "{shown} characters");
+}
