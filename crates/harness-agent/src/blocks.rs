@@ -376,7 +376,7 @@ fn whole_block(
     // imports and constants before them (and the exports after), which a write deletes.
     let refused = match anchor::place(content, current, path) {
         Ok(placement) if !placement.covers_all || !begins_as(content, current) => {
-            notes.extend(left_out(path, &placement.left_out));
+            notes.extend(anchor::left_out_note(path, &placement.left_out));
             return Whole::from_calls(edit_call(path, current, &placement.content));
         }
         Err(Unplaced::Refused(why)) => Some(why),
@@ -394,7 +394,7 @@ fn whole_block(
         );
         if let Some(Ok(placed)) = scatter(content, &files, Some(path)) {
             for (at, placement) in &placed {
-                notes.extend(left_out(&files[*at].0, &placement.left_out));
+                notes.extend(anchor::left_out_note(&files[*at].0, &placement.left_out));
             }
             return Whole::from_calls(placed.iter().filter_map(|(at, placement)| {
                 edit_call(&files[*at].0, &files[*at].1, &placement.content)
@@ -496,7 +496,9 @@ fn snippet_under_no_path(
                 if placement.content == *current {
                     found.repeated.insert(path.clone());
                 } else {
-                    found.notes.extend(left_out(path, &placement.left_out));
+                    found
+                        .notes
+                        .extend(anchor::left_out_note(path, &placement.left_out));
                     found
                         .calls
                         .extend(edit_call(path, current, &placement.content));
@@ -604,28 +606,6 @@ fn scatter(
         entry.1 = with_imports;
     }
     Some(Ok(placed))
-}
-
-/// What the model is told of the lines of a block for `path` that were left out because
-/// they only demonstrate the change, in one line; `None` when there are none.
-fn left_out(path: &str, lines: &[String]) -> Option<String> {
-    const QUOTED: usize = 3;
-    if lines.is_empty() {
-        return None;
-    }
-    let mut quoted: Vec<String> = lines
-        .iter()
-        .take(QUOTED)
-        .map(|line| format!("`{line}`"))
-        .collect();
-    if lines.len() > QUOTED {
-        quoted.push(format!("and {} more", lines.len() - QUOTED));
-    }
-    Some(format!(
-        "Left out of the change to {path}, as they only show the code in use (a call of a \
-         function the block shows, a main block) and are not part of the file: {}.",
-        quoted.join(", ")
-    ))
 }
 
 /// The `edit_file` call that turns `current` into `content`, if they differ.

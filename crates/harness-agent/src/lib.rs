@@ -151,7 +151,8 @@
 //!   `run/opening.rs` (which files it reads: `head_start.rs`); asking the model, the budgets
 //!   and a stop in `run/ask.rs`; the tool calls, saving files before they are written and
 //!   the checkpoints in `run/calls.rs`; edits written into an answer in `run/written.rs`
-//!   (found by `blocks.rs`, placed by `anchor.rs`, accepted by `edit_format.rs`); the
+//!   (found by `blocks.rs`, placed by `anchor.rs`, lines that only demonstrate left out by
+//!   `anchor/demonstration.rs`, accepted by `edit_format.rs`); the
 //!   verification on "done" or after a quick check's edit, and what makes a pass count, in
 //!   `run/done.rs`; further attempts in `run/attempts.rs`; nudges for a stuck model in
 //!   `run/steering.rs` (repeated calls and refusals: `repeat.rs`).
