@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{Repo, shell_command};
-use harness_undo::{BeginOptions, Force, LARGEST_SAVED_IGNORED_FILE, Session};
+use harness_undo::{BeginOptions, Force, IgnoredChange, LARGEST_SAVED_IGNORED_FILE, Session};
 
 fn shell(repo: &Repo, script: &str) {
     let output = shell_command(&repo.root, script).output().unwrap();
@@ -514,4 +514,57 @@ fn a_run_s_end_is_the_later_of_the_clock_and_the_file_system_s_stamp() {
     assert!(!repo.exists("notes.local"), "{undone:?}");
     assert_eq!(repo.read("keep.local"), "user v1\n");
     assert!(undone.ignored.left.is_empty(), "{undone:?}");
+}
+
+#[test]
+fn one_change_of_any_kind_is_a_change_and_all_lists_each_with_its_kind() {
+    for (command, path, kind) in [
+        ("echo new > cache/c", "cache/c", IgnoredChange::Created),
+        ("echo changed > cache/a", "cache/a", IgnoredChange::Changed),
+        ("rm cache/b", "cache/b", IgnoredChange::Deleted),
+    ] {
+        let repo = Repo::with_files(&[(".gitignore", "cache/\n"), ("main.py", "")]);
+        repo.write("cache/a", "a\n");
+        repo.write("cache/b", "b\n");
+        let session = begin(&repo);
+        shell(&repo, command);
+        let changes = session.ignored_changes().unwrap();
+        assert!(!changes.is_empty(), "{command}: {changes:?}");
+        assert_eq!(changes.all(), [(Path::new(path), kind)], "{command}");
+    }
+}
+
+#[test]
+fn redo_brings_back_the_run_s_content_of_an_ignored_file_it_changed_or_added() {
+    // One saved file, changed: every blob differs from the start's.
+    let repo = Repo::with_files(&[(".gitignore", "cache/\n"), ("main.py", "")]);
+    repo.write("cache/a", "before\n");
+    let mut session = begin(&repo);
+    repo.write("cache/a", "the run's\n");
+    session.undo(Force::No).unwrap();
+    assert_eq!(repo.read("cache/a"), "before\n");
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.read("cache/a"), "the run's\n");
+    // One added after the start's, which are unchanged: the start's tree is a prefix.
+    let repo = Repo::with_files(&[(".gitignore", "cache/\n"), ("main.py", "")]);
+    repo.write("cache/a", "a\n");
+    let mut session = begin(&repo);
+    repo.write("cache/b", "added\n");
+    session.undo(Force::No).unwrap();
+    assert!(!repo.exists("cache/b"));
+    session.redo(Force::No).unwrap();
+    assert_eq!(repo.read("cache/b"), "added\n");
+}
+
+#[test]
+fn an_ignored_file_of_exactly_the_per_file_limit_comes_back_whole() {
+    let repo = Repo::with_files(&[(".gitignore", "*.bin\n"), ("x", "")]);
+    let size = usize::try_from(LARGEST_SAVED_IGNORED_FILE).unwrap();
+    let weights = vec![b'w'; size];
+    repo.write("model.bin", &weights);
+    let mut session = begin(&repo);
+    repo.write("model.bin", "the command's\n");
+    assert!(session.ignored_changes().unwrap().not_restorable.is_empty());
+    session.undo(Force::No).unwrap();
+    assert_eq!(fs::read(repo.path("model.bin")).unwrap(), weights);
 }
