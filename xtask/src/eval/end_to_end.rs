@@ -175,9 +175,10 @@ fn a_correct_fix_is_solved_with_the_runs_steps_and_tokens() {
         "py-paginate",
         &[
             Turn::Call("read_file", json!({"path": "pages.py"})),
-            write("pages.py", solution("py-paginate", "fix", "pages.py")),
             Turn::Call("read_file", json!({"path": "no_such_file.py"})),
-            Turn::Done("Pages are counted from 1 now."),
+            // The check after this edit passes: the run ends there, with no turn to say
+            // it is done.
+            write("pages.py", solution("py-paginate", "fix", "pages.py")),
         ],
     );
     assert_eq!(result.outcome, "solved", "{result:#?}");
@@ -187,15 +188,15 @@ fn a_correct_fix_is_solved_with_the_runs_steps_and_tokens() {
         "{result:#?}"
     );
     assert_eq!(result.metrics.agent_outcome.as_deref(), Some("verified"));
-    assert_eq!(result.metrics.steps, Some(4));
+    assert_eq!(result.metrics.steps, Some(3));
     assert_eq!(result.metrics.tool_calls, Some(3));
     assert_eq!(
         result.metrics.tool_errors,
         Some(1),
         "the read of a missing file"
     );
-    assert_eq!(result.metrics.prompt_tokens, Some(4000));
-    assert_eq!(result.metrics.completion_tokens, Some(80));
+    assert_eq!(result.metrics.prompt_tokens, Some(3000));
+    assert_eq!(result.metrics.completion_tokens, Some(60));
     assert_eq!(result.agent_exit, Some(0));
     let model_seconds = result.model_seconds.expect("batch times the model");
     assert!(
@@ -392,13 +393,12 @@ fn the_eval_loop_writes_specs_results_and_both_reports() {
         super::files::copy_tree(task.repo.parent().unwrap(), &suite.path().join(id)).unwrap();
     }
     let model = scripted_model(&[
+        // Each run ends at the check after its edit, which passes.
         write(
             "scores.py",
             solution("py-mean-protected", "hardcoded", "scores.py"),
         ),
-        Turn::Done("Fixed."),
         write("pages.py", solution("py-paginate", "fix", "pages.py")),
-        Turn::Done("Fixed."),
     ]);
     let out = tempfile::tempdir().unwrap();
     let args: Vec<String> = [
@@ -438,8 +438,8 @@ fn the_eval_loop_writes_specs_results_and_both_reports() {
     );
     assert_eq!(totals["pass_rate"], 1.0);
     assert_eq!(
-        totals["tokens_per_solved"], 4080.0,
-        "2 jobs × 2 turns × 1,020 tokens, 1 solved"
+        totals["tokens_per_solved"], 2040.0,
+        "2 jobs × 1 turn × 1,020 tokens, 1 solved"
     );
     let outcomes: Vec<(&str, &str)> = report["results"]
         .as_array()
