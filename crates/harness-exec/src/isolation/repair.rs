@@ -222,6 +222,16 @@ mod tests {
 
     use super::*;
 
+    /// Each repair as (path, change, result), in path order.
+    fn changes(repaired: &[Repaired]) -> Vec<(PathBuf, Change, Result<(), String>)> {
+        let mut changes: Vec<_> = repaired
+            .iter()
+            .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
+            .collect();
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        changes
+    }
+
     fn repo(root: &Path) {
         for dir in [
             ".git/hooks",
@@ -257,12 +267,8 @@ mod tests {
         std::fs::write(root.join("harness.toml"), "verify = \"true\"\n").expect("w");
         // Objects are git's, by their content: not looked at.
         std::fs::write(root.join(".git/objects/ab/ef"), "new object").expect("w");
-        let mut repaired = repair(&before);
-        repaired.sort_by(|a, b| a.path.cmp(&b.path));
-        let changes: Vec<_> = repaired
-            .iter()
-            .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-            .collect();
+        let repaired = repair(&before);
+        let changes = changes(&repaired);
         assert_eq!(
             changes,
             [
@@ -333,12 +339,8 @@ mod tests {
         std::fs::create_dir_all(root.join("new/deep")).expect("mkdir");
         std::fs::rename(root.join("secrets/key"), root.join("new/deep/k")).expect("mv");
         std::fs::rename(root.join("secrets"), root.join("s")).expect("mv");
-        let mut repaired = repair(&before);
-        repaired.sort_by(|a, b| a.path.cmp(&b.path));
-        let changes: Vec<_> = repaired
-            .iter()
-            .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-            .collect();
+        let repaired = repair(&before);
+        let changes = changes(&repaired);
         assert_eq!(
             changes,
             [
@@ -436,10 +438,7 @@ mod tests {
         std::fs::hard_link(root.join(".env"), root.join("notes.txt")).expect("ln");
         let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-                .collect::<Vec<_>>(),
+            changes(&repaired),
             [(
                 root.join(".env"),
                 Change::Linked(root.join("notes.txt")),
@@ -461,10 +460,7 @@ mod tests {
         std::fs::remove_file(root.join("tools/objects/o1")).expect("rm");
         let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-                .collect::<Vec<_>>(),
+            changes(&repaired),
             [(root.join("tools/objects/o1"), Change::Removed, Ok(()))]
         );
         assert_eq!(
@@ -484,9 +480,9 @@ mod tests {
         std::fs::hard_link(root.join(".env"), root.join("notes.txt")).expect("ln");
         let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone()))
+            changes(&repaired)
+                .into_iter()
+                .map(|(path, change, _)| (path, change))
                 .collect::<Vec<_>>(),
             [(root.join(".env"), Change::Linked(root.join("notes.txt")))]
         );
@@ -513,13 +509,9 @@ mod tests {
         )
         .expect("chmod");
         std::fs::write(root.join(".git/refs/heads/main"), "5678\n").expect("w");
-        let mut repaired = repair(&before);
-        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-                .collect::<Vec<_>>(),
+            changes(&repaired),
             [
                 (root.join(".git/hooks"), Change::Removed, Ok(())),
                 (root.join(".git/refs"), Change::Changed, Ok(())),
@@ -544,13 +536,9 @@ mod tests {
         std::fs::remove_file(root.join(".git/l1")).expect("rm");
         std::os::unix::fs::symlink("/etc/passwd", root.join(".git/l1")).expect("ln");
         std::fs::remove_file(root.join(".git/l2")).expect("rm");
-        let mut repaired = repair(&before);
-        repaired.sort_by(|a, b| a.path.cmp(&b.path));
+        let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone(), r.result.clone()))
-                .collect::<Vec<_>>(),
+            changes(&repaired),
             [
                 (root.join(".git/l1"), Change::Changed, Ok(())),
                 (root.join(".git/l2"), Change::Removed, Ok(())),
@@ -581,9 +569,9 @@ mod tests {
         std::fs::create_dir(root.join(".git/f2")).expect("mkdir");
         let repaired = repair(&before);
         assert_eq!(
-            repaired
-                .iter()
-                .map(|r| (r.path.clone(), r.change.clone()))
+            changes(&repaired)
+                .into_iter()
+                .map(|(path, change, _)| (path, change))
                 .collect::<Vec<_>>(),
             [(root.join(".git/f2"), Change::Changed)]
         );
